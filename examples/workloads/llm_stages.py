@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""A small LLM inference workload with NVTX stages, for profiling with kernlens.
+
+Builds a model from a transformers config with random weights (no download), runs one
+prefill over a batch of prompts and then greedy decode steps with a KV cache. Each stage is
+an NVTX push/pop range in the default domain: "prefill" and "decode" (one range around all
+decode steps), so profilers can attribute every kernel to a stage.
+
+    python3 llm_stages.py --model llama --batch 4 --prompt 256 --decode-steps 15
+    python3 llm_stages.py --torch-trace trace.json.gz   # also write a PyTorch profiler trace
+"""
+import argparse
+import time
+
+import torch
+import transformers
+
+CONFIGS = {
+    "llama": lambda: transformers.LlamaConfig(
+        hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+        num_attention_heads=16, num_key_value_heads=16, vocab_size=32000,
+        max_position_embeddings=2048),
+    "qwen": lambda: transformers.Qwen2Config(
+        hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+        num_attention_heads=16, num_key_value_heads=4, vocab_size=32000,
+        max_position_embeddings=2048),
+    "gpt2": lambda: transformers.GPT2Config(
+        n_embd=1024, n_layer=8, n_head=16, vocab_size=32000, n_positions=2048),
+}
+
+
+def build_model(name, dtype):
+    config = CONFIGS[name]()
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
+    return model.to("cuda").eval(), config
+
+
+@torch.inference_mode()
+def generate(model, input_ids, decode_steps):
+    with torch.cuda.nvtx.range("prefill"):
+        out = model(input_ids=input_ids, use_cache=True)
+        past = out.past_key_values
+        token = out.logits[:, -1:].argmax(-1)
+        torch.cuda.synchronize()
+    with torch.cuda.nvtx.range("decode"):
+        for _ in range(decode_steps):
+            out = model(input_ids=token, past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            token = out.logits[:, -1:].argmax(-1)
+        torch.cuda.synchronize()
+    return token
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", choices=sorted(CONFIGS), default="llama")
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--prompt", type=int, default=256, help="prompt length in tokens")
+    parser.add_argument("--decode-steps", type=int, default=15)
+    parser.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default="bf16")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs before the measured one")
+    parser.add_argument("--compile", action="store_true", help="torch.compile the model")
+    parser.add_argument("--torch-trace", metavar="PATH",
+                        help="also write a PyTorch profiler chrome trace of the measured run")
+    args = parser.parse_args()
+
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
+    model, config = build_model(args.model, dtype)
+    if args.compile:
+        model = torch.compile(model)
+    input_ids = torch.randint(0, config.vocab_size, (args.batch, args.prompt), device="cuda")
+
+    for _ in range(args.warmup):
+        generate(model, input_ids, args.decode_steps)
+    torch.cuda.synchronize()
+
+    start = time.perf_counter()
+    if args.torch_trace:
+        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+        with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+            generate(model, input_ids, args.decode_steps)
+        prof.export_chrome_trace(args.torch_trace)
+    else:
+        generate(model, input_ids, args.decode_steps)
+    torch.cuda.synchronize()
+    print(f"llm_stages: model={args.model} batch={args.batch} prompt={args.prompt} "
+          f"decode_steps={args.decode_steps} wall_s={time.perf_counter() - start:.4f}")
+
+
+if __name__ == "__main__":
+    main()

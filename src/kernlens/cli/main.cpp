@@ -1,0 +1,56 @@
+// kernlens: where does my model spend its GPU time, and why. See DESIGN.md §3.
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "kernlens/cli/commands.h"
+
+namespace kernlens::cli {
+
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "kernlens: error: %s\n", message.c_str());
+}
+
+void print_warning(const std::string& message) {
+  std::fprintf(stderr, "kernlens: warning: %s\n", message.c_str());
+}
+
+}  // namespace kernlens::cli
+
+int main(int argc, char** argv) {
+  using namespace kernlens::cli;
+  CLI::App app{"kernlens: where an LLM workload spends its GPU time, kernel by kernel, and why.",
+               "kernlens"};
+  app.set_version_flag("--version", std::string("kernlens ") + KERNLENS_VERSION);
+  app.require_subcommand(1);
+  app.failure_message(CLI::FailureMessage::help);
+
+  const std::vector<Command> commands = {
+      add_analyze_command(app),
+  };
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    print_error(e.what());
+    std::fprintf(stderr, "Run 'kernlens --help' or 'kernlens COMMAND --help' for usage.\n");
+    return kExitBadInput;
+  }
+  try {
+    for (const auto& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+  } catch (const std::exception& e) {
+    print_error(std::string("internal error: ") + e.what());
+    return kExitBadInput;
+  }
+  return kExitBadInput;
+}

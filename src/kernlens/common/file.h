@@ -1,0 +1,44 @@
+// Reading inputs into memory (gzip transparently inflated) and writing outputs atomically,
+// so that a failed run never leaves a half-written file behind.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "kernlens/common/error.h"
+
+namespace kernlens {
+
+// The bytes of one input file. Large plain files are memory-mapped; gzip files are
+// inflated into memory (recognised by their magic bytes, not their extension).
+class InputBuffer {
+ public:
+  InputBuffer() = default;
+  InputBuffer(InputBuffer&&) noexcept;
+  InputBuffer& operator=(InputBuffer&&) noexcept;
+  InputBuffer(const InputBuffer&) = delete;
+  InputBuffer& operator=(const InputBuffer&) = delete;
+  ~InputBuffer();
+
+  std::string_view bytes() const { return {data_, size_}; }
+  bool was_gzip() const { return was_gzip_; }
+
+  // Reads `path`. Errors: missing, unreadable, a directory, empty, corrupt gzip.
+  static Result<InputBuffer> open(const std::string& path);
+  // Wraps bytes already in memory (tests, fuzzers).
+  static InputBuffer from_string(std::string bytes);
+
+ private:
+  void release();
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  void* mapping_ = nullptr;  // non-null when mmap'ed
+  std::string owned_;        // inflated or copied bytes
+  bool was_gzip_ = false;
+};
+
+// Writes `content` to `path` through a temporary file in the same directory and a rename:
+// readers of `path` see the old file or the whole new one, never a part.
+Status write_file_atomically(const std::string& path, std::string_view content);
+
+}  // namespace kernlens

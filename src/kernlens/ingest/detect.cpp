@@ -1,0 +1,72 @@
+#include "kernlens/ingest/detect.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "kernlens/ingest/csv.h"
+#include "kernlens/ingest/ncu_csv_common.h"
+#include "kernlens/ingest/ncu_details.h"
+#include "kernlens/ingest/ncu_raw.h"
+#include "kernlens/ingest/ncu_summary.h"
+
+namespace kernlens::ingest {
+namespace {
+
+constexpr std::array kFormats = {
+    FormatInfo{"ncu-details-csv", "Nsight Compute details page CSV", &read_ncu_details_csv},
+    FormatInfo{"ncu-summary-csv", "Nsight Compute summary CSV", &read_ncu_summary_csv},
+    FormatInfo{"ncu-raw-csv", "Nsight Compute raw page CSV", &read_ncu_raw_csv},
+};
+
+// A CSV page is recognised by columns its header must have. First match wins.
+struct CsvSignature {
+  std::string_view format_id;
+  std::array<std::string_view, 2> columns;
+};
+
+constexpr std::array kCsvSignatures = {
+    CsvSignature{"ncu-details-csv", {"Section Name", "Metric Value"}},
+    CsvSignature{"ncu-summary-csv", {"Invocations", "Average"}},
+    CsvSignature{"ncu-raw-csv", {"Kernel Name", "Kernel Name"}},
+};
+
+const FormatInfo* format_by_id(std::string_view id) {
+  for (const auto& f : kFormats) {
+    if (f.id == id) return &f;
+  }
+  return nullptr;
+}
+
+constexpr std::string_view kExpected =
+    "expected an Nsight Compute CSV export (--page raw --csv, --page details --csv, or "
+    "--csv --print-summary per-kernel)";
+
+}  // namespace
+
+std::span<const FormatInfo> formats() { return kFormats; }
+
+Detection detect_format(std::string_view bytes) {
+  if (bytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
+    return {nullptr, "an SQLite database, which this version of kernlens does not read; " +
+                         std::string(kExpected)};
+  }
+  std::string_view head = bytes.substr(0, 1 << 16);
+  if (std::memchr(head.data(), '\0', head.size()) != nullptr) {
+    return {nullptr, "a binary file, not a text export; " + std::string(kExpected)};
+  }
+  auto header_at = find_ncu_header(bytes);
+  if (!header_at) return {nullptr, "no CSV header with a 'Kernel Name' column; " + std::string(kExpected)};
+  CsvScanner scanner(bytes.substr(header_at->offset), header_at->line);
+  CsvRecord header;
+  scanner.next(header);
+  for (const auto& sig : kCsvSignatures) {
+    bool all = std::all_of(sig.columns.begin(), sig.columns.end(), [&](std::string_view c) {
+      return std::find(header.fields.begin(), header.fields.end(), c) != header.fields.end();
+    });
+    if (all) return {format_by_id(sig.format_id), {}};
+  }
+  return {nullptr, std::string(kExpected)};
+}
+
+}  // namespace kernlens::ingest

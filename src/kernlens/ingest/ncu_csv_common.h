@@ -1,0 +1,94 @@
+// Pieces shared by the Nsight Compute CSV readers (raw, details, summary pages):
+// finding the header among console lines, columns by name, and the launch identity
+// columns (name, ids, dimensions, device, NVTX state) common to all pages.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kernlens/ingest/csv.h"
+#include "kernlens/ingest/reader.h"
+
+namespace kernlens::ingest {
+
+struct HeaderLocation {
+  std::size_t offset = 0;  // byte offset of the header line (after any BOM)
+  std::int64_t line = 1;
+};
+
+// Finds the CSV header: the first line with a "Kernel Name" field. Lines before it (ncu's
+// ==PROF== progress, the program's own output) are skipped. nullopt when there is none.
+std::optional<HeaderLocation> find_ncu_header(std::string_view data);
+
+class ColumnMap {
+ public:
+  explicit ColumnMap(const std::vector<std::string_view>& header);
+  std::optional<std::size_t> find(std::string_view name) const;
+  std::optional<std::size_t> find_prefix(std::string_view prefix) const;
+  std::size_t size() const { return names_.size(); }
+  const std::string& name(std::size_t i) const { return names_[i]; }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, std::size_t> index_;
+};
+
+// True for a record that is an empty line.
+inline bool is_blank_record(const CsvRecord& rec) {
+  return rec.fields.size() == 1 && rec.fields[0].empty();
+}
+
+// Reads the columns every ncu page uses to identify a launch. Construct once per file.
+class NcuLaunchColumns {
+ public:
+  NcuLaunchColumns(const ColumnMap& columns, ReadContext& ctx);
+
+  // Whether the page has a "Kernel Name" column (every page must).
+  bool has_kernel_name() const { return name_.has_value(); }
+  // The launch's identity from one row. Errors carry the row's line.
+  Status fill(const CsvRecord& rec, model::Launch& launch);
+  // The highest column index fill() reads (rows must be at least this wide).
+  std::size_t last_index() const { return last_; }
+
+ private:
+  model::StageId stage_of(std::string_view push_pop, std::string_view start_end,
+                          std::int64_t line, std::int64_t& thread_id, Status& status);
+
+  ReadContext& ctx_;
+  std::optional<std::size_t> id_, pid_, process_name_, host_, push_pop_, start_end_, name_;
+  std::optional<std::size_t> context_, stream_, block_, grid_, device_, cc_;
+  std::size_t last_ = 0;
+  // Consecutive rows mostly share their NVTX state and process: cache both.
+  std::string last_nvtx_key_;
+  model::StageId last_stage_ = 0;
+  std::int64_t last_thread_ = model::kUnknown;
+  std::string last_process_key_;
+  std::uint32_t last_process_ = 0;
+};
+
+// Parses an integer cell ("1,024" allowed); nullopt when it is not one.
+std::optional<std::int64_t> parse_ncu_integer(std::string_view cell);
+
+}  // namespace kernlens::ingest
+
+namespace kernlens::ingest {
+
+// Launch fields that the details and summary pages report as named metrics. The names are
+// the pages' labels, or the raw metric names under `--print-metric-name name`.
+enum class NcuNamedField : std::uint8_t { kNone, kDuration, kRegisters, kStaticShared, kDynamicShared, kSmCount };
+NcuNamedField ncu_named_field(std::string_view metric_name);
+
+// "Section / Body / Name" with empty parts left out.
+std::string ncu_metric_key(std::string_view section, std::string_view body, std::string_view name);
+
+// Applies a named field's value to the launch (and its device). First value wins.
+void apply_ncu_named_field(NcuNamedField field, double value, model::Launch& launch,
+                           model::Profile& profile);
+
+// The next record that is neither ncu console output nor a blank line.
+bool next_ncu_row(CsvScanner& scanner, CsvRecord& rec);
+
+}  // namespace kernlens::ingest

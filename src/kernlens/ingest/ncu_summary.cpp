@@ -1,0 +1,121 @@
+#include "kernlens/ingest/ncu_summary.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "kernlens/ingest/csv.h"
+#include "kernlens/ingest/ncu_csv_common.h"
+#include "kernlens/ingest/ncu_values.h"
+#include "kernlens/model/units.h"
+
+namespace kernlens::ingest {
+namespace {
+
+class SummaryReader {
+ public:
+  SummaryReader(std::string_view bytes, ReadContext& ctx) : bytes_(bytes), ctx_(ctx) {}
+
+  Status read() {
+    auto header_at = find_ncu_header(bytes_);
+    if (!header_at) {
+      return ctx_.error(0, "not an Nsight Compute summary CSV: no header row with a 'Kernel Name' column");
+    }
+    CsvScanner scanner(bytes_.substr(header_at->offset), header_at->line);
+    CsvRecord rec;
+    scanner.next(rec);
+    if (!rec.closed || scanner.at_end()) {
+      return ctx_.error(rec.line, "the file ends in the header row: it is truncated or holds no kernels");
+    }
+    ColumnMap columns(rec.fields);
+    for (auto required : {"Invocations", "Metric Name", "Average"}) {
+      if (!columns.find(required)) {
+        return ctx_.error(rec.line, std::string("missing column '") + required + "'");
+      }
+    }
+    invocations_ = *columns.find("Invocations");
+    metric_name_ = *columns.find("Metric Name");
+    average_ = *columns.find("Average");
+    section_ = columns.find("Section Name");
+    metric_unit_ = columns.find("Metric Unit");
+    // Every column before the per-metric ones identifies the kernel group.
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const std::string& n = columns.name(i);
+      if (n != "Section Name" && n != "Metric Name" && n != "Metric Unit" && n != "Minimum" &&
+          n != "Maximum" && n != "Average") {
+        key_columns_.push_back(i);
+      }
+    }
+    NcuLaunchColumns identity(columns, ctx_);
+
+    std::size_t groups_before = launch_of_key_.size();
+    while (next_ncu_row(scanner, rec)) {
+      if (rec.fields.size() != columns.size() || !rec.closed) {
+        if (!rec.closed || scanner.at_end()) {
+          ctx_.warn(rec.line, "the last row is cut short: the file is truncated; that row is ignored");
+          break;
+        }
+        return ctx_.error(rec.line, "row has " + std::to_string(rec.fields.size()) +
+                                        " fields, the header has " + std::to_string(columns.size()));
+      }
+      if (auto s = read_row(rec, identity); !s) return s;
+    }
+    if (launch_of_key_.size() == groups_before) {
+      return ctx_.error(scanner.line(), "no kernels after the header row");
+    }
+    return ok_status();
+  }
+
+ private:
+  Status read_row(const CsvRecord& rec, NcuLaunchColumns& identity) {
+    std::string key;
+    for (auto i : key_columns_) key.append(rec.fields[i]).push_back('\x1f');
+    auto [it, is_new] = launch_of_key_.try_emplace(std::move(key), ctx_.profile.launches.size());
+    if (is_new) {
+      model::Launch launch;
+      if (auto s = identity.fill(rec, launch); !s) return s;
+      auto count = parse_ncu_integer(rec.fields[invocations_]);
+      if (!count || *count <= 0) {
+        return ctx_.error(rec.line, "column 'Invocations': expected a positive integer, got '" +
+                                        std::string(trim(rec.fields[invocations_])) + "'");
+      }
+      launch.count = static_cast<std::uint64_t>(*count);
+      ctx_.profile.launches.push_back(std::move(launch));
+    }
+    model::Launch& launch = ctx_.profile.launches[it->second];
+
+    std::string_view name = trim(rec.fields[metric_name_]);
+    if (name.empty()) return ok_status();
+    std::string_view unit = metric_unit_ ? trim(rec.fields[*metric_unit_]) : std::string_view();
+    model::UnitScale scale = model::to_base_unit(unit);
+    NcuNumber n = parse_ncu_number(rec.fields[average_], scale.pow10);
+    if (n.kind == CellKind::kNoValue) return ok_status();
+    NcuNamedField field = ncu_named_field(name);
+    if (n.kind == CellKind::kInvalid) {
+      if (unit.empty() && field == NcuNamedField::kNone) return ok_status();
+      return ctx_.error(rec.line, "metric '" + std::string(name) + "': expected a number in 'Average', got '" +
+                                      std::string(trim(rec.fields[average_])) + "'");
+    }
+    std::string_view section = section_ ? trim(rec.fields[*section_]) : std::string_view();
+    model::MetricId metric =
+        ctx_.profile.metrics.intern(ncu_metric_key(section, {}, name), scale.base_unit);
+    if (launch.find_metric(metric)) return ok_status();
+    launch.metrics.push_back({metric, n.value});
+    apply_ncu_named_field(field, n.value, launch, ctx_.profile);
+    return ok_status();
+  }
+
+  std::string_view bytes_;
+  ReadContext& ctx_;
+  std::size_t invocations_ = 0, metric_name_ = 0, average_ = 0;
+  std::optional<std::size_t> section_, metric_unit_;
+  std::vector<std::size_t> key_columns_;
+  std::unordered_map<std::string, std::size_t> launch_of_key_;  // group key -> launch index
+};
+
+}  // namespace
+
+Status read_ncu_summary_csv(std::string_view bytes, ReadContext& ctx) {
+  return SummaryReader(bytes, ctx).read();
+}
+
+}  // namespace kernlens::ingest

@@ -1,0 +1,102 @@
+#include "kernlens/ingest/reader.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "kernlens/common/file.h"
+#include "kernlens/common/progress.h"
+#include "kernlens/ingest/detect.h"
+
+namespace kernlens::ingest {
+
+Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile) {
+  auto index = static_cast<std::uint32_t>(profile.inputs.size());
+  profile.inputs.push_back(model::InputInfo{path, "", {}});
+  Detection detected = detect_format(bytes);
+  if (!detected.format) return make_error(path, 0, "unrecognised format: " + detected.why);
+  profile.inputs[index].format = std::string(detected.format->id);
+  ProgressBar bar("reading " + path, bytes.size());
+  ReadContext ctx{path, profile, index, [&bar](std::uint64_t done) { bar.update(done); }};
+  Status status = detected.format->read(bytes, ctx);
+  bar.finish();
+  return status;
+}
+
+Status read_input(const std::string& path, model::Profile& profile) {
+  auto buffer = InputBuffer::open(path);
+  if (!buffer) return buffer.error();
+  return read_input_bytes(buffer->bytes(), path, profile);
+}
+
+namespace {
+
+bool is_launch_level(std::string_view format) {
+  return format == "ncu-raw-csv" || format == "ncu-details-csv";
+}
+
+// Moves what `from` knows and `into` lacks (same launch seen through another page).
+void merge_launch(model::Launch& into, model::Launch& from) {
+  for (const auto& m : from.metrics) {
+    if (!into.find_metric(m.id)) into.metrics.push_back(m);
+  }
+  for (auto& r : from.rules) into.rules.push_back(std::move(r));
+  if (!into.duration_ns) into.duration_ns = from.duration_ns;
+  if (into.registers_per_thread < 0) into.registers_per_thread = from.registers_per_thread;
+  if (into.static_shared_bytes < 0) into.static_shared_bytes = from.static_shared_bytes;
+  if (into.dynamic_shared_bytes < 0) into.dynamic_shared_bytes = from.dynamic_shared_bytes;
+}
+
+}  // namespace
+
+void reconcile_inputs(model::Profile& profile) {
+  auto format_of = [&](const model::Launch& l) -> std::string_view {
+    return profile.inputs[l.input].format;
+  };
+  // 1. The same launch (process, ID, name) read from two pages of different formats.
+  std::map<std::tuple<std::uint32_t, std::int64_t, model::NameId>, std::size_t> first_seen;
+  std::vector<bool> drop(profile.launches.size(), false);
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    model::Launch& l = profile.launches[i];
+    if (!is_launch_level(format_of(l)) || l.id == model::kUnknown || l.process == 0) continue;
+    auto [it, is_new] = first_seen.try_emplace({l.process, l.id, l.name}, i);
+    if (is_new) continue;
+    model::Launch& kept = profile.launches[it->second];
+    if (format_of(kept) == format_of(l)) continue;  // two reports of one format: both count
+    // Keep the raw page's record: its numbers carry full precision.
+    if (format_of(l) == "ncu-raw-csv") std::swap(kept, l);
+    merge_launch(kept, l);
+    drop[i] = true;
+  }
+  // 2. Summary rows of a process whose launches another input already holds.
+  std::map<std::uint32_t, std::uint32_t> process_input;  // process -> launch-level input
+  for (const auto& l : profile.launches) {
+    if (is_launch_level(format_of(l)) && l.process != 0) process_input.emplace(l.process, l.input);
+  }
+  std::map<std::uint32_t, std::pair<std::size_t, std::uint32_t>> dropped_groups;  // input -> n, other
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const model::Launch& l = profile.launches[i];
+    if (format_of(l) != "ncu-summary-csv" || l.process == 0) continue;
+    auto it = process_input.find(l.process);
+    if (it == process_input.end()) continue;
+    drop[i] = true;
+    auto& entry = dropped_groups[l.input];
+    ++entry.first;
+    entry.second = it->second;
+  }
+  for (const auto& [input, entry] : dropped_groups) {
+    profile.inputs[input].warnings.push_back(make_error(
+        profile.inputs[input].path, 0,
+        std::to_string(entry.first) + " kernel groups summarise launches already read from " +
+            profile.inputs[entry.second].path + "; they are not counted twice"));
+  }
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    if (drop[i]) continue;
+    if (out != i) profile.launches[out] = std::move(profile.launches[i]);
+    ++out;
+  }
+  profile.launches.resize(out);
+}
+
+}  // namespace kernlens::ingest

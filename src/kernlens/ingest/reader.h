@@ -1,0 +1,46 @@
+// Reading inputs into a Profile. One reader per format, all with the same signature; the
+// format is detected from content (detect.h). Readers append launches, devices and stages
+// to the profile and report problems as Errors carrying FILE:LINE.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "kernlens/common/error.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::ingest {
+
+// What a reader needs besides the bytes: where to put results and how to report.
+struct ReadContext {
+  std::string path;  // as the user gave it, for messages
+  model::Profile& profile;
+  std::uint32_t input_index = 0;
+  // Called now and then with the number of bytes consumed (for a progress bar).
+  std::function<void(std::uint64_t)> progress;
+
+  Error error(std::int64_t line, std::string message) const {
+    return make_error(path, line, std::move(message));
+  }
+  void warn(std::int64_t line, std::string message) {
+    profile.inputs[input_index].warnings.push_back(error(line, std::move(message)));
+  }
+};
+
+using ReadFn = Status (*)(std::string_view bytes, ReadContext& ctx);
+
+// Reads one input file (any supported format) into `profile`, recording it in
+// profile.inputs. On error the profile may hold part of the input; callers stop.
+Status read_input(const std::string& path, model::Profile& profile);
+
+// The same on bytes already in memory (tests, fuzzers); `path` is used in messages.
+Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile);
+
+// After all inputs are read: merges the same launch seen through two ncu pages of one
+// report (raw + details), and drops ncu summary rows whose launches another input of the
+// same process already holds, so no kernel time is counted twice. Records warnings.
+void reconcile_inputs(model::Profile& profile);
+
+}  // namespace kernlens::ingest

@@ -1,0 +1,125 @@
+#include "kernlens/model/profile.h"
+
+#include <algorithm>
+
+namespace kernlens::model {
+namespace {
+
+// A collision-free text form of a StageKey, used only as a hash-map key.
+std::string stage_key_text(const StageKey& key) {
+  std::string out;
+  for (const auto* list : {&key.push_pop, &key.start_end}) {
+    for (const auto& r : *list) {
+      out += r.domain;
+      out += '\x1f';
+      out += r.name;
+      out += '\x1e';
+    }
+    out += '\x1d';
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string range_label(const NvtxRange& range) {
+  return range.domain.empty() ? range.name : range.domain + "@" + range.name;
+}
+
+std::string push_pop_path(const StageKey& key) {
+  std::string path;
+  for (const auto& r : key.push_pop) {
+    if (!path.empty()) path += '/';
+    path += range_label(r);
+  }
+  return path;
+}
+
+const MetricSample* Launch::find_metric(MetricId metric) const {
+  for (const auto& m : metrics) {
+    if (m.id == metric) return &m;
+  }
+  return nullptr;
+}
+
+void Device::fill_from(const Device& other) {
+  if (name.empty()) name = other.name;
+  if (cc.empty()) cc = other.cc;
+  auto fill = [](auto& mine, const auto& theirs) {
+    if (!mine && theirs) mine = theirs;
+  };
+  fill(sm_count, other.sm_count);
+  fill(sm_clock_max_hz, other.sm_clock_max_hz);
+  fill(memory_clock_max_hz, other.memory_clock_max_hz);
+  fill(memory_bus_width_bits, other.memory_bus_width_bits);
+  fill(l2_cache_bytes, other.l2_cache_bytes);
+  fill(memory_total_bytes, other.memory_total_bytes);
+  fill(max_threads_per_sm, other.max_threads_per_sm);
+  fill(max_shared_memory_per_sm_bytes, other.max_shared_memory_per_sm_bytes);
+}
+
+std::uint32_t StringTable::intern(std::string_view s) {
+  if (auto it = index_.find(s); it != index_.end()) return it->second;
+  auto id = static_cast<std::uint32_t>(strings_.size());
+  const std::string& stored = strings_.emplace_back(s);
+  index_.emplace(stored, id);
+  return id;
+}
+
+MetricId MetricCatalog::intern(std::string_view name, std::string_view unit) {
+  std::string key;
+  key.reserve(name.size() + unit.size() + 1);
+  key.append(name).push_back('\x1f');
+  key.append(unit);
+  if (auto it = index_.find(key); it != index_.end()) return it->second;
+  auto id = static_cast<MetricId>(metrics_.size());
+  const MetricInfo& info = metrics_.emplace_back(MetricInfo{std::string(name), std::string(unit)});
+  index_.emplace(std::move(key), id);
+  by_name_.emplace(info.name, id);
+  return id;
+}
+
+std::optional<MetricId> MetricCatalog::find(std::string_view name) const {
+  if (auto it = by_name_.find(name); it != by_name_.end()) return it->second;
+  return std::nullopt;
+}
+
+Profile::Profile() {
+  processes.emplace_back();
+  stages.emplace_back();
+  stage_index_.emplace(stage_key_text(stages.front()), 0);
+}
+
+StageId Profile::intern_stage(StageKey key) {
+  std::string text = stage_key_text(key);
+  if (auto it = stage_index_.find(text); it != stage_index_.end()) return it->second;
+  auto id = static_cast<StageId>(stages.size());
+  stages.push_back(std::move(key));
+  stage_index_.emplace(std::move(text), id);
+  return id;
+}
+
+std::uint32_t Profile::intern_process(ProcessInfo process) {
+  auto it = std::find(processes.begin(), processes.end(), process);
+  if (it != processes.end()) return static_cast<std::uint32_t>(it - processes.begin());
+  processes.push_back(std::move(process));
+  return static_cast<std::uint32_t>(processes.size() - 1);
+}
+
+Device& Profile::device(std::int32_t ordinal) {
+  for (auto& d : devices) {
+    if (d.ordinal == ordinal) return d;
+  }
+  Device& d = devices.emplace_back();
+  d.ordinal = ordinal;
+  return d;
+}
+
+const Device* Profile::find_device(std::int32_t ordinal) const {
+  for (const auto& d : devices) {
+    if (d.ordinal == ordinal) return &d;
+  }
+  return nullptr;
+}
+
+}  // namespace kernlens::model

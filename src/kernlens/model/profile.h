@@ -1,0 +1,191 @@
+// The model in the middle of the pipeline: what readers produce and analysis consumes.
+// Plain data. Units are explicit in names (`_ns`, `_bytes`, `_hz`); an unknown number is
+// std::nullopt or the documented sentinel kUnknown, never 0.
+//
+//   Launch     one kernel execution (or, for summary pages, `count` identical ones)
+//   Device     one GPU as the export describes it
+//   StageKey   the NVTX ranges enclosing a launch (push/pop stack + start/end ranges)
+//   Profile    everything read from the inputs of one analysis
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kernlens/common/error.h"
+
+namespace kernlens::model {
+
+inline constexpr std::int64_t kUnknown = -1;
+
+struct Dim3 {
+  std::uint32_t x = 0, y = 0, z = 0;  // all 0 when unknown
+  bool known() const { return x > 0; }
+  std::uint64_t volume() const { return std::uint64_t{x} * y * z; }
+  bool operator==(const Dim3&) const = default;
+};
+
+using NameId = std::uint32_t;
+using StageId = std::uint32_t;
+using MetricId = std::uint32_t;
+
+// A metric as a source names it, with the base unit its values were converted to
+// ("ns", "byte", "byte/s", "hz", "%", or the source's own unit when it has no scale).
+struct MetricInfo {
+  std::string name;
+  std::string unit;
+};
+
+struct MetricSample {
+  MetricId id;
+  double value;
+};
+
+enum class RangeKind : std::uint8_t { kPushPop, kStartEnd };
+
+struct NvtxRange {
+  std::string domain;  // empty for the default domain
+  std::string name;
+  RangeKind kind = RangeKind::kPushPop;
+  bool operator==(const NvtxRange&) const = default;
+};
+
+// The NVTX context of a launch. Push/pop ranges are outermost first.
+struct StageKey {
+  std::vector<NvtxRange> push_pop;
+  std::vector<NvtxRange> start_end;
+  bool empty() const { return push_pop.empty() && start_end.empty(); }
+  bool operator==(const StageKey&) const = default;
+};
+
+// "name" for the default domain, "domain@name" otherwise (ncu's NVTX filter spelling).
+std::string range_label(const NvtxRange& range);
+// The push/pop stack as one path: "step/decode/layer0"; empty when outside every range.
+std::string push_pop_path(const StageKey& key);
+
+// A rule result from Nsight Compute's details page (its own advice).
+struct RuleResult {
+  std::string section;       // section identifier, e.g. "SpeedOfLight"
+  std::string rule;          // e.g. "SOLBottleneck"
+  std::string type;          // OPT, WRN, INF, ERR as ncu prints it
+  std::string text;
+  std::string speedup_type;  // "local" / "global" / empty
+  std::optional<double> est_speedup_pct;
+};
+
+struct Launch {
+  NameId name = 0;  // index into Profile::names; the name as the source spells it
+  std::int64_t id = kUnknown;  // ncu launch ID, or the correlation id of a timeline
+  std::uint32_t process = 0;   // index into Profile::processes (0: unknown)
+  std::int64_t thread_id = kUnknown;
+  std::int64_t context_id = kUnknown;
+  std::int64_t stream_id = kUnknown;
+  std::int32_t device_ordinal = -1;
+  Dim3 grid, block;
+  std::int32_t registers_per_thread = -1;
+  std::int64_t static_shared_bytes = kUnknown;
+  std::int64_t dynamic_shared_bytes = kUnknown;
+  std::optional<std::int64_t> start_ns;
+  std::optional<double> duration_ns;  // per execution (a mean when count > 1)
+  std::uint64_t count = 1;            // executions this record stands for
+  StageId stage = 0;                  // index into Profile::stages (0: outside every range)
+  std::uint32_t input = 0;            // index into Profile::inputs
+  std::vector<MetricSample> metrics;
+  std::vector<RuleResult> rules;
+
+  std::optional<double> total_duration_ns() const {
+    if (!duration_ns) return std::nullopt;
+    return *duration_ns * static_cast<double>(count);
+  }
+  const MetricSample* find_metric(MetricId metric) const;
+};
+
+struct Device {
+  std::int32_t ordinal = -1;
+  std::string name;  // as the driver reports it, e.g. "NVIDIA H100 80GB HBM3"
+  std::string cc;    // compute capability "9.0"
+  std::optional<std::int64_t> sm_count;
+  std::optional<double> sm_clock_max_hz;
+  std::optional<double> memory_clock_max_hz;
+  std::optional<std::int64_t> memory_bus_width_bits;
+  std::optional<std::int64_t> l2_cache_bytes;
+  std::optional<std::int64_t> memory_total_bytes;
+  std::optional<std::int64_t> max_threads_per_sm;
+  std::optional<std::int64_t> max_shared_memory_per_sm_bytes;
+
+  // Fills what this one lacks from `other` (same GPU seen by another input).
+  void fill_from(const Device& other);
+};
+
+struct ProcessInfo {
+  std::string host;
+  std::int64_t pid = kUnknown;
+  std::string name;
+  bool operator==(const ProcessInfo&) const = default;
+};
+
+// A stage's extent on a timeline (timeline inputs only; ncu serialises kernels).
+struct StageRange {
+  StageId stage;
+  std::int64_t start_ns;
+  std::int64_t end_ns;
+};
+
+struct InputInfo {
+  std::string path;
+  std::string format;           // a format id from ingest/detect.h
+  std::vector<Error> warnings;  // problems that did not stop the read
+};
+
+// Interns strings: equal strings get equal ids; ids are dense from 0.
+class StringTable {
+ public:
+  std::uint32_t intern(std::string_view s);
+  const std::string& operator[](std::uint32_t id) const { return strings_[id]; }
+  std::size_t size() const { return strings_.size(); }
+
+ private:
+  std::deque<std::string> strings_;  // deque: element addresses stay valid as it grows
+  std::unordered_map<std::string_view, std::uint32_t> index_;
+};
+
+class MetricCatalog {
+ public:
+  MetricId intern(std::string_view name, std::string_view unit);
+  const MetricInfo& operator[](MetricId id) const { return metrics_[id]; }
+  std::size_t size() const { return metrics_.size(); }
+  std::optional<MetricId> find(std::string_view name) const;
+
+ private:
+  std::deque<MetricInfo> metrics_;
+  std::unordered_map<std::string, MetricId> index_;  // name + '\x1f' + unit
+  std::unordered_map<std::string_view, MetricId> by_name_;  // first unit seen for a name
+};
+
+struct Profile {
+  Profile();
+
+  std::vector<InputInfo> inputs;
+  std::vector<Device> devices;
+  std::vector<ProcessInfo> processes;  // [0] is the unknown process
+  std::vector<StageKey> stages;        // [0] is the empty key: outside every range
+  std::vector<StageRange> stage_ranges;
+  StringTable names;
+  MetricCatalog metrics;
+  std::vector<Launch> launches;
+
+  StageId intern_stage(StageKey key);
+  std::uint32_t intern_process(ProcessInfo process);
+  // The device with this ordinal, added when new.
+  Device& device(std::int32_t ordinal);
+  const Device* find_device(std::int32_t ordinal) const;
+
+ private:
+  std::unordered_map<std::string, StageId> stage_index_;
+};
+
+}  // namespace kernlens::model

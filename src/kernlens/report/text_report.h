@@ -1,0 +1,20 @@
+// The `analyze` text output: a summary and a readable table of the top kernels and stages.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::report {
+
+struct TextOptions {
+  std::size_t top = 20;         // kernels to list; 0 = all
+  std::size_t name_width = 100;  // longest kernel name shown; 0 = no limit
+};
+
+std::string analysis_text(const model::Profile& profile, const analysis::Aggregate& agg,
+                          const TextOptions& options);
+
+}  // namespace kernlens::report
