@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 
 #include "kernlens/ingest/csv.h"
 #include "kernlens/ingest/ncu_csv_common.h"
@@ -25,9 +26,11 @@ struct CsvSignature {
   std::array<std::string_view, 2> columns;
 };
 
+// Both long pages have "Metric Name"; only the summary has "Invocations". The columns a
+// reader needs beyond these are checked by the reader, which names what is missing.
 constexpr std::array kCsvSignatures = {
-    CsvSignature{"ncu-details-csv", {"Section Name", "Metric Value"}},
-    CsvSignature{"ncu-summary-csv", {"Invocations", "Average"}},
+    CsvSignature{"ncu-summary-csv", {"Invocations", "Metric Name"}},
+    CsvSignature{"ncu-details-csv", {"Section Name", "Metric Name"}},
     CsvSignature{"ncu-raw-csv", {"Kernel Name", "Kernel Name"}},
 };
 
@@ -36,6 +39,20 @@ const FormatInfo* format_by_id(std::string_view id) {
     if (f.id == id) return &f;
   }
   return nullptr;
+}
+
+// Columns only Nsight Compute CSV pages have: a header with one of them but no
+// "Kernel Name" is an ncu export missing its most important column.
+constexpr std::array<std::string_view, 7> kNcuMarkerColumns = {
+    "ID", "Process ID", "Host Name", "Section Name", "Metric Name", "Invocations",
+    "gpu__time_duration.sum"};
+
+// The first line that is not ncu console output or blank, parsed as CSV.
+std::optional<CsvRecord> first_csv_line(std::string_view bytes) {
+  CsvScanner scanner(strip_bom(bytes));
+  CsvRecord rec;
+  if (!next_ncu_row(scanner, rec)) return std::nullopt;
+  return rec;
 }
 
 constexpr std::string_view kExpected =
@@ -56,7 +73,16 @@ Detection detect_format(std::string_view bytes) {
     return {nullptr, "a binary file, not a text export; " + std::string(kExpected)};
   }
   auto header_at = find_ncu_header(bytes);
-  if (!header_at) return {nullptr, "no CSV header with a 'Kernel Name' column; " + std::string(kExpected)};
+  if (!header_at) {
+    if (auto first = first_csv_line(bytes)) {
+      for (auto marker : kNcuMarkerColumns) {
+        if (std::find(first->fields.begin(), first->fields.end(), marker) != first->fields.end()) {
+          return {nullptr, "missing column 'Kernel Name' in the Nsight Compute CSV header", first->line};
+        }
+      }
+    }
+    return {nullptr, "no CSV header with a 'Kernel Name' column; " + std::string(kExpected)};
+  }
   CsvScanner scanner(bytes.substr(header_at->offset), header_at->line);
   CsvRecord header;
   scanner.next(header);

@@ -1,6 +1,7 @@
 // Content-based format detection: the file's bytes decide, never its extension.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@ std::span<const FormatInfo> formats();
 struct Detection {
   const FormatInfo* format = nullptr;  // null when unrecognised
   std::string why;                     // when unrecognised: what the content looked like
+  std::int64_t line = 0;               // the line `why` is about, when there is one
 };
 
 Detection detect_format(std::string_view bytes);

@@ -14,7 +14,10 @@ Status read_input_bytes(std::string_view bytes, const std::string& path, model::
   auto index = static_cast<std::uint32_t>(profile.inputs.size());
   profile.inputs.push_back(model::InputInfo{path, "", {}});
   Detection detected = detect_format(bytes);
-  if (!detected.format) return make_error(path, 0, "unrecognised format: " + detected.why);
+  if (!detected.format) {
+    return make_error(path, detected.line,
+                      detected.line ? detected.why : "unrecognised format: " + detected.why);
+  }
   profile.inputs[index].format = std::string(detected.format->id);
   ProgressBar bar("reading " + path, bytes.size());
   ReadContext ctx{path, profile, index, [&bar](std::uint64_t done) { bar.update(done); }};

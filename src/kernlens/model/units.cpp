@@ -7,6 +7,12 @@ namespace {
 
 // One unit word. Time converts to ns in a numerator and to seconds in a denominator
 // (rates are per second), which is why it has two exponents.
+//
+// Nsight Compute's auto-scaling divides the printed number by the prefix's factor wherever
+// the prefixed word sits: a base value of 2,614 %/byte prints as 2.614 %/Kbyte (seen in
+// tests/fixtures/ncu/demo_raw_dynamic.csv vs demo_raw_base.csv, same report). So a size or
+// frequency prefix multiplies back by its factor in a denominator too. Time words in a
+// denominator are different words for the same rule: "cycle/nsecond" is base cycle/s / 1e9.
 struct UnitWord {
   std::string_view word;
   std::string_view numerator_base;
@@ -27,29 +33,29 @@ constexpr std::array kUnitWords = {
     UnitWord{"second", "ns", 9, "s", 0},
     // sizes (Nsight Compute scales bytes by powers of 1000)
     UnitWord{"byte", "byte", 0, "byte", 0},
-    UnitWord{"Kbyte", "byte", 3, "byte", -3},
-    UnitWord{"Mbyte", "byte", 6, "byte", -6},
-    UnitWord{"Gbyte", "byte", 9, "byte", -9},
-    UnitWord{"Tbyte", "byte", 12, "byte", -12},
-    UnitWord{"Pbyte", "byte", 15, "byte", -15},
+    UnitWord{"Kbyte", "byte", 3, "byte", 3},
+    UnitWord{"Mbyte", "byte", 6, "byte", 6},
+    UnitWord{"Gbyte", "byte", 9, "byte", 9},
+    UnitWord{"Tbyte", "byte", 12, "byte", 12},
+    UnitWord{"Pbyte", "byte", 15, "byte", 15},
     // frequencies
     UnitWord{"hz", "hz", 0, "hz", 0},
-    UnitWord{"Khz", "hz", 3, "hz", -3},
-    UnitWord{"Mhz", "hz", 6, "hz", -6},
-    UnitWord{"Ghz", "hz", 9, "hz", -9},
-    UnitWord{"Thz", "hz", 12, "hz", -12},
+    UnitWord{"Khz", "hz", 3, "hz", 3},
+    UnitWord{"Mhz", "hz", 6, "hz", 6},
+    UnitWord{"Ghz", "hz", 9, "hz", 9},
+    UnitWord{"Thz", "hz", 12, "hz", 12},
     // counts that ncu may scale
-    UnitWord{"Kinst", "inst", 3, "inst", -3},
-    UnitWord{"Minst", "inst", 6, "inst", -6},
-    UnitWord{"Ginst", "inst", 9, "inst", -9},
-    UnitWord{"Kcycle", "cycle", 3, "cycle", -3},
-    UnitWord{"Mcycle", "cycle", 6, "cycle", -6},
-    UnitWord{"Gcycle", "cycle", 9, "cycle", -9},
-    UnitWord{"Ksector", "sector", 3, "sector", -3},
-    UnitWord{"Msector", "sector", 6, "sector", -6},
-    UnitWord{"Gsector", "sector", 9, "sector", -9},
-    UnitWord{"Krequest", "request", 3, "request", -3},
-    UnitWord{"Mrequest", "request", 6, "request", -6},
+    UnitWord{"Kinst", "inst", 3, "inst", 3},
+    UnitWord{"Minst", "inst", 6, "inst", 6},
+    UnitWord{"Ginst", "inst", 9, "inst", 9},
+    UnitWord{"Kcycle", "cycle", 3, "cycle", 3},
+    UnitWord{"Mcycle", "cycle", 6, "cycle", 6},
+    UnitWord{"Gcycle", "cycle", 9, "cycle", 9},
+    UnitWord{"Ksector", "sector", 3, "sector", 3},
+    UnitWord{"Msector", "sector", 6, "sector", 6},
+    UnitWord{"Gsector", "sector", 9, "sector", 9},
+    UnitWord{"Krequest", "request", 3, "request", 3},
+    UnitWord{"Mrequest", "request", 6, "request", 6},
     // unscaled words, listed so that `known` is true for them
     UnitWord{"%", "%", 0, "%", 0},
     UnitWord{"inst", "inst", 0, "inst", 0},

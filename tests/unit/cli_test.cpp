@@ -1,0 +1,153 @@
+// The kernlens binary as a user runs it: exit codes, messages, and output files.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <vector>
+
+#include "test_util.h"
+
+extern char** environ;
+
+namespace kernlens {
+namespace {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CliResult run_cli(const std::vector<std::string>& args) {
+  test::TempDir dir;
+  std::string out = dir.file("stdout"), err = dir.file("stderr");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_storage = {KERNLENS_BIN};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  CliResult r;
+  if (posix_spawn(&pid, KERNLENS_BIN, &actions, nullptr, argv.data(), environ) == 0) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+TEST(Cli, HelpAndVersion) {
+  auto help = run_cli({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("analyze"), std::string::npos);
+  auto analyze_help = run_cli({"analyze", "--help"});
+  EXPECT_EQ(analyze_help.exit_code, 0);
+  EXPECT_NE(analyze_help.out.find("--format"), std::string::npos);
+  EXPECT_NE(analyze_help.out.find("--print-summary per-kernel"), std::string::npos);
+  auto version = run_cli({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_NE(version.out.find("kernlens " KERNLENS_VERSION), std::string::npos);
+}
+
+TEST(Cli, BadUsageExitsTwo) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {}, {"frobnicate"}, {"analyze"}, {"analyze", "x.csv", "--format", "xml"},
+           {"analyze", "x.csv", "--top", "-3"}, {"analyze", "x.csv", "--no-such-flag"}}) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << ::testing::PrintToString(args);
+    EXPECT_EQ(r.err.rfind("kernlens: error: ", 0), 0u) << r.err;
+  }
+}
+
+TEST(Cli, AnalyzeWritesTextAndJson) {
+  test::TempDir dir;
+  auto text = run_cli({"analyze", test::fixture("ncu/qwen_decode_raw.csv")});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("396 launches of 30 kernels"), std::string::npos);
+  EXPECT_TRUE(text.err.empty()) << text.err;
+  auto json = run_cli({"analyze", test::fixture("ncu/qwen_decode_raw.csv"), "--format", "json", "-o",
+                       dir.file("a.json")});
+  EXPECT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_TRUE(json.out.empty());
+  EXPECT_NE(slurp(dir.file("a.json")).find("\"kernel_time_ns\": 1623264"), std::string::npos);
+}
+
+TEST(Cli, TruncatedLastLineWarnsAndStillAnalyzes) {
+  test::TempDir dir;
+  std::string bytes = test::fixture_bytes("ncu/qwen_decode_raw.csv");
+  dir.write("cut.csv", bytes.substr(0, bytes.size() - 1000));  // inside the last row, line 398
+  auto r = run_cli({"analyze", dir.file("cut.csv"), "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("kernlens: warning: " + dir.file("cut.csv") + ":398: the last row is cut short"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("\"launches\": 395"), std::string::npos);
+  EXPECT_NE(r.out.find("\"warnings\""), std::string::npos);
+}
+
+// Every bad input: exit 2, one "kernlens: error: FILE[:LINE]: ..." line, no output file, and
+// an existing output file left as it was.
+TEST(Cli, BadInputsExitTwoAndWriteNothing) {
+  test::TempDir dir;
+  std::string raw = test::fixture_bytes("ncu/qwen_decode_raw.csv");
+  std::string bad_number = raw;
+  bad_number.replace(bad_number.find("\"5,056\""), 7, "\"fast\"");
+  std::string no_name = raw;
+  no_name.replace(no_name.find("\"Kernel Name\""), 13, "\"Name\"");
+  std::string binary(4096, '\0');
+  for (std::size_t i = 0; i < binary.size(); ++i) binary[i] = static_cast<char>(i * 7919 % 251);
+  dir.write("empty.csv", "");
+  dir.write("binary.bin", binary);
+  dir.write("cut_header.csv", raw.substr(0, 3000));
+  dir.write("bad_number.csv", bad_number);
+  dir.write("no_name.csv", no_name);
+  dir.write("garbage.txt", "hello\nworld\n");
+  dir.write("good.csv", raw);
+  const std::pair<std::string, std::string> cases[] = {
+      {dir.file("missing.csv"), ": cannot open: No such file or directory"},
+      {dir.file("empty.csv"), ": empty file"},
+      {dir.file("binary.bin"), ": unrecognised format: a binary file"},
+      {dir.file("cut_header.csv"), ":1: the file ends in the header row"},
+      {dir.file("bad_number.csv"), ":3: column 'gpu__time_duration.avg': expected a number, got 'fast'"},
+      {dir.file("no_name.csv"), ":1: missing column 'Kernel Name'"},
+      {dir.file("garbage.txt"), ": unrecognised format: no CSV header"},
+      {dir.path().string(), ": is a directory"},
+  };
+  for (const auto& [input, message] : cases) {
+    for (const char* format : {"text", "json"}) {
+      std::string out = dir.file("out.json");
+      auto r = run_cli({"analyze", dir.file("good.csv"), input, "--format", format, "-o", out});
+      EXPECT_EQ(r.exit_code, 2) << input;
+      EXPECT_EQ(r.err.rfind("kernlens: error: " + input + message, 0), 0u) << "stderr: " << r.err;
+      EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+      EXPECT_FALSE(std::filesystem::exists(out)) << input;
+    }
+  }
+  dir.write("keep.json", "previous");
+  auto r = run_cli({"analyze", dir.file("bad_number.csv"), "-o", dir.file("keep.json")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(slurp(dir.file("keep.json")), "previous");
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 8);  // no temporaries
+}
+
+}  // namespace
+}  // namespace kernlens

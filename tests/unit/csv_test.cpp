@@ -1,0 +1,108 @@
+#include "kernlens/ingest/csv.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace kernlens::ingest {
+namespace {
+
+std::vector<std::vector<std::string>> all_records(std::string_view data, std::vector<bool>* closed = nullptr,
+                                                  std::vector<std::int64_t>* lines = nullptr) {
+  CsvScanner scanner(data);
+  CsvRecord rec;
+  std::vector<std::vector<std::string>> out;
+  while (scanner.next(rec)) {
+    out.emplace_back(rec.fields.begin(), rec.fields.end());
+    if (closed) closed->push_back(rec.closed);
+    if (lines) lines->push_back(rec.line);
+  }
+  return out;
+}
+
+using Rows = std::vector<std::vector<std::string>>;
+
+TEST(CsvScanner, QuotedFieldsWithCommasAndDoubledQuotes) {
+  EXPECT_EQ(all_records("\"ID\",\"Value\"\n\"0\",\"2,589,629.63\"\n\"1\",\"a \"\"b\"\" c\"\n"),
+            (Rows{{"ID", "Value"}, {"0", "2,589,629.63"}, {"1", "a \"b\" c"}}));
+}
+
+TEST(CsvScanner, NcuNvtxCellKeepsInnerQuotes) {
+  // Real cell from an ncu raw page: the NVTX state quotes each range.
+  std::string line =
+      "\"10249  \"\"<default domain>:decode:none:none:none:none:none:none\"\" \",\"x\"\n";
+  EXPECT_EQ(all_records(line),
+            (Rows{{"10249  \"<default domain>:decode:none:none:none:none:none:none\" ", "x"}}));
+}
+
+TEST(CsvScanner, CrlfLfAndLoneCrLineEnds) {
+  EXPECT_EQ(all_records("a,b\r\nc,d\ne,f\rg,h"), (Rows{{"a", "b"}, {"c", "d"}, {"e", "f"}, {"g", "h"}}));
+  EXPECT_EQ(all_records("\"a\",\"b\"\r\n\"c\",\"d\"\r\n"), (Rows{{"a", "b"}, {"c", "d"}}));
+}
+
+TEST(CsvScanner, EmptyFieldsAndTrailingComma) {
+  EXPECT_EQ(all_records(",\"\",x,\n"), (Rows{{"", "", "x", ""}}));
+}
+
+TEST(CsvScanner, RaggedRowsAreKeptAsTheyAre) {
+  EXPECT_EQ(all_records("a,b,c,d\n1,2\n1,2,3,4,5\n"), (Rows{{"a", "b", "c", "d"}, {"1", "2"}, {"1", "2", "3", "4", "5"}}));
+}
+
+TEST(CsvScanner, LineNumbersCountBreaksInsideQuotes) {
+  std::vector<std::int64_t> lines;
+  auto rows = all_records("h1,h2\n\"multi\nline\",x\nlast,y\n", nullptr, &lines);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][0], "multi\nline");
+  EXPECT_EQ(lines, (std::vector<std::int64_t>{1, 2, 4}));
+}
+
+TEST(CsvScanner, DataEndingInsideQuotesIsAnOpenRecord) {
+  std::vector<bool> closed;
+  auto rows = all_records("\"a\",\"b\"\n\"c\",\"trunc", &closed);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(closed, (std::vector<bool>{true, false}));
+  EXPECT_EQ(rows[1], (std::vector<std::string>{"c", "trunc"}));
+}
+
+TEST(CsvScanner, LastLineWithoutNewlineIsComplete) {
+  std::vector<bool> closed;
+  auto rows = all_records("a,b\n\"c\",\"d\"", &closed);
+  EXPECT_EQ(rows, (Rows{{"a", "b"}, {"c", "d"}}));
+  EXPECT_EQ(closed, (std::vector<bool>{true, true}));
+}
+
+TEST(CsvScanner, TextAfterClosingQuoteStaysInTheField) {
+  EXPECT_EQ(all_records("\"ab\"c,d\n"), (Rows{{"abc", "d"}}));
+}
+
+TEST(CsvScanner, PeekAndSkipLines) {
+  CsvScanner scanner("==PROF== Connected\r\n\"ID\"\n");
+  EXPECT_EQ(scanner.peek_line(), "==PROF== Connected");
+  scanner.skip_line();
+  EXPECT_EQ(scanner.line(), 2);
+  CsvRecord rec;
+  ASSERT_TRUE(scanner.next(rec));
+  EXPECT_EQ(rec.line, 2);
+  EXPECT_EQ(rec.fields[0], "ID");
+  EXPECT_FALSE(scanner.next(rec));
+}
+
+TEST(CsvScanner, StripBom) {
+  EXPECT_EQ(strip_bom("\xEF\xBB\xBF\"ID\""), "\"ID\"");
+  EXPECT_EQ(strip_bom("\"ID\""), "\"ID\"");
+  EXPECT_EQ(strip_bom("\xEF\xBB"), "\xEF\xBB");
+}
+
+TEST(NcuConsoleLine, RecognisesProfilerLinesOnly) {
+  EXPECT_TRUE(is_ncu_console_line("==PROF== Connected to process 649 (/tmp/cap/nvtx_demo)"));
+  EXPECT_TRUE(is_ncu_console_line("==WARNING== No kernels were profiled."));
+  EXPECT_TRUE(is_ncu_console_line("==ERROR== The application returned an error code (1)."));
+  EXPECT_FALSE(is_ncu_console_line("\"ID\",\"Process ID\""));
+  EXPECT_FALSE(is_ncu_console_line("== not a tag"));
+  EXPECT_FALSE(is_ncu_console_line("====="));
+  EXPECT_FALSE(is_ncu_console_line("==prof== lower case"));
+}
+
+}  // namespace
+}  // namespace kernlens::ingest

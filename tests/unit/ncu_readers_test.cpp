@@ -1,0 +1,416 @@
+// The three Nsight Compute CSV readers on real H100 exports, and on those exports damaged
+// in the ways files get damaged.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "test_util.h"
+
+namespace kernlens {
+namespace {
+
+using test::fixture_bytes;
+using test::read_bytes;
+using test::read_fixture;
+
+std::string name_of(const model::Profile& p, const model::Launch& l) { return p.names[l.name]; }
+
+std::optional<double> metric(const model::Profile& p, const model::Launch& l, std::string_view name) {
+  auto id = p.metrics.find(name);
+  if (!id) return std::nullopt;
+  const model::MetricSample* m = l.find_metric(*id);
+  return m ? std::optional<double>(m->value) : std::nullopt;
+}
+
+double total_duration(const model::Profile& p) {
+  double t = 0;
+  for (const auto& l : p.launches) t += l.total_duration_ns().value_or(0);
+  return t;
+}
+
+// Replaces the first occurrence of `from` after byte `after`.
+std::string replace_once(std::string s, const std::string& from, const std::string& to, std::size_t after = 0) {
+  std::size_t at = s.find(from, after);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+std::size_t line_start(const std::string& s, int line) {  // 1-based
+  std::size_t at = 0;
+  for (int i = 1; i < line; ++i) at = s.find('\n', at) + 1;
+  return at;
+}
+
+// ---- raw page ---------------------------------------------------------------------------
+
+TEST(NcuRaw, QwenDecodeLaunchFieldsAndDevice) {
+  auto r = read_fixture("ncu/qwen_decode_raw.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& p = r.profile;
+  EXPECT_EQ(p.inputs[0].format, "ncu-raw-csv");
+  ASSERT_EQ(p.launches.size(), 396u);
+  const model::Launch& l = p.launches[0];
+  EXPECT_EQ(name_of(p, l).substr(0, 44), "void at::<unnamed>::indexSelectSmallIndex<c1");
+  EXPECT_EQ(l.id, 0);
+  EXPECT_EQ(l.grid, (model::Dim3{8, 1, 1}));
+  EXPECT_EQ(l.block, (model::Dim3{128, 1, 1}));
+  EXPECT_EQ(l.registers_per_thread, 32);
+  EXPECT_EQ(l.static_shared_bytes, 0);
+  EXPECT_EQ(l.dynamic_shared_bytes, 0);
+  EXPECT_EQ(l.stream_id, 7);
+  EXPECT_EQ(l.context_id, 1);
+  EXPECT_EQ(l.thread_id, 10249);
+  EXPECT_EQ(l.device_ordinal, 0);
+  EXPECT_EQ(l.count, 1u);
+  ASSERT_TRUE(l.duration_ns);
+  EXPECT_EQ(*l.duration_ns, 5056);
+  EXPECT_EQ(metric(p, l, "sm__throughput.avg.pct_of_peak_sustained_elapsed"), 0.24);
+  EXPECT_EQ(p.metrics[*p.metrics.find("gpu__time_duration.sum")].unit, "ns");
+  EXPECT_EQ(model::push_pop_path(p.stages[l.stage]), "decode");
+  EXPECT_EQ(p.processes[l.process].pid, 10249);
+  EXPECT_EQ(p.processes[l.process].name, "python3.12");
+  EXPECT_EQ(p.launches.back().id, 395);
+
+  ASSERT_EQ(p.devices.size(), 1u);
+  const model::Device& d = p.devices[0];
+  EXPECT_EQ(d.name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(d.cc, "9.0");
+  EXPECT_EQ(d.sm_count, 132);
+  EXPECT_EQ(d.sm_clock_max_hz, 1.98e9);
+  EXPECT_EQ(d.memory_clock_max_hz, 2.619e9);
+  EXPECT_EQ(d.memory_bus_width_bits, 5120);
+  EXPECT_EQ(d.l2_cache_bytes, 52428800);
+  EXPECT_EQ(d.memory_total_bytes, 85017493504);
+  EXPECT_TRUE(p.inputs[0].warnings.empty());
+}
+
+TEST(NcuRaw, DynamicUnitsEqualBaseUnits) {
+  // The same report exported twice: `--page raw --csv` (us, Kbyte, Ghz) and with
+  // `--print-units base` (ns, byte, hz). After conversion every metric must agree to the
+  // precision printed (base prints two decimals, dynamic six significant ones).
+  auto dyn = read_fixture("ncu/demo_raw_dynamic.csv");
+  auto base = read_fixture("ncu/demo_raw_base.csv");
+  ASSERT_TRUE(dyn.status.ok() && base.status.ok());
+  ASSERT_EQ(dyn.profile.launches.size(), 18u);
+  ASSERT_EQ(base.profile.launches.size(), 18u);
+  int compared = 0;
+  for (std::size_t i = 0; i < 18; ++i) {
+    const auto& a = dyn.profile.launches[i];
+    const auto& b = base.profile.launches[i];
+    EXPECT_EQ(a.duration_ns, b.duration_ns);
+    for (const auto& m : b.metrics) {
+      const auto& info = base.profile.metrics[m.id];
+      auto other = metric(dyn.profile, a, info.name);
+      if (!other) continue;
+      EXPECT_EQ(dyn.profile.metrics[*dyn.profile.metrics.find(info.name)].unit, info.unit) << info.name;
+      double tol = std::max(0.0051, std::fabs(m.value) * 5e-4);
+      EXPECT_NEAR(*other, m.value, tol) << info.name << " launch " << i;
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 18 * 300);
+}
+
+TEST(NcuRaw, MetricInstanceListsKeepTheAggregate) {
+  auto inst = read_fixture("ncu/demo_raw_instances.csv");  // --print-metric-instances values
+  auto base = read_fixture("ncu/demo_raw_base.csv");
+  ASSERT_TRUE(inst.status.ok() && base.status.ok());
+  ASSERT_EQ(inst.profile.launches.size(), base.profile.launches.size());
+  for (std::size_t i = 0; i < base.profile.launches.size(); ++i) {
+    EXPECT_EQ(inst.profile.launches[i].duration_ns, base.profile.launches[i].duration_ns);
+    EXPECT_EQ(metric(inst.profile, inst.profile.launches[i], "sass__inst_executed_per_opcode"),
+              metric(base.profile, base.profile.launches[i], "sass__inst_executed_per_opcode"));
+  }
+  EXPECT_EQ(metric(inst.profile, inst.profile.launches[0], "sass__inst_executed_per_opcode"), 1835008);
+}
+
+TEST(NcuRaw, NvtxPushPopStartEndAndDomains) {
+  auto r = read_fixture("ncu/demo_raw_base.csv");
+  ASSERT_TRUE(r.status.ok());
+  const auto& p = r.profile;
+  auto path = [&](std::size_t i) { return model::push_pop_path(p.stages[p.launches[i].stage]); };
+  EXPECT_EQ(path(0), "setup");
+  EXPECT_EQ(path(2), "step/kernlens_demo@prefill");
+  EXPECT_EQ(path(4), "step");
+  EXPECT_EQ(path(5), "step/decode/layer0");
+  EXPECT_EQ(path(17), "");
+  const auto& io = p.stages[p.launches[4].stage].start_end;
+  ASSERT_EQ(io.size(), 1u);
+  EXPECT_EQ(io[0], (model::NvtxRange{"", "io", model::RangeKind::kStartEnd}));
+}
+
+TEST(NcuRaw, ConsoleLinesBeforeAndInsideTheCsv) {
+  // ncu run straight to stdout: ==WARNING==/==PROF== lines and the program's own output
+  // come before the header.
+  auto r = read_fixture("ncu/demo_live_raw_stdout.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  EXPECT_EQ(r.profile.launches.size(), 18u);
+  // ...and console lines between rows are skipped too.
+  std::string bytes = fixture_bytes("ncu/demo_raw_base.csv");
+  bytes.insert(line_start(bytes, 5), "==PROF== Profiling \"saxpy\" - 2: 0%....50%....100% - 11 passes\r\n");
+  auto mixed = read_bytes(bytes);
+  ASSERT_TRUE(mixed.status.ok()) << mixed.status.error().to_string();
+  EXPECT_EQ(mixed.profile.launches.size(), 18u);
+}
+
+TEST(NcuRaw, CrlfAndBomReadTheSame) {
+  std::string bytes = fixture_bytes("ncu/demo_raw_base.csv");
+  std::string crlf = "\xEF\xBB\xBF";
+  for (char c : bytes) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  auto a = read_bytes(bytes);
+  auto b = read_bytes(crlf);
+  ASSERT_TRUE(a.status.ok() && b.status.ok()) << b.status.error().to_string();
+  ASSERT_EQ(a.profile.launches.size(), b.profile.launches.size());
+  for (std::size_t i = 0; i < a.profile.launches.size(); ++i) {
+    EXPECT_EQ(a.profile.launches[i].duration_ns, b.profile.launches[i].duration_ns);
+    EXPECT_EQ(a.profile.launches[i].metrics.size(), b.profile.launches[i].metrics.size());
+  }
+  EXPECT_EQ(b.profile.stages.size(), a.profile.stages.size());
+}
+
+TEST(NcuRaw, WithoutUnitsRowNumbersAreBaseUnitsAndItSaysSo) {
+  std::string bytes = fixture_bytes("ncu/demo_raw_base.csv");
+  std::size_t second = line_start(bytes, 2), third = line_start(bytes, 3);
+  bytes.erase(second, third - second);
+  auto r = read_bytes(bytes);
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  ASSERT_EQ(r.profile.launches.size(), 18u);
+  EXPECT_EQ(*r.profile.launches[0].duration_ns, 12128);
+  ASSERT_EQ(r.profile.inputs[0].warnings.size(), 1u);
+  EXPECT_EQ(r.profile.inputs[0].warnings[0].line, 2);
+  EXPECT_NE(r.profile.inputs[0].warnings[0].message.find("no units row"), std::string::npos);
+}
+
+TEST(NcuRaw, TruncatedLastLineIsDroppedWithAWarning) {
+  std::string bytes = fixture_bytes("ncu/qwen_decode_raw.csv");
+  std::size_t last = line_start(bytes, 398);
+  for (std::size_t cut : {last + 40, last + 2000, bytes.size() - 3}) {
+    auto r = read_bytes(bytes.substr(0, cut));
+    ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+    EXPECT_EQ(r.profile.launches.size(), 395u);
+    ASSERT_EQ(r.profile.inputs[0].warnings.size(), 1u);
+    EXPECT_EQ(r.profile.inputs[0].warnings[0].line, 398);
+    EXPECT_NE(r.profile.inputs[0].warnings[0].message.find("truncated"), std::string::npos);
+  }
+  // The last row complete but without its newline is not truncated.
+  auto whole = read_bytes(bytes.substr(0, bytes.size() - 1));
+  ASSERT_TRUE(whole.status.ok());
+  EXPECT_EQ(whole.profile.launches.size(), 396u);
+  EXPECT_TRUE(whole.profile.inputs[0].warnings.empty());
+}
+
+struct BadInput {
+  const char* what;
+  std::string bytes;
+  std::int64_t line;
+  const char* message;
+};
+
+TEST(NcuRaw, BadInputsFailWithFileAndLine) {
+  std::string ok = fixture_bytes("ncu/qwen_decode_raw.csv");
+  std::size_t row5 = line_start(ok, 5);
+  std::string no_units = fixture_bytes("ncu/demo_raw_base.csv");
+  const BadInput cases[] = {
+      {"duration not a number", replace_once(ok, "\"5,056\"", "\"abc\""), 3,
+       "column 'gpu__time_duration.avg': expected a number, got 'abc'"},
+      {"decimal comma", replace_once(ok, "\"5,056\"", "\"5,05\""), 3, "expected a number, got '5,05'"},
+      {"unit column not a number", replace_once(ok, "\"0.24\"", "\"high\""), 3,
+       "expected a number, got 'high'"},
+      {"row too short in the middle", ok.substr(0, row5) + "\"3\",\"10249\"\n" + ok.substr(row5), 5,
+       "row has 2 fields, the header has 568"},
+      {"bad grid", replace_once(ok, "\"(8, 1, 1)\"", "\"(8, x, 1)\""), 3,
+       "column 'Grid Size': expected dimensions"},
+      {"bad id", replace_once(ok, "\n\"0\",", "\n\"zero\","), 3, "column 'ID': expected an integer"},
+      {"empty kernel name",
+       replace_once(ok, ",\"void at::<unnamed>::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, "
+                        "(int)-2>(cuda::TensorInfo<T1, T3>, cuda::TensorInfo<const T1, T3>, cuda::TensorInfo<const "
+                        "T2, T3>, int, int, T3, long)\",",
+                    ",\"\","),
+       3, "empty 'Kernel Name'"},
+      {"bad nvtx", replace_once(ok, "\"\"<default domain>:decode:none:none:none:none:none:none\"\"", "\"\"garbage\"\""), 3,
+       "NVTX push/pop column"},
+      {"header only", ok.substr(0, line_start(ok, 2)), 1, "header row"},
+      {"cut in the header", ok.substr(0, 500), 1, "header row"},
+      {"cut in the units row", ok.substr(0, line_start(ok, 2) + 100), 2, "units row"},
+      {"negative duration",
+       replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
+                    "\"-12,128\",\"-12,128\",\"-12,128\",\"-12,128\""),
+       3, "negative kernel duration"},
+  };
+  for (const auto& c : cases) {
+    auto r = read_bytes(c.bytes, "in.csv");
+    ASSERT_FALSE(r.status.ok()) << c.what;
+    const Error& e = r.status.error();
+    EXPECT_EQ(e.file, "in.csv") << c.what;
+    EXPECT_EQ(e.line, c.line) << c.what << ": " << e.to_string();
+    EXPECT_NE(e.message.find(c.message), std::string::npos) << c.what << ": " << e.to_string();
+  }
+}
+
+TEST(NcuRaw, MissingKernelNameColumnIsReportedAtTheHeader) {
+  std::string bytes = replace_once(fixture_bytes("ncu/demo_raw_base.csv"), "\"Kernel Name\"", "\"Kernel\"");
+  auto r = read_bytes(bytes, "in.csv");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.error().to_string(), "in.csv:1: missing column 'Kernel Name' in the Nsight Compute CSV header");
+}
+
+// ---- details page ------------------------------------------------------------------------
+
+TEST(NcuDetails, MetricRowsRuleRowsAndLaunchFields) {
+  auto r = read_fixture("ncu/qwen_decode_details_first3.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& p = r.profile;
+  EXPECT_EQ(p.inputs[0].format, "ncu-details-csv");
+  ASSERT_EQ(p.launches.size(), 3u);
+  const model::Launch& l = p.launches[0];
+  EXPECT_EQ(l.id, 0);
+  EXPECT_EQ(*l.duration_ns, 5060);  // "5.06" us
+  EXPECT_EQ(l.registers_per_thread, 32);
+  EXPECT_EQ(l.grid, (model::Dim3{8, 1, 1}));
+  EXPECT_EQ(model::push_pop_path(p.stages[l.stage]), "decode");
+  EXPECT_EQ(metric(p, l, "GPU Speed Of Light Throughput / DRAM Frequency"), 2.6e9);
+  EXPECT_EQ(p.metrics[*p.metrics.find("GPU Speed Of Light Throughput / DRAM Frequency")].unit, "hz");
+  EXPECT_EQ(p.devices.at(0).sm_count, 132);
+  ASSERT_EQ(l.rules.size(), 4u);
+  EXPECT_EQ(l.rules[0].rule, "SOLBottleneck");
+  EXPECT_EQ(l.rules[0].type, "OPT");
+  EXPECT_FALSE(l.rules[0].est_speedup_pct.has_value());
+  EXPECT_EQ(l.rules[1].rule, "LaunchConfiguration");
+  EXPECT_EQ(l.rules[1].speedup_type, "global");
+  EXPECT_EQ(l.rules[1].est_speedup_pct, 93.94);
+  EXPECT_NE(l.rules[1].text.find("only 8 blocks"), std::string::npos);
+}
+
+TEST(NcuDetails, FullPageFromGzip) {
+  auto r = read_fixture("ncu/qwen_decode_details.csv.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  EXPECT_EQ(r.profile.launches.size(), 396u);
+  std::size_t rules = 0;
+  for (const auto& l : r.profile.launches) rules += l.rules.size();
+  EXPECT_EQ(rules, 1925u);
+}
+
+TEST(NcuDetails, BodyItemsOfPrintDetailsAll) {
+  auto r = read_fixture("ncu/demo_details_all.csv.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  ASSERT_EQ(r.profile.launches.size(), 18u);
+  const auto& l = r.profile.launches[0];
+  EXPECT_EQ(*l.duration_ns, 12130);
+  EXPECT_EQ(metric(r.profile, l, "GPU Speed Of Light Throughput / GPU Throughput / Compute (SM) [%]"), 41.91);
+  EXPECT_EQ(metric(r.profile, l, "Occupancy / Impact of Varying Register Count Per Thread / Registers Per Thread"), 16);
+}
+
+TEST(NcuDetails, TruncatedAndBadInputs) {
+  std::string ok = fixture_bytes("ncu/qwen_decode_details_first3.csv");
+  auto cut = read_bytes(ok.substr(0, ok.size() - 30));
+  ASSERT_TRUE(cut.status.ok()) << cut.status.error().to_string();
+  EXPECT_EQ(cut.profile.launches.size(), 3u);
+  ASSERT_EQ(cut.profile.inputs[0].warnings.size(), 1u);
+  EXPECT_EQ(cut.profile.inputs[0].warnings[0].line, 164);
+
+  const BadInput cases[] = {
+      {"duration not a number", replace_once(ok, "\"Duration\",\"us\",\"5.06\"", "\"Duration\",\"us\",\"fast\""),
+       7, "metric 'Duration': expected a number, got 'fast'"},
+      {"speedup not a number", replace_once(ok, "\"global\",\"93.94\"", "\"global\",\"lots\""), 0,
+       "column 'Estimated Speedup'"},
+      {"missing metric value", replace_once(ok, "\"Metric Value\"", "\"Value\""), 1, "missing column 'Metric Value'"},
+      {"bad id", replace_once(ok, "\n\"1\",", "\n\"one\","), 0, "column 'ID'"},
+  };
+  for (const auto& c : cases) {
+    auto r = read_bytes(c.bytes, "in.csv");
+    ASSERT_FALSE(r.status.ok()) << c.what;
+    if (c.line) {
+      EXPECT_EQ(r.status.error().line, c.line) << c.what << ": " << r.status.error().to_string();
+    }
+    EXPECT_GT(r.status.error().line, 0) << c.what;
+    EXPECT_NE(r.status.error().message.find(c.message), std::string::npos) << r.status.error().to_string();
+  }
+}
+
+// ---- summary page ------------------------------------------------------------------------
+
+TEST(NcuSummary, GroupsStandForTheirInvocations) {
+  auto r = read_fixture("ncu/qwen_decode_summary.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& p = r.profile;
+  EXPECT_EQ(p.inputs[0].format, "ncu-summary-csv");
+  ASSERT_EQ(p.launches.size(), 37u);  // kernel x launch configuration
+  std::uint64_t launches = 0;
+  for (const auto& l : p.launches) launches += l.count;
+  EXPECT_EQ(launches, 396u);
+  const model::Launch& sdpa = p.launches[0];
+  EXPECT_EQ(name_of(p, sdpa).substr(0, 24), "cudnn_generated_fort_nat");
+  EXPECT_EQ(sdpa.count, 9u);
+  EXPECT_EQ(*sdpa.duration_ns, 7190);
+  EXPECT_EQ(*sdpa.total_duration_ns(), 64710);
+  EXPECT_EQ(sdpa.grid, (model::Dim3{1, 4, 4}));
+}
+
+TEST(NcuSummary, PerGpuColumnOrderReadsTheSame) {
+  auto kernel = read_fixture("ncu/demo_summary.csv");
+  auto gpu = read_fixture("ncu/demo_summary_gpu.csv");
+  ASSERT_TRUE(kernel.status.ok() && gpu.status.ok());
+  EXPECT_EQ(total_duration(kernel.profile), total_duration(gpu.profile));
+  EXPECT_EQ(kernel.profile.launches.size(), 5u);
+  EXPECT_EQ(gpu.profile.launches.size(), 5u);
+}
+
+TEST(NcuSummary, BadInvocations) {
+  std::string bytes = replace_once(fixture_bytes("ncu/demo_summary.csv"), "\"0\",\"9.0\",\"2\",", "\"0\",\"9.0\",\"two\",");
+  auto r = read_bytes(bytes, "in.csv");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.error().line, 2);
+  EXPECT_NE(r.status.error().message.find("'Invocations'"), std::string::npos);
+}
+
+// ---- several pages of one report ---------------------------------------------------------
+
+TEST(NcuPages, RawAndDetailsOfOneReportMerge) {
+  for (bool details_first : {false, true}) {
+    model::Profile p;
+    auto raw = test::fixture("ncu/demo_raw_base.csv");
+    auto details = test::fixture("ncu/demo_details.csv");
+    ASSERT_TRUE(ingest::read_input(details_first ? details : raw, p).ok());
+    ASSERT_TRUE(ingest::read_input(details_first ? raw : details, p).ok());
+    ingest::reconcile_inputs(p);
+    ASSERT_EQ(p.launches.size(), 18u);
+    const model::Launch* first = nullptr;
+    for (const auto& l : p.launches) {
+      if (l.id == 0) first = &l;
+    }
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(*first->duration_ns, 12128);  // the raw page's exact value, not "12.13 us"
+    EXPECT_FALSE(first->rules.empty());     // the details page's rules came along
+    EXPECT_TRUE(metric(p, *first, "GPU Speed Of Light Throughput / Duration"));
+    EXPECT_TRUE(metric(p, *first, "gpu__time_duration.sum"));
+    EXPECT_EQ(total_duration(p), 277760);
+  }
+}
+
+TEST(NcuPages, SummaryOfTheSameProcessIsNotCountedTwice) {
+  model::Profile p;
+  ASSERT_TRUE(ingest::read_input(test::fixture("ncu/demo_raw_base.csv"), p).ok());
+  ASSERT_TRUE(ingest::read_input(test::fixture("ncu/demo_summary.csv"), p).ok());
+  ingest::reconcile_inputs(p);
+  EXPECT_EQ(p.launches.size(), 18u);
+  EXPECT_EQ(total_duration(p), 277760);
+  ASSERT_EQ(p.inputs[1].warnings.size(), 1u);
+  EXPECT_NE(p.inputs[1].warnings[0].message.find("5 kernel groups summarise launches already read from"),
+            std::string::npos);
+}
+
+TEST(NcuPages, TwoReportsOfOneFormatBothCount) {
+  model::Profile p;
+  ASSERT_TRUE(ingest::read_input(test::fixture("ncu/demo_raw_base.csv"), p).ok());
+  ASSERT_TRUE(ingest::read_input(test::fixture("ncu/demo_raw_dynamic.csv"), p).ok());
+  ingest::reconcile_inputs(p);
+  EXPECT_EQ(p.launches.size(), 36u);
+}
+
+}  // namespace
+}  // namespace kernlens
