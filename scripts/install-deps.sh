@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Installs, from Debian's packages, what kernlens needs to build and test — only what is
+# missing. Safe to run again. Uses sudo when not run as root.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git   # toolchain
+  libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev  # libraries
+  libgtest-dev libbenchmark-dev python3               # tests, benchmarks, independent checks
+  clang                                               # libFuzzer harnesses
+)
+
+missing() {
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"
+  done
+}
+
+run_apt() {
+  if [ "$(id -u)" -eq 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get "$@"
+  else
+    sudo DEBIAN_FRONTEND=noninteractive apt-get "$@"
+  fi
+}
+
+install() {
+  local need
+  need=$(missing "$@")
+  [ -z "$need" ] && return 0
+  echo "kernlens: installing $(echo $need | tr '\n' ' ')" >&2
+  # shellcheck disable=SC2086
+  if ! run_apt install -y -q --no-install-recommends $need; then
+    run_apt update -q
+    # shellcheck disable=SC2086
+    run_apt install -y -q --no-install-recommends $need
+  fi
+}
+
+install "${packages[@]}"
+# libFuzzer's runtime ships with the clang version Debian chose as default.
+clang_major=$(clang --version | sed -n 's/.*clang version \([0-9]*\).*/\1/p' | head -1)
+install "libclang-rt-${clang_major}-dev"

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (.ci/run calls this):
+#   1. a build with warnings as errors, and every test (unit, golden, independent checks);
+#   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. every libFuzzer harness for a bounded time (FUZZ_SECONDS each, default 20).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+
+jobs=$(nproc)
+step() { printf '\n=== %s\n' "$*"; }
+
+step "build (warnings are errors)"
+cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKERNLENS_WERROR=ON
+cmake --build build/ci -j "$jobs"
+step "tests"
+ctest --test-dir build/ci --output-on-failure -j "$jobs"
+
+step "build with AddressSanitizer + UndefinedBehaviorSanitizer"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DKERNLENS_SANITIZE=ON \
+  -DKERNLENS_WERROR=ON -DKERNLENS_BUILD_BENCH=OFF
+cmake --build build/asan -j "$jobs"
+step "tests under the sanitizers"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j "$jobs"
+
+step "fuzzing (${FUZZ_SECONDS:-20} s per harness)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-20} scripts/fuzz.sh
+step "all tests passed"
