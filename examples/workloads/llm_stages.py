@@ -4,12 +4,15 @@
 Builds a model from a transformers config with random weights (no download), runs one
 prefill over a batch of prompts and then greedy decode steps with a KV cache. Each stage is
 an NVTX push/pop range in the default domain: "prefill" and "decode" (one range around all
-decode steps), so profilers can attribute every kernel to a stage.
+decode steps), so profilers can attribute every kernel to a stage. The same names are also
+opened as torch.profiler.record_function ranges, which PyTorch profiler traces record (as
+user_annotation / gpu_user_annotation events) while they do not record NVTX.
 
     python3 llm_stages.py --model llama --batch 4 --prompt 256 --decode-steps 15
     python3 llm_stages.py --torch-trace trace.json.gz   # also write a PyTorch profiler trace
 """
 import argparse
+import contextlib
 import time
 
 import torch
@@ -36,14 +39,21 @@ def build_model(name, dtype):
     return model.to("cuda").eval(), config
 
 
+@contextlib.contextmanager
+def stage(name):
+    """An NVTX range (for Nsight tools) and a record_function range (for PyTorch traces)."""
+    with torch.cuda.nvtx.range(name), torch.profiler.record_function(name):
+        yield
+
+
 @torch.inference_mode()
 def generate(model, input_ids, decode_steps):
-    with torch.cuda.nvtx.range("prefill"):
+    with stage("prefill"):
         out = model(input_ids=input_ids, use_cache=True)
         past = out.past_key_values
         token = out.logits[:, -1:].argmax(-1)
         torch.cuda.synchronize()
-    with torch.cuda.nvtx.range("decode"):
+    with stage("decode"):
         for _ in range(decode_steps):
             out = model(input_ids=token, past_key_values=past, use_cache=True)
             past = out.past_key_values
@@ -62,11 +72,18 @@ def main():
     parser.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default="bf16")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs before the measured one")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
+    parser.add_argument("--sdpa-backend", choices=["default", "flash", "efficient", "cudnn", "math"],
+                        default="default", help="force one scaled_dot_product_attention backend")
     parser.add_argument("--torch-trace", metavar="PATH",
                         help="also write a PyTorch profiler chrome trace of the measured run")
     args = parser.parse_args()
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
+    if args.sdpa_backend != "default":
+        for backend in ("flash", "mem_efficient", "cudnn", "math"):
+            enable = backend.startswith(args.sdpa_backend) or (backend == "mem_efficient" and
+                                                                args.sdpa_backend == "efficient")
+            getattr(torch.backends.cuda, f"enable_{backend}_sdp")(enable)
     model, config = build_model(args.model, dtype)
     if args.compile:
         model = torch.compile(model)
