@@ -126,3 +126,24 @@ TEST(Aggregate, PrimaryDeviceRanMostLaunches) {
 
 }  // namespace
 }  // namespace kernlens::analysis
+
+namespace kernlens::model {
+namespace {
+
+TEST(Profile, MetricsOfALaunchStayContiguous) {
+  Profile p;
+  Launch a, b;
+  p.add_metric(a, {1, 1.0});
+  p.add_metric(b, {2, 2.0});
+  p.add_metric(a, {3, 3.0});  // a's samples are no longer at the pool's end: moved there
+  ASSERT_EQ(a.metrics_count, 2u);
+  auto sa = p.metrics_of(a);
+  EXPECT_EQ(sa[0].id, 1u);
+  EXPECT_EQ(sa[1].id, 3u);
+  EXPECT_EQ(p.metrics_of(b)[0].value, 2.0);
+  EXPECT_EQ(p.find_metric(a, 3)->value, 3.0);
+  EXPECT_EQ(p.find_metric(a, 2), nullptr);
+}
+
+}  // namespace
+}  // namespace kernlens::model

@@ -44,3 +44,17 @@ TEST(Detect, NcuHeaderWithoutKernelNameNamesTheColumnAndLine) {
 
 }  // namespace
 }  // namespace kernlens::ingest
+
+namespace kernlens::ingest {
+namespace {
+
+TEST(Detect, FirstLineWithDoubledQuotesDoesNotOutliveItsScanner) {
+  // Found by fuzz_read_any: the first line's fields were views into a dead scanner.
+  Detection d = detect_format(test::fixture_bytes("regressions/detect_first_csv_line_uaf.csv"));
+  EXPECT_EQ(d.format, nullptr);
+  EXPECT_EQ(d.line, 1);
+  EXPECT_NE(d.why.find("missing column 'Kernel Name'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kernlens::ingest

@@ -19,7 +19,7 @@ std::string name_of(const model::Profile& p, const model::Launch& l) { return p.
 std::optional<double> metric(const model::Profile& p, const model::Launch& l, std::string_view name) {
   auto id = p.metrics.find(name);
   if (!id) return std::nullopt;
-  const model::MetricSample* m = l.find_metric(*id);
+  const model::MetricSample* m = p.find_metric(l, *id);
   return m ? std::optional<double>(m->value) : std::nullopt;
 }
 
@@ -100,7 +100,7 @@ TEST(NcuRaw, DynamicUnitsEqualBaseUnits) {
     const auto& a = dyn.profile.launches[i];
     const auto& b = base.profile.launches[i];
     EXPECT_EQ(a.duration_ns, b.duration_ns);
-    for (const auto& m : b.metrics) {
+    for (const auto& m : base.profile.metrics_of(b)) {
       const auto& info = base.profile.metrics[m.id];
       auto other = metric(dyn.profile, a, info.name);
       if (!other) continue;
@@ -168,7 +168,7 @@ TEST(NcuRaw, CrlfAndBomReadTheSame) {
   ASSERT_EQ(a.profile.launches.size(), b.profile.launches.size());
   for (std::size_t i = 0; i < a.profile.launches.size(); ++i) {
     EXPECT_EQ(a.profile.launches[i].duration_ns, b.profile.launches[i].duration_ns);
-    EXPECT_EQ(a.profile.launches[i].metrics.size(), b.profile.launches[i].metrics.size());
+    EXPECT_EQ(a.profile.launches[i].metrics_count, b.profile.launches[i].metrics_count);
   }
   EXPECT_EQ(b.profile.stages.size(), a.profile.stages.size());
 }
@@ -240,7 +240,7 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
       {"negative duration",
        replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
                     "\"-12,128\",\"-12,128\",\"-12,128\",\"-12,128\""),
-       3, "negative kernel duration"},
+       3, "column 'gpu__time_duration.avg': value -12,128 is out of range"},
   };
   for (const auto& c : cases) {
     auto r = read_bytes(c.bytes, "in.csv");
@@ -257,6 +257,56 @@ TEST(NcuRaw, MissingKernelNameColumnIsReportedAtTheHeader) {
   auto r = read_bytes(bytes, "in.csv");
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.error().to_string(), "in.csv:1: missing column 'Kernel Name' in the Nsight Compute CSV header");
+}
+
+TEST(NcuRaw, OnlySelectedMetricsAreDecoded) {
+  ingest::ReadOptions only_sm;
+  only_sm.all_metrics = false;
+  only_sm.metrics = {"sm__throughput.avg.pct_of_peak_sustained_elapsed"};
+  std::string bytes = fixture_bytes("ncu/qwen_decode_raw.csv");
+  model::Profile p;
+  ASSERT_TRUE(ingest::read_input_bytes(bytes, "q.csv", p, only_sm).ok());
+  ASSERT_EQ(p.launches.size(), 396u);
+  EXPECT_EQ(p.launches[0].metrics_count, 1u);
+  EXPECT_EQ(metric(p, p.launches[0], "sm__throughput.avg.pct_of_peak_sustained_elapsed"), 0.24);
+  EXPECT_EQ(*p.launches[0].duration_ns, 5056);  // launch fields are always read
+  EXPECT_EQ(p.launches[0].registers_per_thread, 32);
+  EXPECT_EQ(p.devices.at(0).name, "NVIDIA H100 80GB HBM3");
+
+  // A bad cell in a column nobody asked for is not read; in a wanted one it is an error.
+  // (The first "0.24" of the file is in the column selected below.)
+  std::string bad = replace_once(bytes, "\"0.24\"", "\"high\"");
+  model::Profile quiet;
+  ingest::ReadOptions none;
+  none.all_metrics = false;
+  EXPECT_TRUE(ingest::read_input_bytes(bad, "q.csv", quiet, none).ok());
+  ingest::ReadOptions dram;
+  dram.all_metrics = false;
+  dram.metrics = {"dram__cycles_active.max.pct_of_peak_sustained_elapsed"};
+  model::Profile loud;
+  Status s = ingest::read_input_bytes(bad, "q.csv", loud, dram);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().to_string(),
+            "q.csv:3: column 'dram__cycles_active.max.pct_of_peak_sustained_elapsed': expected a number, "
+            "got 'high'");
+}
+
+TEST(NcuRaw, SizingThePoolAfterTheFirstRowKeepsItValid) {
+  // Found by fuzz_ncu_raw: a reference to the first launch was used after reserve() moved it.
+  // (ASan, in the sanitizer build, is what catches a regression; this pins the result.)
+  auto r = read_fixture("regressions/raw_reserve_after_first_row.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  ASSERT_EQ(r.profile.launches.size(), 1u);
+  EXPECT_EQ(r.profile.launches[0].duration_ns, 4352);
+}
+
+TEST(NcuRaw, LaunchFieldsOutOfRangeAreErrors) {
+  auto r = read_fixture("regressions/raw_launch_field_overflow.csv");  // found by fuzz_ncu_raw
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.error().line, 3);
+  EXPECT_NE(r.status.error().message.find("'launch__registers_per_thread': value 1e30 is out of range"),
+            std::string::npos)
+      << r.status.error().to_string();
 }
 
 // ---- details page ------------------------------------------------------------------------
@@ -284,6 +334,14 @@ TEST(NcuDetails, MetricRowsRuleRowsAndLaunchFields) {
   EXPECT_EQ(l.rules[1].speedup_type, "global");
   EXPECT_EQ(l.rules[1].est_speedup_pct, 93.94);
   EXPECT_NE(l.rules[1].text.find("only 8 blocks"), std::string::npos);
+}
+
+TEST(NcuDetails, IdOutOfRangeIsAnError) {
+  auto r = read_fixture("regressions/parse_ncu_integer_overflow_details.csv");  // found by fuzz_ncu_details
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.error().line, 2);
+  EXPECT_NE(r.status.error().message.find("column 'ID': expected an integer, got '1e30'"), std::string::npos)
+      << r.status.error().to_string();
 }
 
 TEST(NcuDetails, FullPageFromGzip) {

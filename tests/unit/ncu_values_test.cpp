@@ -63,7 +63,7 @@ TEST(NcuNumber, InstanceListsKeepTheAggregate) {
 }
 
 TEST(NcuNumber, NoValueTokens) {
-  for (auto cell : {"", "  ", "n/a", "N/A", "no data", "nan", "-nan", "inf", "-"}) {
+  for (auto cell : {"", "  ", "\t", " \t ", "n/a", "N/A", "no data", "nan", "-nan", "inf", "-"}) {
     EXPECT_EQ(kind(cell), CellKind::kNoValue) << cell;
   }
 }

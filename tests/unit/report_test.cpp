@@ -67,6 +67,14 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
   EXPECT_EQ(top["kernels"].size(), 2u);
 }
 
+TEST(JsonReport, InvalidUtf8InANameIsReplacedNotThrown) {
+  auto r = test::read_fixture("regressions/json_invalid_utf8_raw.csv");  // found by fuzz_read_any
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  std::string json = analysis_json(r.profile, analysis::aggregate(r.profile), JsonOptions{});
+  auto doc = nlohmann::json::parse(json);
+  EXPECT_NE(doc["kernels"][0]["name"].get<std::string>().find("\xEF\xBF\xBD"), std::string::npos);
+}
+
 TEST(TextReport, HeaderTableAndStages) {
   auto r = test::read_fixture("ncu/demo_raw_base.csv");
   ASSERT_TRUE(r.status.ok());

@@ -24,8 +24,11 @@ struct AnalyzeOptions {
 
 int run_analyze(const AnalyzeOptions& opt) {
   model::Profile profile;
+  // The analysis so far uses each launch's own fields only: no metric column is decoded.
+  ingest::ReadOptions read_options;
+  read_options.all_metrics = false;
   for (const auto& path : opt.inputs) {
-    if (Status s = ingest::read_input(path, profile); !s) {
+    if (Status s = ingest::read_input(path, profile, read_options); !s) {
       print_error(s.error().to_string());
       return kExitBadInput;
     }

@@ -4,6 +4,8 @@
 #include <array>
 #include <cstring>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "kernlens/ingest/csv.h"
 #include "kernlens/ingest/ncu_csv_common.h"
@@ -47,12 +49,17 @@ constexpr std::array<std::string_view, 7> kNcuMarkerColumns = {
     "ID", "Process ID", "Host Name", "Section Name", "Metric Name", "Invocations",
     "gpu__time_duration.sum"};
 
+struct FirstLine {
+  std::vector<std::string> fields;  // copies: the scanner's views die with it
+  std::int64_t line = 0;
+};
+
 // The first line that is not ncu console output or blank, parsed as CSV.
-std::optional<CsvRecord> first_csv_line(std::string_view bytes) {
+std::optional<FirstLine> first_csv_line(std::string_view bytes) {
   CsvScanner scanner(strip_bom(bytes));
   CsvRecord rec;
   if (!next_ncu_row(scanner, rec)) return std::nullopt;
-  return rec;
+  return FirstLine{{rec.fields.begin(), rec.fields.end()}, rec.line};
 }
 
 constexpr std::string_view kExpected =

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "kernlens/common/numeric.h"
 #include "kernlens/ingest/ncu_nvtx.h"
 #include "kernlens/ingest/ncu_values.h"
 
@@ -50,10 +51,8 @@ std::optional<std::size_t> ColumnMap::find_prefix(std::string_view prefix) const
 
 std::optional<std::int64_t> parse_ncu_integer(std::string_view cell) {
   NcuNumber n = parse_ncu_number(cell);
-  if (n.kind != CellKind::kNumber || n.value != static_cast<double>(static_cast<std::int64_t>(n.value))) {
-    return std::nullopt;
-  }
-  return static_cast<std::int64_t>(n.value);
+  if (n.kind != CellKind::kNumber) return std::nullopt;
+  return exact_integer<std::int64_t>(n.value);
 }
 
 NcuLaunchColumns::NcuLaunchColumns(const ColumnMap& columns, ReadContext& ctx) : ctx_(ctx) {
@@ -77,40 +76,66 @@ NcuLaunchColumns::NcuLaunchColumns(const ColumnMap& columns, ReadContext& ctx) :
   }
 }
 
-model::StageId NcuLaunchColumns::stage_of(std::string_view push_pop, std::string_view start_end,
-                                          std::int64_t line, std::int64_t& thread_id,
-                                          Status& status) {
-  std::string key;
-  key.reserve(push_pop.size() + start_end.size() + 1);
-  key.append(push_pop).push_back('\x1f');
-  key.append(start_end);
-  if (key == last_nvtx_key_) {
-    thread_id = last_thread_;
-    return last_stage_;
+std::vector<std::size_t> NcuLaunchColumns::indices() const {
+  std::vector<std::size_t> out;
+  for (const auto& c : {id_, pid_, process_name_, host_, push_pop_, start_end_, name_, context_,
+                        stream_, block_, grid_, device_, cc_}) {
+    if (c) out.push_back(*c);
+  }
+  return out;
+}
+
+Status NcuLaunchColumns::stage_of(std::string_view push_pop, std::string_view start_end,
+                                  std::int64_t line, model::Launch& launch) {
+  if (have_stage_ && push_pop == last_push_pop_ && start_end == last_start_end_) {
+    launch.stage = last_stage_;
+    launch.thread_id = last_thread_;
+    return ok_status();
   }
   model::StageKey stage;
+  std::int64_t thread_id = model::kUnknown;
   std::string why;
   if (!trim(push_pop).empty()) {
     auto cell = parse_ncu_nvtx_cell(push_pop, model::RangeKind::kPushPop, why);
-    if (!cell) {
-      status = ctx_.error(line, "NVTX push/pop column: " + why);
-      return 0;
-    }
+    if (!cell) return ctx_.error(line, "NVTX push/pop column: " + why);
     thread_id = cell->thread_id;
     stage.push_pop = std::move(cell->ranges);
   }
   if (!trim(start_end).empty()) {
     auto cell = parse_ncu_nvtx_cell(start_end, model::RangeKind::kStartEnd, why);
-    if (!cell) {
-      status = ctx_.error(line, "NVTX start/end column: " + why);
-      return 0;
-    }
+    if (!cell) return ctx_.error(line, "NVTX start/end column: " + why);
     stage.start_end = std::move(cell->ranges);
   }
-  last_nvtx_key_ = std::move(key);
+  have_stage_ = true;
+  last_push_pop_.assign(push_pop);
+  last_start_end_.assign(start_end);
   last_thread_ = thread_id;
   last_stage_ = ctx_.profile.intern_stage(std::move(stage));
-  return last_stage_;
+  launch.stage = last_stage_;
+  launch.thread_id = last_thread_;
+  return ok_status();
+}
+
+Status NcuLaunchColumns::process_of(std::string_view pid, std::string_view host,
+                                    std::string_view name, std::int64_t line, model::Launch& launch) {
+  if (!have_process_ || pid != last_pid_ || host != last_host_ || name != last_process_name_) {
+    std::int64_t pid_value = model::kUnknown;
+    if (!trim(pid).empty()) {
+      auto v = parse_ncu_integer(pid);
+      if (!v) {
+        return ctx_.error(line, "column 'Process ID': expected an integer, got '" +
+                                    std::string(trim(pid)) + "'");
+      }
+      pid_value = *v;
+    }
+    last_process_ = ctx_.profile.intern_process(model::ProcessInfo{std::string(host), pid_value, std::string(name)});
+    have_process_ = true;
+    last_pid_.assign(pid);
+    last_host_.assign(host);
+    last_process_name_.assign(name);
+  }
+  launch.process = last_process_;
+  return ok_status();
 }
 
 Status NcuLaunchColumns::fill(const CsvRecord& rec, model::Launch& launch) {
@@ -133,14 +158,16 @@ Status NcuLaunchColumns::fill(const CsvRecord& rec, model::Launch& launch) {
 
   std::string_view name = trim(cell(name_));
   if (name.empty()) return ctx_.error(rec.line, "empty 'Kernel Name'");
-  launch.name = ctx_.profile.names.intern(name);
+  if (name != last_name_ || ctx_.profile.names.size() == 0) {
+    last_name_id_ = ctx_.profile.names.intern(name);
+    last_name_.assign(name);
+  }
+  launch.name = last_name_id_;
   launch.input = ctx_.input_index;
 
   if (auto s = integer(id_, "ID", launch.id); !s) return s;
   if (auto s = integer(context_, "Context", launch.context_id); !s) return s;
   if (auto s = integer(stream_, "Stream", launch.stream_id); !s) return s;
-  std::int64_t pid = model::kUnknown;
-  if (auto s = integer(pid_, "Process ID", pid); !s) return s;
   std::int64_t device = model::kUnknown;
   if (auto s = integer(device_, "Device", device); !s) return s;
 
@@ -156,25 +183,18 @@ Status NcuLaunchColumns::fill(const CsvRecord& rec, model::Launch& launch) {
     }
     *dim = *d;
   }
-
-  std::string process_key = std::to_string(pid);
-  process_key.append("\x1f").append(cell(host_)).append("\x1f").append(cell(process_name_));
-  if (process_key != last_process_key_) {
-    last_process_ = ctx_.profile.intern_process(
-        model::ProcessInfo{std::string(cell(host_)), pid, std::string(cell(process_name_))});
-    last_process_key_ = std::move(process_key);
-  }
-  launch.process = last_process_;
+  if (auto s = process_of(cell(pid_), cell(host_), cell(process_name_), rec.line, launch); !s) return s;
 
   if (device != model::kUnknown) {
-    launch.device_ordinal = static_cast<std::int32_t>(device);
+    auto ordinal = exact_integer<std::int32_t>(static_cast<double>(device));
+    if (!ordinal || *ordinal < 0) {
+      return ctx_.error(rec.line, "column 'Device': " + std::to_string(device) + " is not a device ordinal");
+    }
+    launch.device_ordinal = *ordinal;
     model::Device& d = ctx_.profile.device(launch.device_ordinal);
     if (d.cc.empty()) d.cc = std::string(trim(cell(cc_)));
   }
-
-  Status status = ok_status();
-  launch.stage = stage_of(cell(push_pop_), cell(start_end_), rec.line, launch.thread_id, status);
-  return status;
+  return stage_of(cell(push_pop_), cell(start_end_), rec.line, launch);
 }
 
 }  // namespace kernlens::ingest
@@ -186,9 +206,11 @@ NcuNamedField ncu_named_field(std::string_view metric_name) {
     std::string_view name;
     NcuNamedField field;
   };
-  static constexpr std::array<Entry, 10> kFields = {{
+  static constexpr std::array<Entry, 12> kFields = {{
       {"Duration", NcuNamedField::kDuration},
       {"gpu__time_duration.sum", NcuNamedField::kDuration},
+      {"gpu__time_duration.avg", NcuNamedField::kDuration},  // equal to .sum for one launch
+      {"gpu__time_duration", NcuNamedField::kDuration},
       {"Registers Per Thread", NcuNamedField::kRegisters},
       {"launch__registers_per_thread", NcuNamedField::kRegisters},
       {"Static Shared Memory Per Block", NcuNamedField::kStaticShared},
@@ -214,35 +236,46 @@ std::string ncu_metric_key(std::string_view section, std::string_view body, std:
   return key;
 }
 
-void apply_ncu_named_field(NcuNamedField field, double value, model::Launch& launch,
+bool apply_ncu_named_field(NcuNamedField field, double value, model::Launch& launch,
                            model::Profile& profile) {
   switch (field) {
     case NcuNamedField::kDuration:
+      if (value < 0) return false;
       if (!launch.duration_ns) launch.duration_ns = value;
-      return;
-    case NcuNamedField::kRegisters:
-      if (launch.registers_per_thread < 0) launch.registers_per_thread = static_cast<std::int32_t>(value);
-      return;
+      return true;
+    case NcuNamedField::kRegisters: {
+      auto v = exact_integer<std::int32_t>(value);
+      if (!v || *v < 0) return false;
+      if (launch.registers_per_thread < 0) launch.registers_per_thread = *v;
+      return true;
+    }
     case NcuNamedField::kStaticShared:
-      if (launch.static_shared_bytes < 0) launch.static_shared_bytes = static_cast<std::int64_t>(value);
-      return;
-    case NcuNamedField::kDynamicShared:
-      if (launch.dynamic_shared_bytes < 0) launch.dynamic_shared_bytes = static_cast<std::int64_t>(value);
-      return;
-    case NcuNamedField::kSmCount:
+    case NcuNamedField::kDynamicShared: {
+      auto v = exact_integer<std::int64_t>(value);
+      if (!v || *v < 0) return false;
+      std::int64_t& slot = field == NcuNamedField::kStaticShared ? launch.static_shared_bytes
+                                                                 : launch.dynamic_shared_bytes;
+      if (slot < 0) slot = *v;
+      return true;
+    }
+    case NcuNamedField::kSmCount: {
+      auto v = exact_integer<std::int64_t>(value);
+      if (!v || *v <= 0) return false;
       if (launch.device_ordinal >= 0) {
         model::Device& d = profile.device(launch.device_ordinal);
-        if (!d.sm_count) d.sm_count = static_cast<std::int64_t>(value);
+        if (!d.sm_count) d.sm_count = *v;
       }
-      return;
+      return true;
+    }
     case NcuNamedField::kNone:
-      return;
+      return true;
   }
+  return true;
 }
 
 bool next_ncu_row(CsvScanner& scanner, CsvRecord& rec) {
   while (!scanner.at_end()) {
-    if (is_ncu_console_line(scanner.peek_line())) {
+    if (scanner.peek_byte() == '=' && is_ncu_console_line(scanner.peek_line())) {
       scanner.skip_line();
       continue;
     }

@@ -52,21 +52,29 @@ class NcuLaunchColumns {
   Status fill(const CsvRecord& rec, model::Launch& launch);
   // The highest column index fill() reads (rows must be at least this wide).
   std::size_t last_index() const { return last_; }
+  // The column indices fill() reads.
+  std::vector<std::size_t> indices() const;
 
  private:
-  model::StageId stage_of(std::string_view push_pop, std::string_view start_end,
-                          std::int64_t line, std::int64_t& thread_id, Status& status);
+  Status stage_of(std::string_view push_pop, std::string_view start_end, std::int64_t line,
+                  model::Launch& launch);
+  Status process_of(std::string_view pid, std::string_view host, std::string_view name,
+                    std::int64_t line, model::Launch& launch);
 
   ReadContext& ctx_;
   std::optional<std::size_t> id_, pid_, process_name_, host_, push_pop_, start_end_, name_;
   std::optional<std::size_t> context_, stream_, block_, grid_, device_, cc_;
   std::size_t last_ = 0;
-  // Consecutive rows mostly share their NVTX state and process: cache both.
-  std::string last_nvtx_key_;
+  // Consecutive rows mostly share their NVTX state, process and name: cache the cells.
+  bool have_stage_ = false;
+  std::string last_push_pop_, last_start_end_;
   model::StageId last_stage_ = 0;
   std::int64_t last_thread_ = model::kUnknown;
-  std::string last_process_key_;
+  bool have_process_ = false;
+  std::string last_pid_, last_host_, last_process_name_;
   std::uint32_t last_process_ = 0;
+  std::string last_name_;
+  model::NameId last_name_id_ = 0;
 };
 
 // Parses an integer cell ("1,024" allowed); nullopt when it is not one.
@@ -85,8 +93,9 @@ NcuNamedField ncu_named_field(std::string_view metric_name);
 std::string ncu_metric_key(std::string_view section, std::string_view body, std::string_view name);
 
 // Applies a named field's value to the launch (and its device). First value wins.
-void apply_ncu_named_field(NcuNamedField field, double value, model::Launch& launch,
-                           model::Profile& profile);
+// False when the value cannot be that field (negative, fractional or too large a count).
+[[nodiscard]] bool apply_ncu_named_field(NcuNamedField field, double value, model::Launch& launch,
+                                         model::Profile& profile);
 
 // The next record that is neither ncu console output nor a blank line.
 bool next_ncu_row(CsvScanner& scanner, CsvRecord& rec);

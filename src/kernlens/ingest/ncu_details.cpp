@@ -102,12 +102,16 @@ class DetailsReader {
       return ctx_.error(rec.line, "metric '" + std::string(name) + "': expected a number, got '" +
                                       std::string(trim(rec.fields[metric_value_])) + "'");
     }
-    model::MetricId metric = ctx_.profile.metrics.intern(
-        ncu_metric_key(cell(rec, section_), cell(rec, body_), name), scale.base_unit);
-    if (launch.find_metric(metric)) return ok_status();  // a breakdown table repeats a name
-    launch.metrics.push_back({metric, n.value});
-    if (cell(rec, body_).empty()) {
-      apply_ncu_named_field(ncu_named_field(name), n.value, launch, ctx_.profile);
+    std::string key = ncu_metric_key(cell(rec, section_), cell(rec, body_), name);
+    if (ctx_.wants_metric(key)) {
+      model::MetricId metric = ctx_.profile.metrics.intern(key, scale.base_unit);
+      // A breakdown table may repeat a name: the first value stands.
+      if (!ctx_.profile.find_metric(launch, metric)) ctx_.profile.add_metric(launch, {metric, n.value});
+    }
+    if (cell(rec, body_).empty() &&
+        !apply_ncu_named_field(ncu_named_field(name), n.value, launch, ctx_.profile)) {
+      return ctx_.error(rec.line, "metric '" + std::string(name) + "': value " +
+                                      std::string(trim(rec.fields[metric_value_])) + " is out of range");
     }
     return ok_status();
   }

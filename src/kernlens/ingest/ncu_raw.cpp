@@ -1,10 +1,13 @@
 #include "kernlens/ingest/ncu_raw.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kernlens/common/memory.h"
+#include "kernlens/common/numeric.h"
 #include "kernlens/ingest/csv.h"
 #include "kernlens/ingest/ncu_csv_common.h"
 #include "kernlens/ingest/ncu_values.h"
@@ -12,23 +15,6 @@
 
 namespace kernlens::ingest {
 namespace {
-
-// Columns that fill Launch fields besides being kept as metrics, in order of preference.
-enum class LaunchField : std::uint8_t { kNone, kDuration, kRegisters, kStaticShared, kDynamicShared };
-
-struct LaunchFieldColumn {
-  std::string_view column;
-  LaunchField field;
-};
-
-constexpr std::array kLaunchFieldColumns = {
-    LaunchFieldColumn{"gpu__time_duration.sum", LaunchField::kDuration},
-    LaunchFieldColumn{"gpu__time_duration.avg", LaunchField::kDuration},
-    LaunchFieldColumn{"gpu__time_duration", LaunchField::kDuration},
-    LaunchFieldColumn{"launch__registers_per_thread", LaunchField::kRegisters},
-    LaunchFieldColumn{"launch__shared_mem_per_block_static", LaunchField::kStaticShared},
-    LaunchFieldColumn{"launch__shared_mem_per_block_dynamic", LaunchField::kDynamicShared},
-};
 
 // Device properties ncu reports as device__attribute_* columns (unitless in the export).
 enum class DeviceField : std::uint8_t {
@@ -55,47 +41,43 @@ constexpr std::array kDeviceAttributeColumns = {
                           DeviceField::kSharedPerSm, 0},
 };
 
-enum class Role : std::uint8_t { kIdentity, kMetric, kDevice, kSkip };
+// Sets one device property from its cell; values that cannot be that property are ignored.
+void set_device_field(model::Device& d, DeviceField field, std::string_view text, NcuNumber n) {
+  if (field == DeviceField::kName) {
+    if (d.name.empty()) d.name = std::string(trim(text));
+    return;
+  }
+  if (n.kind != CellKind::kNumber || n.value < 0) return;
+  auto count = exact_integer<std::int64_t>(n.value);
+  auto fill = [](std::optional<std::int64_t>& slot, std::optional<std::int64_t> v) {
+    if (!slot && v) slot = v;
+  };
+  switch (field) {
+    case DeviceField::kSmCount: fill(d.sm_count, count); return;
+    case DeviceField::kBusWidth: fill(d.memory_bus_width_bits, count); return;
+    case DeviceField::kL2: fill(d.l2_cache_bytes, count); return;
+    case DeviceField::kMemoryTotal: fill(d.memory_total_bytes, count); return;
+    case DeviceField::kThreadsPerSm: fill(d.max_threads_per_sm, count); return;
+    case DeviceField::kSharedPerSm: fill(d.max_shared_memory_per_sm_bytes, count); return;
+    case DeviceField::kSmClock: if (!d.sm_clock_max_hz) d.sm_clock_max_hz = n.value; return;
+    case DeviceField::kMemoryClock: if (!d.memory_clock_max_hz) d.memory_clock_max_hz = n.value; return;
+    case DeviceField::kName: return;
+  }
+}
 
+// How one column is decoded. Only columns with something to do are planned, so a row
+// costs nothing for the metric columns nobody asked for.
 struct ColumnPlan {
-  Role role = Role::kSkip;
-  model::MetricId metric = 0;
+  std::size_t index = 0;
   int pow10 = 0;
-  bool numeric = false;  // a cell that is not a number is an error (it has a unit, or we use it)
-  LaunchField field = LaunchField::kNone;
-  const DeviceAttributeColumn* device = nullptr;
+  bool keep_metric = false;             // store as a metric sample
+  std::optional<model::MetricId> metric;
+  bool numeric = false;                 // a non-number is an error (it has a unit, or we use it)
+  NcuNamedField field = NcuNamedField::kNone;
 };
 
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
-}
-
-void set_device_field(model::Device& d, DeviceField field, std::string_view text, double value,
-                      bool numeric) {
-  auto as_int = [&] { return static_cast<std::int64_t>(value); };
-  switch (field) {
-    case DeviceField::kName:
-      if (d.name.empty()) d.name = std::string(trim(text));
-      return;
-    case DeviceField::kSmCount: if (numeric && !d.sm_count) d.sm_count = as_int(); return;
-    case DeviceField::kSmClock: if (numeric && !d.sm_clock_max_hz) d.sm_clock_max_hz = value; return;
-    case DeviceField::kMemoryClock:
-      if (numeric && !d.memory_clock_max_hz) d.memory_clock_max_hz = value;
-      return;
-    case DeviceField::kBusWidth:
-      if (numeric && !d.memory_bus_width_bits) d.memory_bus_width_bits = as_int();
-      return;
-    case DeviceField::kL2: if (numeric && !d.l2_cache_bytes) d.l2_cache_bytes = as_int(); return;
-    case DeviceField::kMemoryTotal:
-      if (numeric && !d.memory_total_bytes) d.memory_total_bytes = as_int();
-      return;
-    case DeviceField::kThreadsPerSm:
-      if (numeric && !d.max_threads_per_sm) d.max_threads_per_sm = as_int();
-      return;
-    case DeviceField::kSharedPerSm:
-      if (numeric && !d.max_shared_memory_per_sm_bytes) d.max_shared_memory_per_sm_bytes = as_int();
-      return;
-  }
 }
 
 class RawReader {
@@ -116,19 +98,23 @@ class RawReader {
     ColumnMap columns(rec.fields);
     NcuLaunchColumns identity(columns, ctx_);
     const std::size_t width = columns.size();
+    for (std::size_t i = 0; i < width; ++i) header_names_.push_back(columns.name(i));
 
+    std::size_t first_row_at = scanner.offset();
     if (!next_ncu_row(scanner, rec)) return ctx_.error(scanner.line(), "no launches after the header row");
     std::vector<std::string> units;
     const bool has_units = is_units_row(rec, columns);
     if (has_units) {
       if (auto s = check_width(rec, width, scanner); !s) return s;
       units.assign(rec.fields.begin(), rec.fields.end());
+      first_row_at = scanner.offset();
     } else {
       ctx_.warn(rec.line,
                 "no units row after the header: numbers are taken as base units (ns, byte); "
                 "export with `--page raw --csv` to keep it");
     }
     plan_columns(columns, units);
+    scanner.select_fields(decoded_columns(identity));
 
     bool pending = !has_units;  // without a units row, `rec` already holds the first launch
     std::size_t rows = 0;
@@ -145,6 +131,7 @@ class RawReader {
                                         " fields, the header has " + std::to_string(width));
       }
       if (auto s = read_launch(rec, identity); !s) return s;
+      if (rows == 0) reserve_for(bytes_.size() - header_at->offset, scanner.offset() - first_row_at);
       if (++rows % 4096 == 0 && ctx_.progress) ctx_.progress(header_at->offset + scanner.offset());
     }
     if (rows == 0) return ctx_.error(scanner.line(), "no launches after the header row");
@@ -179,87 +166,83 @@ class RawReader {
         "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
         "Block Size", "Grid Size", "Device", "CC", "thread Domain:Push/Pop_Range",
         "Id:Domain:Start/Stop_Range"};
-    plan_.assign(columns.size(), ColumnPlan{});
     for (std::size_t i = 0; i < columns.size(); ++i) {
       const std::string& name = columns.name(i);
-      ColumnPlan& plan = plan_[i];
       bool identity = false;
       for (auto id : kIdentityColumns) identity = identity || starts_with(name, id);
-      if (identity) {
-        plan.role = Role::kIdentity;
-        continue;
-      }
-      for (const auto& d : kDeviceAttributeColumns) {
-        if (d.column == name) plan.device = &d;
-      }
+      if (identity) continue;
       if (starts_with(name, "device__attribute_")) {
-        plan.role = plan.device ? Role::kDevice : Role::kSkip;
-        plan.pow10 = plan.device ? plan.device->pow10 : 0;
+        for (const auto& d : kDeviceAttributeColumns) {
+          if (d.column == name) device_plan_.push_back({i, &d});
+        }
         continue;
       }
       std::string_view unit = i < units.size() ? std::string_view(units[i]) : std::string_view();
       model::UnitScale scale = model::to_base_unit(unit);
-      plan.role = Role::kMetric;
+      ColumnPlan plan;
+      plan.index = i;
       plan.pow10 = scale.pow10;
-      plan.metric = ctx_.profile.metrics.intern(name, scale.base_unit);
-      plan.numeric = !unit.empty();
-      for (const auto& f : kLaunchFieldColumns) {
-        if (f.column == name) {
-          plan.field = f.field;
-          plan.numeric = true;
-        }
-      }
+      plan.field = ncu_named_field(name);
+      plan.keep_metric = ctx_.wants_metric(name);
+      plan.numeric = !unit.empty() || plan.field != NcuNamedField::kNone;
+      if (!plan.keep_metric && plan.field == NcuNamedField::kNone) continue;
+      if (plan.keep_metric) plan.metric = ctx_.profile.metrics.intern(name, scale.base_unit);
+      plan_.push_back(plan);
     }
-    // Only the most preferred duration column sets the duration.
-    bool have_duration = false;
-    for (const auto& f : kLaunchFieldColumns) {
-      if (f.field != LaunchField::kDuration) continue;
-      auto col = columns.find(f.column);
-      if (!col) continue;
-      if (have_duration) plan_[*col].field = LaunchField::kNone;
-      have_duration = true;
-    }
+  }
+
+  // Every column a row is read for, ascending: the scanner skips the rest.
+  std::vector<std::size_t> decoded_columns(const NcuLaunchColumns& identity) const {
+    std::vector<std::size_t> out = identity.indices();
+    for (const auto& plan : plan_) out.push_back(plan.index);
+    for (const auto& [index, column] : device_plan_) out.push_back(index);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
   }
 
   Status read_launch(const CsvRecord& rec, NcuLaunchColumns& identity) {
     model::Launch launch;
     if (auto s = identity.fill(rec, launch); !s) return s;
-    model::Device* device = nullptr;
     if (launch.device_ordinal >= 0 && !device_seen(launch.device_ordinal)) {
-      device = &ctx_.profile.device(launch.device_ordinal);
-    }
-    launch.metrics.reserve(plan_.size());
-    for (std::size_t i = 0; i < plan_.size(); ++i) {
-      const ColumnPlan& plan = plan_[i];
-      if (plan.role == Role::kIdentity || plan.role == Role::kSkip) continue;
-      if (plan.role == Role::kDevice && !device) continue;
-      NcuNumber n = parse_ncu_number(rec.fields[i], plan.pow10);
-      if (plan.role == Role::kDevice) {
-        set_device_field(*device, plan.device->field, rec.fields[i], n.value,
-                         n.kind == CellKind::kNumber);
-        continue;
+      model::Device& d = ctx_.profile.device(launch.device_ordinal);
+      for (const auto& [index, column] : device_plan_) {
+        set_device_field(d, column->field, rec.fields[index], parse_ncu_number(rec.fields[index], column->pow10));
       }
+    }
+    for (const ColumnPlan& plan : plan_) {
+      std::string_view cell = rec.fields[plan.index];
+      NcuNumber n = parse_ncu_number(cell, plan.pow10);
       if (n.kind == CellKind::kNoValue) continue;
       if (n.kind == CellKind::kInvalid) {
         if (!plan.numeric) continue;  // a text attribute such as "PolicySpread"
-        return ctx_.error(rec.line, "column '" + ctx_.profile.metrics[plan.metric].name +
-                                        "': expected a number, got '" +
-                                        std::string(trim(rec.fields[i])) + "'");
+        return ctx_.error(rec.line, "column '" + column_name(plan) + "': expected a number, got '" +
+                                        std::string(trim(cell)) + "'");
       }
-      launch.metrics.push_back({plan.metric, n.value});
-      switch (plan.field) {
-        case LaunchField::kDuration: launch.duration_ns = n.value; break;
-        case LaunchField::kRegisters: launch.registers_per_thread = static_cast<std::int32_t>(n.value); break;
-        case LaunchField::kStaticShared: launch.static_shared_bytes = static_cast<std::int64_t>(n.value); break;
-        case LaunchField::kDynamicShared: launch.dynamic_shared_bytes = static_cast<std::int64_t>(n.value); break;
-        case LaunchField::kNone: break;
+      if (plan.keep_metric) ctx_.profile.add_metric(launch, {*plan.metric, n.value});
+      if (!apply_ncu_named_field(plan.field, n.value, launch, ctx_.profile)) {
+        return ctx_.error(rec.line, "column '" + column_name(plan) + "': value " +
+                                        std::string(trim(cell)) + " is out of range");
       }
-    }
-    if (launch.duration_ns && *launch.duration_ns < 0) {
-      return ctx_.error(rec.line, "negative kernel duration");
     }
     ctx_.profile.launches.push_back(std::move(launch));
     return ok_status();
+  }
+
+  std::string column_name(const ColumnPlan& plan) const { return header_names_.at(plan.index); }
+
+  // Sizes the metric pool and launch list from the first row, so that a big file does not
+  // copy them over and over as they grow.
+  void reserve_for(std::size_t bytes_left, std::size_t first_row_bytes) {
+    if (first_row_bytes == 0) return;
+    // Rows vary in length; reserving half again more costs address space, not memory
+    // (capacity that is never written is never faulted in).
+    const std::size_t rows = bytes_left / first_row_bytes * 3 / 2 + 16;
+    const std::size_t per_row = ctx_.profile.launches.back().metrics_count;  // before reserve moves it
+    ctx_.profile.launches.reserve(ctx_.profile.launches.size() + rows);
+    auto& pool = ctx_.profile.metric_samples;
+    pool.reserve(pool.size() + rows * per_row);
+    advise_huge_pages(pool.data(), pool.capacity() * sizeof(model::MetricSample));
   }
 
   bool device_seen(std::int32_t ordinal) {
@@ -273,7 +256,9 @@ class RawReader {
   std::string_view bytes_;
   ReadContext& ctx_;
   std::vector<ColumnPlan> plan_;
+  std::vector<std::pair<std::size_t, const DeviceAttributeColumn*>> device_plan_;
   std::vector<std::int32_t> devices_seen_;
+  std::vector<std::string> header_names_;
 };
 
 }  // namespace

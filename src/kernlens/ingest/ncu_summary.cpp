@@ -67,9 +67,9 @@ class SummaryReader {
 
  private:
   Status read_row(const CsvRecord& rec, NcuLaunchColumns& identity) {
-    std::string key;
-    for (auto i : key_columns_) key.append(rec.fields[i]).push_back('\x1f');
-    auto [it, is_new] = launch_of_key_.try_emplace(std::move(key), ctx_.profile.launches.size());
+    std::string group;
+    for (auto i : key_columns_) group.append(rec.fields[i]).push_back('\x1f');
+    auto [it, is_new] = launch_of_key_.try_emplace(std::move(group), ctx_.profile.launches.size());
     if (is_new) {
       model::Launch launch;
       if (auto s = identity.fill(rec, launch); !s) return s;
@@ -96,11 +96,15 @@ class SummaryReader {
                                       std::string(trim(rec.fields[average_])) + "'");
     }
     std::string_view section = section_ ? trim(rec.fields[*section_]) : std::string_view();
-    model::MetricId metric =
-        ctx_.profile.metrics.intern(ncu_metric_key(section, {}, name), scale.base_unit);
-    if (launch.find_metric(metric)) return ok_status();
-    launch.metrics.push_back({metric, n.value});
-    apply_ncu_named_field(field, n.value, launch, ctx_.profile);
+    std::string key = ncu_metric_key(section, {}, name);
+    if (ctx_.wants_metric(key)) {
+      model::MetricId metric = ctx_.profile.metrics.intern(key, scale.base_unit);
+      if (!ctx_.profile.find_metric(launch, metric)) ctx_.profile.add_metric(launch, {metric, n.value});
+    }
+    if (!apply_ncu_named_field(field, n.value, launch, ctx_.profile)) {
+      return ctx_.error(rec.line, "metric '" + std::string(name) + "': value " +
+                                      std::string(trim(rec.fields[average_])) + " is out of range");
+    }
     return ok_status();
   }
 

@@ -33,6 +33,18 @@ bool is_no_value_token(std::string_view s) {
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
+std::string_view trim_spaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// The aggregate of a cell: the text before an instance list " (...)", trimmed.
+std::string_view number_part(std::string_view s) {
+  std::size_t paren = s.find(" (");
+  return trim_spaces(paren == std::string_view::npos ? s : s.substr(0, paren));
+}
+
 // Slow path: hand the cleaned digits to from_chars with the combined exponent.
 NcuNumber parse_with_from_chars(std::string_view s, int pow10) {
   std::string text;
@@ -73,13 +85,18 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-NcuNumber parse_ncu_number(std::string_view cell, int pow10) {
-  std::string_view s = trim(cell);
-  if (s.empty() || s.front() == '(') return {CellKind::kNoValue, 0};  // "(0: name)": no aggregate
-  if (std::size_t paren = s.find(" ("); paren != std::string_view::npos) s = trim(s.substr(0, paren));
-  if (is_no_value_token(s)) return {CellKind::kNoValue, 0};
+// What may follow a number: nothing, spaces, or an instance list " (v; v)" / " (k: v)".
+static bool is_number_tail(std::string_view rest) {
+  rest = trim(rest);
+  return rest.empty() || rest.front() == '(';
+}
 
-  // Fast path: [sign] digits with 3-digit comma groups [. digits], mantissa < 2^53.
+NcuNumber parse_ncu_number(std::string_view cell, int pow10) {
+  // Fast path first (nearly every cell is a plain number): [sign] digits with 3-digit comma
+  // groups [. digits], mantissa < 2^53, then at most an instance list.
+  std::string_view s = cell;
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  if (s.empty()) return {CellKind::kNoValue, 0};
   std::size_t i = 0;
   bool negative = false;
   if (s[0] == '-' || s[0] == '+') {
@@ -93,12 +110,9 @@ NcuNumber parse_ncu_number(std::string_view cell, int pow10) {
   for (; i < s.size(); ++i) {
     char c = s[i];
     if (is_digit(c)) {
-      if (digits < 19) {
-        mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
-        if (mantissa != 0) ++digits;
-      } else {
-        return parse_with_from_chars(s, pow10);
-      }
+      if (digits >= 19) return parse_with_from_chars(number_part(s), pow10);
+      mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
+      if (mantissa != 0) ++digits;
       any_digit = true;
       if (group >= 0) ++group;
       else ++lead;
@@ -116,21 +130,26 @@ NcuNumber parse_ncu_number(std::string_view cell, int pow10) {
   if (group >= 0 && group != 3) return {CellKind::kInvalid, 0};
   if (i < s.size() && s[i] == '.') {
     for (++i; i < s.size() && is_digit(s[i]); ++i) {
-      if (digits >= 19) return parse_with_from_chars(s, pow10);
+      if (digits >= 19) return parse_with_from_chars(number_part(s), pow10);
       mantissa = mantissa * 10 + static_cast<std::uint64_t>(s[i] - '0');
       if (mantissa != 0) ++digits;
       ++decimals;
       any_digit = true;
     }
   }
-  if (!any_digit) return {CellKind::kInvalid, 0};
-  if (i < s.size()) {
-    if (s[i] == 'e' || s[i] == 'E') return parse_with_from_chars(s, pow10);
+  if (!any_digit) {
+    // Not a number: a no-value token, an instance list without an aggregate, or text.
+    std::string_view t = trim(s);
+    if (t.empty() || t.front() == '(' || is_no_value_token(number_part(t))) return {CellKind::kNoValue, 0};
     return {CellKind::kInvalid, 0};
+  }
+  if (i < s.size()) {
+    if (s[i] == 'e' || s[i] == 'E') return parse_with_from_chars(number_part(s), pow10);
+    if (!is_number_tail(s.substr(i))) return {CellKind::kInvalid, 0};
   }
   int exp = pow10 - decimals;
   if (mantissa >= (std::uint64_t{1} << 53) || exp > 22 || exp < -22) {
-    return parse_with_from_chars(s, pow10);
+    return parse_with_from_chars(number_part(s), pow10);
   }
   // Both operands are exact doubles, so one IEEE operation gives the correctly rounded value.
   double v = static_cast<double>(mantissa);

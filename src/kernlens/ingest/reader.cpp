@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <map>
-#include <tuple>
+#include <unordered_map>
 
 #include "kernlens/common/file.h"
 #include "kernlens/common/progress.h"
@@ -10,7 +10,16 @@
 
 namespace kernlens::ingest {
 
-Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile) {
+bool ReadOptions::wants_metric(std::string_view name) const {
+  if (all_metrics) return true;
+  for (const auto& m : metrics) {
+    if (m == name) return true;
+  }
+  return false;
+}
+
+Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile,
+                        const ReadOptions& options) {
   auto index = static_cast<std::uint32_t>(profile.inputs.size());
   profile.inputs.push_back(model::InputInfo{path, "", {}});
   Detection detected = detect_format(bytes);
@@ -20,16 +29,16 @@ Status read_input_bytes(std::string_view bytes, const std::string& path, model::
   }
   profile.inputs[index].format = std::string(detected.format->id);
   ProgressBar bar("reading " + path, bytes.size());
-  ReadContext ctx{path, profile, index, [&bar](std::uint64_t done) { bar.update(done); }};
+  ReadContext ctx{path, profile, index, [&bar](std::uint64_t done) { bar.update(done); }, &options};
   Status status = detected.format->read(bytes, ctx);
   bar.finish();
   return status;
 }
 
-Status read_input(const std::string& path, model::Profile& profile) {
+Status read_input(const std::string& path, model::Profile& profile, const ReadOptions& options) {
   auto buffer = InputBuffer::open(path);
   if (!buffer) return buffer.error();
-  return read_input_bytes(buffer->bytes(), path, profile);
+  return read_input_bytes(buffer->bytes(), path, profile, options);
 }
 
 namespace {
@@ -39,9 +48,10 @@ bool is_launch_level(std::string_view format) {
 }
 
 // Moves what `from` knows and `into` lacks (same launch seen through another page).
-void merge_launch(model::Launch& into, model::Launch& from) {
-  for (const auto& m : from.metrics) {
-    if (!into.find_metric(m.id)) into.metrics.push_back(m);
+void merge_launch(model::Profile& profile, model::Launch& into, model::Launch& from) {
+  for (std::uint32_t i = 0; i < from.metrics_count; ++i) {
+    model::MetricSample m = profile.metric_samples[from.metrics_first + i];
+    if (!profile.find_metric(into, m.id)) profile.add_metric(into, m);
   }
   for (auto& r : from.rules) into.rules.push_back(std::move(r));
   if (!into.duration_ns) into.duration_ns = from.duration_ns;
@@ -52,23 +62,41 @@ void merge_launch(model::Launch& into, model::Launch& from) {
 
 }  // namespace
 
+namespace {
+
+struct LaunchKey {
+  std::uint32_t process;
+  std::int64_t id;
+  model::NameId name;
+  bool operator==(const LaunchKey&) const = default;
+};
+
+struct LaunchKeyHash {
+  std::size_t operator()(const LaunchKey& k) const {
+    return std::hash<std::int64_t>{}(k.id) * 31 + (std::size_t{k.process} << 32 ^ k.name);
+  }
+};
+
+}  // namespace
+
 void reconcile_inputs(model::Profile& profile) {
+  if (profile.inputs.size() < 2) return;  // one input never holds a launch twice
   auto format_of = [&](const model::Launch& l) -> std::string_view {
     return profile.inputs[l.input].format;
   };
   // 1. The same launch (process, ID, name) read from two pages of different formats.
-  std::map<std::tuple<std::uint32_t, std::int64_t, model::NameId>, std::size_t> first_seen;
+  std::unordered_map<LaunchKey, std::size_t, LaunchKeyHash> first_seen;
   std::vector<bool> drop(profile.launches.size(), false);
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     model::Launch& l = profile.launches[i];
     if (!is_launch_level(format_of(l)) || l.id == model::kUnknown || l.process == 0) continue;
-    auto [it, is_new] = first_seen.try_emplace({l.process, l.id, l.name}, i);
+    auto [it, is_new] = first_seen.try_emplace(LaunchKey{l.process, l.id, l.name}, i);
     if (is_new) continue;
     model::Launch& kept = profile.launches[it->second];
     if (format_of(kept) == format_of(l)) continue;  // two reports of one format: both count
     // Keep the raw page's record: its numbers carry full precision.
     if (format_of(l) == "ncu-raw-csv") std::swap(kept, l);
-    merge_launch(kept, l);
+    merge_launch(profile, kept, l);
     drop[i] = true;
   }
   // 2. Summary rows of a process whose launches another input already holds.

@@ -7,11 +7,23 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernlens/common/error.h"
 #include "kernlens/model/profile.h"
 
 namespace kernlens::ingest {
+
+// What to read besides each launch's own fields (name, ids, dimensions, duration,
+// registers, shared memory, stage) and the device's properties, which are always read.
+struct ReadOptions {
+  // Every metric column (the default), or only the metrics named in `metrics`. A wide ncu
+  // raw page is read several times faster when few are wanted: the others are not decoded.
+  bool all_metrics = true;
+  std::vector<std::string> metrics;
+
+  bool wants_metric(std::string_view name) const;
+};
 
 // What a reader needs besides the bytes: where to put results and how to report.
 struct ReadContext {
@@ -20,6 +32,9 @@ struct ReadContext {
   std::uint32_t input_index = 0;
   // Called now and then with the number of bytes consumed (for a progress bar).
   std::function<void(std::uint64_t)> progress;
+  const ReadOptions* options = nullptr;  // null: the defaults
+
+  bool wants_metric(std::string_view name) const { return !options || options->wants_metric(name); }
 
   Error error(std::int64_t line, std::string message) const {
     return make_error(path, line, std::move(message));
@@ -33,10 +48,11 @@ using ReadFn = Status (*)(std::string_view bytes, ReadContext& ctx);
 
 // Reads one input file (any supported format) into `profile`, recording it in
 // profile.inputs. On error the profile may hold part of the input; callers stop.
-Status read_input(const std::string& path, model::Profile& profile);
+Status read_input(const std::string& path, model::Profile& profile, const ReadOptions& options = {});
 
 // The same on bytes already in memory (tests, fuzzers); `path` is used in messages.
-Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile);
+Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile,
+                        const ReadOptions& options = {});
 
 // After all inputs are read: merges the same launch seen through two ncu pages of one
 // report (raw + details), and drops ncu summary rows whose launches another input of the

@@ -35,11 +35,21 @@ std::string push_pop_path(const StageKey& key) {
   return path;
 }
 
-const MetricSample* Launch::find_metric(MetricId metric) const {
-  for (const auto& m : metrics) {
+const MetricSample* Profile::find_metric(const Launch& launch, MetricId metric) const {
+  for (const auto& m : metrics_of(launch)) {
     if (m.id == metric) return &m;
   }
   return nullptr;
+}
+
+void Profile::start_metrics_at_end(Launch& launch) {
+  const std::size_t first = metric_samples.size();
+  if (launch.metrics_count > 0) {  // move this launch's samples after the others
+    auto begin = metric_samples.begin() + static_cast<std::ptrdiff_t>(launch.metrics_first);
+    std::vector<MetricSample> mine(begin, begin + launch.metrics_count);
+    metric_samples.insert(metric_samples.end(), mine.begin(), mine.end());
+  }
+  launch.metrics_first = first;
 }
 
 void Device::fill_from(const Device& other) {

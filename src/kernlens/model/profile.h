@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -94,14 +95,16 @@ struct Launch {
   std::uint64_t count = 1;            // executions this record stands for
   StageId stage = 0;                  // index into Profile::stages (0: outside every range)
   std::uint32_t input = 0;            // index into Profile::inputs
-  std::vector<MetricSample> metrics;
+  // This launch's metrics: samples [metrics_first, metrics_first + metrics_count) of
+  // Profile::metric_samples (one pool: a wide raw page has ~600 per launch).
+  std::size_t metrics_first = 0;
+  std::uint32_t metrics_count = 0;
   std::vector<RuleResult> rules;
 
   std::optional<double> total_duration_ns() const {
     if (!duration_ns) return std::nullopt;
     return *duration_ns * static_cast<double>(count);
   }
-  const MetricSample* find_metric(MetricId metric) const;
 };
 
 struct Device {
@@ -176,7 +179,22 @@ struct Profile {
   std::vector<StageRange> stage_ranges;
   StringTable names;
   MetricCatalog metrics;
+  std::vector<MetricSample> metric_samples;  // the pool Launch::metrics_* point into
   std::vector<Launch> launches;
+
+  std::span<const MetricSample> metrics_of(const Launch& launch) const {
+    return {metric_samples.data() + launch.metrics_first, launch.metrics_count};
+  }
+  const MetricSample* find_metric(const Launch& launch, MetricId metric) const;
+  // Appends to the launch's samples, keeping them contiguous (moved to the pool's end
+  // when another launch's samples were added after them).
+  void add_metric(Launch& launch, MetricSample sample) {
+    if (launch.metrics_count == 0 || launch.metrics_first + launch.metrics_count != metric_samples.size()) {
+      start_metrics_at_end(launch);
+    }
+    metric_samples.push_back(sample);
+    ++launch.metrics_count;
+  }
 
   StageId intern_stage(StageKey key);
   std::uint32_t intern_process(ProcessInfo process);
@@ -185,6 +203,7 @@ struct Profile {
   const Device* find_device(std::int32_t ordinal) const;
 
  private:
+  void start_metrics_at_end(Launch& launch);
   std::unordered_map<std::string, StageId> stage_index_;
 };
 

@@ -81,7 +81,8 @@ std::string analysis_json(const model::Profile& profile, const analysis::Aggrega
     stages.push_back(std::move(j));
   }
   doc["stages"] = std::move(stages);
-  return doc.dump(2) + "\n";
+  // Names come from files; a byte that is not UTF-8 becomes U+FFFD rather than an error.
+  return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace kernlens::report

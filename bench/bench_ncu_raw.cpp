@@ -1,0 +1,104 @@
+// Throughput of the Nsight Compute raw-page reader, and of the aggregation that follows it.
+// The input is loaded into memory once, before timing, so the figures measure parsing, not
+// the disk. Input: $KERNLENS_BENCH_RAW_CSV, else the file `ninja bench_big_raw` generates
+// (scripts/bench_make_big_raw.py).
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/common/file.h"
+#include "kernlens/ingest/reader.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::bench {
+namespace {
+
+std::string input_path() {
+  const char* env = std::getenv("KERNLENS_BENCH_RAW_CSV");
+  return env && *env ? env : KERNLENS_BENCH_DEFAULT_RAW_CSV;
+}
+
+// The input's bytes, or the reason there are none. Loaded once for all benchmarks.
+struct Input {
+  std::string path;
+  std::string bytes;  // a private copy: a memory mapping would fault pages in while timed
+  std::string error;
+};
+
+const Input& input() {
+  static const Input in = [] {
+    Input r{input_path(), {}, {}};
+    auto buffer = InputBuffer::open(r.path);
+    if (!buffer) {
+      r.error = buffer.error().to_string() +
+                " (set KERNLENS_BENCH_RAW_CSV, or run `ninja bench_big_raw`)";
+    } else {
+      r.bytes = std::string(buffer->bytes());
+    }
+    return r;
+  }();
+  return in;
+}
+
+// Arg 0: every metric column decoded (the library default). Arg 1: only what `analyze`
+// reads (each launch's own fields: name, ids, dimensions, duration, registers, stage).
+void BM_ReadNcuRaw(benchmark::State& state) {
+  const Input& in = input();
+  if (!in.error.empty()) {
+    state.SkipWithError(in.error.c_str());
+    return;
+  }
+  ingest::ReadOptions options;
+  options.all_metrics = state.range(0) == 0;
+  state.SetLabel(options.all_metrics ? "all metrics" : "analyze: launch fields only");
+  std::size_t launches = 0;
+  for (auto _ : state) {
+    model::Profile profile;  // fresh each time; its destruction is timed, as in a CLI run
+    if (Status s = ingest::read_input_bytes(in.bytes, in.path, profile, options); !s) {
+      state.SkipWithError(s.error().to_string().c_str());
+      return;
+    }
+    if (profile.inputs[0].format != "ncu-raw-csv") {  // another reader's speed is not this figure
+      state.SkipWithError(("not a raw-page CSV: " + profile.inputs[0].format).c_str());
+      return;
+    }
+    launches = profile.launches.size();
+    benchmark::DoNotOptimize(launches);
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.bytes.size()));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * launches));
+  state.counters["file_MB"] = static_cast<double>(in.bytes.size()) / 1e6;
+}
+BENCHMARK(BM_ReadNcuRaw)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Aggregate(benchmark::State& state) {
+  const Input& in = input();
+  if (!in.error.empty()) {
+    state.SkipWithError(in.error.c_str());
+    return;
+  }
+  static const std::optional<model::Profile> profile = [&]() -> std::optional<model::Profile> {
+    model::Profile p;
+    if (!ingest::read_input_bytes(in.bytes, in.path, p)) return std::nullopt;
+    ingest::reconcile_inputs(p);
+    return p;
+  }();
+  if (!profile) {
+    state.SkipWithError("the input does not read: see BM_ReadNcuRaw");
+    return;
+  }
+  for (auto _ : state) {
+    analysis::Aggregate agg = analysis::aggregate(*profile);
+    benchmark::DoNotOptimize(agg.kernels.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * profile->launches.size()));
+}
+BENCHMARK(BM_Aggregate)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace kernlens::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (tests/fuzz) with clang, seeds a corpus per target from
+# small pieces of tests/fixtures/ncu, and runs each target for FUZZ_SECONDS.
+# Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
+#
+# Usage: scripts/fuzz.sh
+# Env:   FUZZ_SECONDS  seconds per target (default 30)
+#        FUZZ_TARGETS  space-separated subset of the targets below (default: all)
+#        FUZZ_CXX      the clang++ to use (default clang++, else clang++-14)
+# Needs clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev), cmake, ninja, gzip.
+# Reproduce a crash: build/fuzz/tests/fuzz/TARGET build/fuzz/crashes/TARGET-crash-...
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build/fuzz
+fixtures=$root/tests/fixtures/ncu
+seconds=${FUZZ_SECONDS:-30}
+all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner fuzz_ncu_cells"
+targets=${FUZZ_TARGETS:-$all_targets}
+
+die() { echo "fuzz.sh: $*" >&2; exit 2; }
+[[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] || die "FUZZ_SECONDS must be a positive integer, not '$seconds'"
+for t in $targets; do
+  [[ " $all_targets " == *" $t "* ]] || die "unknown target '$t' (known: $all_targets)"
+done
+cxx=${FUZZ_CXX:-}
+if [[ -z $cxx ]]; then
+  for c in clang++ clang++-14; do
+    if command -v "$c" >/dev/null; then cxx=$c && break; fi
+  done
+fi
+[[ -n $cxx ]] || die "clang++ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)"
+for tool in cmake ninja gzip truncate; do command -v $tool >/dev/null || die "$tool not found"; done
+
+echo "== build ($cxx, $build)"
+mkdir -p "$build"
+CXX=$cxx cmake -S "$root" -B "$build" -G Ninja -DKERNLENS_BUILD_FUZZ=ON -DKERNLENS_BUILD_TESTS=OFF \
+  -DKERNLENS_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log" 2>&1 ||
+  { cat "$build/configure.log" >&2; die "cmake failed"; }
+# shellcheck disable=SC2086  # the target list is meant to split
+ninja -C "$build" $targets || die "build failed (needs libclang-rt-14-dev for libFuzzer)"
+
+# Seeds: small pieces of real exports. Whole fixtures are too big for -max_len and slow the
+# fuzzer; the header plus a few rows reach every code path of a reader.
+corpus=$build/corpus
+crashes=$build/crashes
+logs=$build/logs
+mkdir -p "$crashes" "$logs"
+for t in $all_targets; do mkdir -p "$corpus/$t"; done
+
+# Seeds are cut to -max_len by truncate, not `| head -c`: SIGPIPE would fail under pipefail.
+cap() { truncate -s '<65536' "$@"; }
+# add_pieces NAME CONTENT-FILE TARGET...: the first 8 KB, the first 3 and 40 lines.
+add_pieces() {
+  local name=$1 content=$2
+  shift 2
+  for t in "$@"; do
+    head -c 8192 "$content" > "$corpus/$t/seed-$name-8k"
+    head -n 3 "$content" > "$corpus/$t/seed-$name-3l"
+    head -n 40 "$content" > "$corpus/$t/seed-$name-40l"
+    cap "$corpus/$t/seed-$name-3l" "$corpus/$t/seed-$name-40l"
+  done
+}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for f in "$fixtures"/*; do
+  name=$(basename "$f")
+  name=${name%.gz}
+  if [[ $f == *.gz ]]; then gzip -dc "$f" > "$tmp/$name"; else cp "$f" "$tmp/$name"; fi
+  targets_of_file=(fuzz_read_any fuzz_csv_scanner)
+  case $name in
+    *raw* | *.log) targets_of_file+=(fuzz_ncu_raw) ;;  # logs: ncu console lines, maybe no header
+    *details*) targets_of_file+=(fuzz_ncu_details) ;;  # after *raw*: raw_instances_details is raw
+    *summary*) targets_of_file+=(fuzz_ncu_summary) ;;
+  esac
+  add_pieces "$name" "$tmp/$name" "${targets_of_file[@]}"
+done
+# Pages of one report, NUL-separated: fuzz_read_any reads them as separate inputs.
+join_pages() {
+  local out=$corpus/fuzz_read_any/seed-$1
+  { head -n 3 "$tmp/$2"; printf '\0'; head -n 40 "$tmp/$3"; } > "$out"
+  cap "$out"
+}
+join_pages demo-raw+details demo_raw_base.csv demo_details.csv
+join_pages qwen-raw+details qwen_decode_raw.csv qwen_decode_details.csv
+join_pages qwen-raw+summary qwen_decode_raw.csv qwen_decode_summary.csv
+# fuzz_ncu_cells: a byte for the power of ten (12 + pow10), then a cell and a unit of equal size.
+cell_seed() {
+  local n=$((${#2} > ${#3} ? ${#2} : ${#3}))
+  printf "\\x$(printf %02x $((12 + $1)))%-${n}s%-${n}s" "$2" "$3" > "$corpus/fuzz_ncu_cells/seed-$4"
+}
+cell_seed 3 '12.128' 'us' 1
+cell_seed 0 '2,589,629.63' 'ns' 2
+cell_seed 0 '(128, 1, 1)' 'Kbyte/s' 3
+cell_seed 0 '2,490,368 (524,288; 393,216)' 'byte' 4
+cell_seed -3 '1 (0: 1)' 'cycle/nsecond' 5
+cell_seed 9 'n/a' 'Ghz' 6
+cell_seed 0 '1.5e3' 'register/thread' 7
+cell_seed -3 '-0.001' '%/Kbyte' 8
+cell_seed 0 '649  "<default domain>:step:none:none:none:none:none:none"  "dom:prefill:none:none:none:none:ASCII:prefill" ' 'msecond' 9
+cell_seed 0 ' "0:<default domain>:io:none:none:none:none:none:none" ' '%' 10
+
+# Run. UBSan only reports by default; halt_on_error makes undefined behaviour a crash.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+failed=()
+printf '%-18s %8s %10s %8s %s\n' target status execs/s corpus log
+for t in $targets; do
+  rc=0
+  "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
+    -rss_limit_mb=2048 -dict="$root/tests/fuzz/ncu.dict" -artifact_prefix="$crashes/$t-" \
+    -print_final_stats=1 > "$logs/$t.log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logs/$t.log" | tail -1)
+  units=$(find "$corpus/$t" -type f | wc -l)
+  status=ok
+  if ((rc != 0)); then
+    status="FAIL($rc)"
+    failed+=("$t")
+  fi
+  printf '%-18s %8s %10s %8s %s\n' "$t" "$status" "${execs:--}" "$units" "$logs/$t.log"
+done
+
+if ((${#failed[@]})); then
+  echo "== crashes in: ${failed[*]}"
+  for t in "${failed[@]}"; do
+    grep -m1 -E 'ERROR: |runtime error|invariant violated|deadly signal' "$logs/$t.log" | sed "s/^/$t: /" || true
+    grep -o "Test unit written to .*" "$logs/$t.log" | sed "s/^/$t: /" || true
+  done
+  exit 1
+fi
+echo "== no crashes ($seconds s per target)"

@@ -1,0 +1,37 @@
+// libFuzzer harness: the whole `analyze` pipeline on any bytes: format detection, the
+// reader it picks, reconciliation, aggregation and both writers. Bytes are split at NUL
+// (which no text export contains) into up to 4 inputs, so that pages of one report (raw +
+// details, summary) meet in reconcile_inputs as they do on the command line.
+#include <nlohmann/json.hpp>
+
+#include "fuzz_common.h"
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/report/json_report.h"
+#include "kernlens/report/text_report.h"
+
+using namespace kernlens;
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  std::string_view rest = fuzz::as_text(data, size);
+  model::Profile profile;
+  for (int i = 0; i < 4 && !rest.empty(); ++i) {
+    std::string_view piece = rest.substr(0, rest.find('\0'));
+    rest.remove_prefix(std::min(rest.size(), piece.size() + 1));
+    Status status = ingest::read_input_bytes(piece, "in" + std::to_string(i) + ".csv", profile);
+    if (!status) {  // the CLI stops at the first input that does not read
+      fuzz::check_error_line(status.error(), piece);
+      return 0;
+    }
+  }
+  fuzz::check_profile(profile);
+  ingest::reconcile_inputs(profile);
+  fuzz::check_profile(profile);
+  analysis::Aggregate agg = analysis::aggregate(profile);
+  for (const auto& k : agg.kernels) fuzz::check(k.name < profile.names.size(), "kernel row name");
+  std::string json = report::analysis_json(profile, agg, {});
+  // The document must be valid JSON: tools downstream parse it.
+  fuzz::check(nlohmann::json::accept(json), "analysis_json wrote invalid JSON");
+  std::string text = report::analysis_text(profile, agg, {});
+  fuzz::check(!text.empty(), "analysis_text wrote nothing");
+  return 0;
+}
