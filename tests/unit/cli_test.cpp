@@ -109,8 +109,10 @@ TEST(Cli, TruncatedLastLineWarnsAndStillAnalyzes) {
 TEST(Cli, BadInputsExitTwoAndWriteNothing) {
   test::TempDir dir;
   std::string raw = test::fixture_bytes("ncu/qwen_decode_raw.csv");
+  // The duration analyze reads: the fourth of .avg, .max, .min, .sum.
   std::string bad_number = raw;
-  bad_number.replace(bad_number.find("\"5,056\""), 7, "\"fast\"");
+  const std::string durations = "\"5,056\",\"5,056\",\"5,056\",\"5,056\"";
+  bad_number.replace(bad_number.find(durations), durations.size(), "\"5,056\",\"5,056\",\"5,056\",\"fast\"");
   std::string no_name = raw;
   no_name.replace(no_name.find("\"Kernel Name\""), 13, "\"Name\"");
   std::string binary(4096, '\0');
@@ -127,7 +129,7 @@ TEST(Cli, BadInputsExitTwoAndWriteNothing) {
       {dir.file("empty.csv"), ": empty file"},
       {dir.file("binary.bin"), ": unrecognised format: a binary file"},
       {dir.file("cut_header.csv"), ":1: the file ends in the header row"},
-      {dir.file("bad_number.csv"), ":3: column 'gpu__time_duration.avg': expected a number, got 'fast'"},
+      {dir.file("bad_number.csv"), ":3: column 'gpu__time_duration.sum': expected a number, got 'fast'"},
       {dir.file("no_name.csv"), ":1: missing column 'Kernel Name'"},
       {dir.file("garbage.txt"), ": unrecognised format: no CSV header"},
       {dir.path().string(), ": is a directory"},

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernlens/ingest/ncu_raw.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -240,7 +241,7 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
       {"negative duration",
        replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
                     "\"-12,128\",\"-12,128\",\"-12,128\",\"-12,128\""),
-       3, "column 'gpu__time_duration.avg': value -12,128 is out of range"},
+       3, "column 'gpu__time_duration.sum': value -12,128 is out of range"},
   };
   for (const auto& c : cases) {
     auto r = read_bytes(c.bytes, "in.csv");
@@ -307,6 +308,136 @@ TEST(NcuRaw, LaunchFieldsOutOfRangeAreErrors) {
   EXPECT_NE(r.status.error().message.find("'launch__registers_per_thread': value 1e30 is out of range"),
             std::string::npos)
       << r.status.error().to_string();
+}
+
+// The qwen raw page with its 396 rows repeated `times` (IDs kept: the reader does not care).
+std::string repeated_qwen(int times) {
+  std::string bytes = fixture_bytes("ncu/qwen_decode_raw.csv");
+  std::size_t rows = line_start(bytes, 3);
+  std::string out = bytes.substr(0, rows);
+  for (int i = 0; i < times; ++i) out += bytes.substr(rows);
+  return out;
+}
+
+void expect_same_launches(const model::Profile& a, const model::Profile& b) {
+  ASSERT_EQ(a.launches.size(), b.launches.size());
+  for (std::size_t i = 0; i < a.launches.size(); ++i) {
+    const auto& x = a.launches[i];
+    const auto& y = b.launches[i];
+    ASSERT_EQ(a.names[x.name], b.names[y.name]) << i;
+    EXPECT_EQ(x.duration_ns, y.duration_ns) << i;
+    EXPECT_EQ(x.grid, y.grid) << i;
+    EXPECT_EQ(a.stages[x.stage], b.stages[y.stage]) << i;
+    EXPECT_EQ(a.processes[x.process], b.processes[y.process]) << i;
+    ASSERT_EQ(x.metrics_count, y.metrics_count) << i;
+    for (std::uint32_t m = 0; m < x.metrics_count; ++m) {
+      const auto& s = a.metrics_of(x)[m];
+      const auto& t = b.metrics_of(y)[m];
+      EXPECT_EQ(a.metrics[s.id].name, b.metrics[t.id].name);
+      EXPECT_EQ(s.value, t.value);
+    }
+  }
+}
+
+// Reads `bytes` through a file and the streaming reader, with small chunks.
+Status read_streamed(const std::string& bytes, model::Profile& p, std::size_t chunk, std::size_t carry,
+                     const ingest::ReadOptions& options = {}) {
+  test::TempDir dir;
+  dir.write("in.csv", bytes);
+  p.inputs.push_back(model::InputInfo{"in.csv", "ncu-raw-csv", {}});
+  ingest::ReadContext ctx{"in.csv", p, 0, {}, &options};
+  return ingest::read_ncu_raw_csv_file(dir.file("in.csv"), bytes.size(), ctx, chunk, carry);
+}
+
+TEST(NcuRawStream, ChunkedReadingEqualsReadingWhole) {
+  std::string bytes = repeated_qwen(3);  // 1,188 launches, ~4.8 MB
+  for (bool all_metrics : {true, false}) {
+    ingest::ReadOptions options;
+    options.all_metrics = all_metrics;
+    model::Profile whole;
+    ASSERT_TRUE(ingest::read_input_bytes(bytes, "in.csv", whole, options).ok());
+    for (std::size_t chunk : {4093u, 65536u, 1u << 20}) {
+      model::Profile streamed;
+      Status s = read_streamed(bytes, streamed, chunk, 1 << 16, options);
+      ASSERT_TRUE(s.ok()) << s.error().to_string();
+      EXPECT_EQ(streamed.launches.size(), 1188u);
+      expect_same_launches(whole, streamed);
+      ASSERT_EQ(streamed.devices.size(), 1u);
+      EXPECT_EQ(streamed.devices[0].name, "NVIDIA H100 80GB HBM3");
+    }
+  }
+}
+
+TEST(NcuRawStream, ErrorsAndWarningsKeepTheirLineNumbers) {
+  std::string bytes = repeated_qwen(4);  // rows at lines 3 .. 1586
+  std::string bad = bytes;
+  std::size_t row = line_start(bad, 1500);
+  bad.replace(row, bad.find(',', row) - row, "\"x\"");  // that row's ID
+  model::Profile p;
+  Status s = read_streamed(bad, p, 10007, 1 << 16);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().to_string(), "in.csv:1500: column 'ID': expected an integer, got 'x'");
+
+  model::Profile cut;
+  ASSERT_TRUE(read_streamed(bytes.substr(0, bytes.size() - 100), cut, 10007, 1 << 16).ok());
+  EXPECT_EQ(cut.launches.size(), 396u * 4 - 1);
+  ASSERT_EQ(cut.inputs[0].warnings.size(), 1u);
+  EXPECT_EQ(cut.inputs[0].warnings[0].line, 1586);
+}
+
+TEST(NcuRawStream, QuotedLineBreaksAndConsoleLinesAtChunkEdges) {
+  // A line break inside a quoted cell of every row (launch__tpc_enabled "all", a text
+  // column) and ncu console lines between rows: chunk edges fall inside both.
+  std::string bytes = repeated_qwen(2);
+  std::size_t replaced = 0;
+  for (std::size_t at = 0; (at = bytes.find(",\"all\",", at)) != std::string::npos; ++replaced) {
+    bytes.replace(at, 7, ",\"a\nll\",");
+  }
+  ASSERT_EQ(replaced, 396u * 2);
+  for (int line : {900, 600, 300}) {
+    bytes.insert(line_start(bytes, line), "==PROF== Profiling \"saxpy\" - 2: 0%....50%....100% - 11 passes\n");
+  }
+  model::Profile whole;
+  ASSERT_TRUE(ingest::read_input_bytes(bytes, "in.csv", whole).ok());
+  EXPECT_EQ(whole.launches.size(), 792u);
+  for (std::size_t chunk : {997u, 4096u, 40000u}) {
+    model::Profile streamed;
+    Status s = read_streamed(bytes, streamed, chunk, 1 << 16);
+    ASSERT_TRUE(s.ok()) << s.error().to_string();
+    expect_same_launches(whole, streamed);
+  }
+}
+
+TEST(NcuRawStream, RowsLongerThanTheCarryAreAnError) {
+  model::Profile p;  // the ~30 KB header fits the first chunk; the ~4 KB rows do not fit the carry
+  Status s = read_streamed(repeated_qwen(1), p, 65536, 2048);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("a record longer than 2048 bytes"), std::string::npos) << s.error().to_string();
+}
+
+TEST(NcuRawStream, HeaderBeyondTheFirstChunkFallsBackToReadingWhole) {
+  std::string bytes = fixture_bytes("ncu/demo_live_raw_stdout.csv");  // console lines, then the CSV
+  model::Profile whole, streamed;
+  ASSERT_TRUE(ingest::read_input_bytes(bytes, "in.csv", whole).ok());
+  Status s = read_streamed(bytes, streamed, 64, 1 << 16);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  expect_same_launches(whole, streamed);
+}
+
+TEST(NcuRawStream, ReadInputStreamsLargeFiles) {
+  // Over read_input's streaming threshold (32 MB): the result must equal reading it whole.
+  std::string bytes = repeated_qwen(22);
+  ASSERT_GT(bytes.size(), 32u << 20);
+  test::TempDir dir;
+  dir.write("big.csv", bytes);
+  ingest::ReadOptions fields_only;
+  fields_only.all_metrics = false;
+  model::Profile streamed, whole;
+  ASSERT_TRUE(ingest::read_input(dir.file("big.csv"), streamed, fields_only).ok());
+  ASSERT_TRUE(ingest::read_input_bytes(bytes, dir.file("big.csv"), whole, fields_only).ok());
+  EXPECT_EQ(streamed.inputs[0].format, "ncu-raw-csv");
+  EXPECT_EQ(streamed.launches.size(), 396u * 22);
+  expect_same_launches(whole, streamed);
 }
 
 // ---- details page ------------------------------------------------------------------------

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <cstring>
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
+#if defined(__x86_64__) || defined(__SSE2__)
+#include <immintrin.h>
 #endif
 
 namespace kernlens::ingest {
@@ -16,34 +16,15 @@ struct BlockMasks {
   std::uint64_t quote = 0, comma = 0, newline = 0;
 };
 
-BlockMasks classify(const char* p) {
-  BlockMasks m;
-#if defined(__SSE2__)
-  const __m128i quote = _mm_set1_epi8('"'), comma = _mm_set1_epi8(','), newline = _mm_set1_epi8('\n');
-  for (int i = 0; i < 4; ++i) {
-    __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
-    auto bits = [&](__m128i c) {
-      return static_cast<std::uint64_t>(static_cast<std::uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, c))))
-             << (16 * i);
-    };
-    m.quote |= bits(quote);
-    m.comma |= bits(comma);
-    m.newline |= bits(newline);
-  }
+#if defined(__GNUC__)
+#define KERNLENS_INLINE inline __attribute__((always_inline))
 #else
-  for (int i = 0; i < 64; ++i) {
-    std::uint64_t bit = std::uint64_t{1} << i;
-    if (p[i] == '"') m.quote |= bit;
-    if (p[i] == ',') m.comma |= bit;
-    if (p[i] == '\n') m.newline |= bit;
-  }
+#define KERNLENS_INLINE inline
 #endif
-  return m;
-}
 
 // Bit i of the result is the XOR of bits 0..i: 1 from an opening quote up to (not
 // including) its closing quote. Doubled quotes toggle twice and so stay inside.
-std::uint64_t prefix_xor(std::uint64_t x) {
+KERNLENS_INLINE std::uint64_t prefix_xor_shifts(std::uint64_t x) {
   x ^= x << 1;
   x ^= x << 2;
   x ^= x << 4;
@@ -52,6 +33,89 @@ std::uint64_t prefix_xor(std::uint64_t x) {
   x ^= x << 32;
   return x;
 }
+
+// The baseline: SSE2 compares 16 bytes at a time (or plain C++ off x86).
+struct BaselineIsa {
+  static KERNLENS_INLINE BlockMasks classify(const char* p) {
+    BlockMasks m;
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), comma = _mm_set1_epi8(','), newline = _mm_set1_epi8('\n');
+    for (int i = 0; i < 4; ++i) {
+      __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+      auto bits = [&](__m128i c) {
+        return static_cast<std::uint64_t>(static_cast<std::uint16_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, c))))
+               << (16 * i);
+      };
+      m.quote |= bits(quote);
+      m.comma |= bits(comma);
+      m.newline |= bits(newline);
+    }
+#else
+    for (int i = 0; i < 64; ++i) {
+      std::uint64_t bit = std::uint64_t{1} << i;
+      if (p[i] == '"') m.quote |= bit;
+      if (p[i] == ',') m.comma |= bit;
+      if (p[i] == '\n') m.newline |= bit;
+    }
+#endif
+    return m;
+  }
+  static KERNLENS_INLINE std::uint64_t prefix_xor(std::uint64_t x) { return prefix_xor_shifts(x); }
+};
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define KERNLENS_AVX2_TARGET __attribute__((target("avx2,pclmul,popcnt,bmi,bmi2,lzcnt")))
+// AVX2 compares 32 bytes at a time; a carry-less multiply by all ones is the prefix XOR.
+struct Avx2Isa {
+  static inline KERNLENS_AVX2_TARGET BlockMasks classify(const char* p) {
+    const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
+    auto bits = [&](char c) KERNLENS_AVX2_TARGET {
+      const __m256i v = _mm256_set1_epi8(c);
+      auto l = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, v)));
+      auto h = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)));
+      return std::uint64_t{l} | std::uint64_t{h} << 32;
+    };
+    return BlockMasks{bits('"'), bits(','), bits('\n')};
+  }
+  static inline KERNLENS_AVX2_TARGET std::uint64_t prefix_xor(std::uint64_t x) {
+    const __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),
+                                                 _mm_set1_epi8(static_cast<char>(0xFF)), 0);
+    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(product));
+  }
+};
+
+#define KERNLENS_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx2,pclmul,popcnt,bmi,bmi2,lzcnt")))
+// AVX-512BW compares all 64 bytes at once, straight into bit masks.
+struct Avx512Isa {
+  static inline KERNLENS_AVX512_TARGET BlockMasks classify(const char* p) {
+    const __m512i v = _mm512_loadu_si512(p);
+    return BlockMasks{_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')),
+                      _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(',')),
+                      _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\n'))};
+  }
+  static inline KERNLENS_AVX512_TARGET std::uint64_t prefix_xor(std::uint64_t x) {
+    const __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),
+                                                 _mm_set1_epi8(static_cast<char>(0xFF)), 0);
+    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(product));
+  }
+};
+
+bool cpu_has_avx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+                          __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") &&
+                          __builtin_cpu_supports("bmi2");
+  return has;
+}
+
+bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+                          __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") &&
+                          __builtin_cpu_supports("bmi2");
+  return has;
+}
+#endif
 
 std::uint64_t bits_below(unsigned n) { return n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1; }
 
@@ -88,19 +152,25 @@ void CsvScanner::skip_line() {
 
 void CsvScanner::select_fields(std::vector<std::size_t> indices) { selected_ = std::move(indices); }
 
-// The text of the field data_[begin, end) holding `quotes` quote characters.
-inline std::string_view CsvScanner::field_text(std::size_t begin, std::size_t end, std::uint64_t quotes,
-                                               bool ends_line) {
+// The text of the field data_[begin, end). Fields are short: counting their quotes here is
+// cheaper than tracking quote counts for every separator in the scan.
+inline std::string_view CsvScanner::field_text(std::size_t begin, std::size_t end, bool ends_line) {
   std::string_view raw(data_.data() + begin, end - begin);
   if (ends_line && !raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
-  if (quotes == 0 || raw.empty() || raw.front() != '"') return raw;  // unquoted (stray quotes kept)
+  if (raw.empty() || raw.front() != '"') return raw;  // unquoted (stray quotes kept as text)
+  std::size_t quotes = 0;
+  for (char c : raw) quotes += c == '"';
   if (quotes == 2 && raw.size() >= 2 && raw.back() == '"') return raw.substr(1, raw.size() - 2);
   return unescape(raw);
 }
 
 // Doubled quotes to undo, or text after the closing quote ("ab"c -> ab"c, lenient).
-std::string_view CsvScanner::unescape(std::string_view raw) {
-  std::string& copy = owned_.emplace_back();
+// Rare: kept out of line so the scan loops stay small.
+__attribute__((noinline)) std::string_view CsvScanner::unescape(std::string_view raw) {
+  // Reuse the strings of earlier records (their capacity stays): no allocation per row.
+  if (owned_used_ == owned_.size()) owned_.emplace_back();
+  std::string& copy = owned_[owned_used_++];
+  copy.clear();
   copy.reserve(raw.size());
   bool inside = false;
   for (std::size_t i = 0; i < raw.size(); ++i) {
@@ -120,10 +190,14 @@ std::string_view CsvScanner::unescape(std::string_view raw) {
   return copy;
 }
 
-bool CsvScanner::next(CsvRecord& rec) {
+// The scan loop, instantiated once per instruction set below. The entry points are
+// `flatten`: everything is inlined into them, so the AVX2 one is compiled for AVX2 whole
+// (a default-target function may not inline AVX2 code, but an AVX2 one may inline it all).
+template <class Isa>
+bool CsvScanner::scan(CsvRecord& rec) {
   const bool all = selected_.empty();
   if (all) rec.fields.clear();
-  owned_.clear();
+  owned_used_ = 0;
   if (pos_ >= data_.size()) return false;
   rec.line = line_;
   rec.closed = true;
@@ -131,18 +205,16 @@ bool CsvScanner::next(CsvRecord& rec) {
   const std::size_t size = data_.size();
   std::size_t field_begin = pos_;
   std::size_t field_index = 0;
-  std::size_t next_selected = 0;        // position in selected_
-  std::uint64_t quotes_before = 0;      // quotes between the record start and the current block
-  std::uint64_t field_quotes_at = 0;    // quotes before the current field
-  std::uint64_t newlines_inside = 0;    // line breaks inside quotes, for line counting
-  std::uint64_t inside_carry = 0;       // all ones when the previous block ended inside quotes
-  auto emit = [&](std::size_t end, std::uint64_t quotes_at, bool line_end) {
+  std::size_t next_selected = 0;       // position in selected_
+  std::uint64_t newlines_inside = 0;   // line breaks inside quotes, for line counting
+  std::uint64_t inside_carry = 0;      // all ones when the previous block ended inside quotes
+  auto emit = [&](std::size_t end, bool line_end) {
     if (all) {
-      rec.fields.push_back(field_text(field_begin, end, quotes_at - field_quotes_at, line_end));
+      rec.fields.push_back(field_text(field_begin, end, line_end));
     } else {
       if (rec.fields.size() <= field_index) rec.fields.resize(field_index + 1);
       if (next_selected < selected_.size() && selected_[next_selected] == field_index) {
-        rec.fields[field_index] = field_text(field_begin, end, quotes_at - field_quotes_at, line_end);
+        rec.fields[field_index] = field_text(field_begin, end, line_end);
         ++next_selected;
       }
     }
@@ -157,23 +229,20 @@ bool CsvScanner::next(CsvRecord& rec) {
       std::memcpy(tail, block, valid);
       block = tail;
     }
-    BlockMasks m = classify(block);
+    BlockMasks m = Isa::classify(block);
     const std::uint64_t in_range = bits_below(static_cast<unsigned>(valid));
-    m.quote &= in_range;
-    const std::uint64_t inside = prefix_xor(m.quote) ^ inside_carry;
+    const std::uint64_t inside = Isa::prefix_xor(m.quote & in_range) ^ inside_carry;
     inside_carry = static_cast<std::uint64_t>(static_cast<std::int64_t>(inside) >> 63);
-    std::uint64_t structural = (m.comma | m.newline) & ~inside & in_range;
+    const std::uint64_t line_ends = m.newline & ~inside & in_range;
+    std::uint64_t structural = (m.comma & ~inside & in_range) | line_ends;
     newlines_inside += static_cast<std::uint64_t>(std::popcount(m.newline & inside & in_range));
-    if (!all && !(structural & m.newline) && structural) {
+    if (!all && !line_ends && structural) {
       // No line end here: skip the block whole unless a selected field ends in it.
       const auto fields_here = static_cast<std::size_t>(std::popcount(structural));
       const std::size_t want = next_selected < selected_.size() ? selected_[next_selected] : SIZE_MAX;
       if (field_index + fields_here <= want) {
-        const unsigned last = 63u - static_cast<unsigned>(std::countl_zero(structural));
         field_index += fields_here;
-        field_begin = base + last + 1;
-        field_quotes_at = quotes_before + static_cast<std::uint64_t>(std::popcount(m.quote & bits_below(last)));
-        quotes_before += static_cast<std::uint64_t>(std::popcount(m.quote));
+        field_begin = base + 64 - static_cast<unsigned>(std::countl_zero(structural));
         continue;
       }
     }
@@ -181,10 +250,8 @@ bool CsvScanner::next(CsvRecord& rec) {
       const unsigned bit = static_cast<unsigned>(std::countr_zero(structural));
       structural &= structural - 1;
       const std::size_t end = base + bit;
-      const std::uint64_t quotes_at =
-          quotes_before + static_cast<std::uint64_t>(std::popcount(m.quote & bits_below(bit)));
-      const bool line_end = data_[end] == '\n';
-      emit(end, quotes_at, line_end);
+      const bool line_end = (line_ends >> bit) & 1;
+      emit(end, line_end);
       if (line_end) {
         const std::uint64_t later_inside = static_cast<std::uint64_t>(
             std::popcount(m.newline & inside & in_range & ~bits_below(bit)));
@@ -194,17 +261,34 @@ bool CsvScanner::next(CsvRecord& rec) {
         return true;
       }
       field_begin = end + 1;
-      field_quotes_at = quotes_at;
     }
-    quotes_before += static_cast<std::uint64_t>(std::popcount(m.quote));
   }
   // The data ended without a line break: the last field runs to the end.
-  emit(size, quotes_before, false);
+  emit(size, false);
   if (!all) rec.fields.resize(field_index);
   rec.closed = inside_carry == 0;
   line_ += static_cast<std::int64_t>(newlines_inside);
   pos_ = size;
   return true;
 }
+
+__attribute__((flatten)) bool CsvScanner::next_baseline(CsvRecord& rec) { return scan<BaselineIsa>(rec); }
+
+#if defined(__x86_64__) && defined(__GNUC__)
+KERNLENS_AVX2_TARGET __attribute__((flatten)) bool CsvScanner::next_avx2(CsvRecord& rec) {
+  return scan<Avx2Isa>(rec);
+}
+
+KERNLENS_AVX512_TARGET __attribute__((flatten)) bool CsvScanner::next_avx512(CsvRecord& rec) {
+  return scan<Avx512Isa>(rec);
+}
+
+bool CsvScanner::next(CsvRecord& rec) {
+  if (cpu_has_avx512()) return next_avx512(rec);
+  return cpu_has_avx2() ? next_avx2(rec) : next_baseline(rec);
+}
+#else
+bool CsvScanner::next(CsvRecord& rec) { return next_baseline(rec); }
+#endif
 
 }  // namespace kernlens::ingest

@@ -6,7 +6,9 @@
 // lines (ncu's ==PROF== progress) — and speed: an Nsight Compute raw page has ~600 short
 // fields per row. The scan classifies 64 bytes at a time with SIMD compares, tracks quoted
 // regions with a prefix XOR (simdjson's technique), and visits only field separators and
-// line ends. Fields are views into the input; only fields with doubled quotes are copied.
+// line ends (with AVX2 or AVX-512 and a carry-less multiply where the CPU has them, chosen
+// at run time).
+// Fields are views into the input; only fields with doubled quotes are copied.
 #pragma once
 
 #include <cstdint>
@@ -49,7 +51,12 @@ class CsvScanner {
   void select_fields(std::vector<std::size_t> indices);
 
  private:
-  std::string_view field_text(std::size_t begin, std::size_t end, std::uint64_t quotes, bool ends_line);
+  template <class Isa>
+  bool scan(CsvRecord& rec);
+  bool next_baseline(CsvRecord& rec);
+  bool next_avx2(CsvRecord& rec);    // x86-64 with AVX2 and PCLMUL, chosen at run time
+  bool next_avx512(CsvRecord& rec);  // ... and with AVX-512BW
+  std::string_view field_text(std::size_t begin, std::size_t end, bool ends_line);
   std::string_view unescape(std::string_view raw);
 
   std::string_view data_;
@@ -57,6 +64,7 @@ class CsvScanner {
   std::int64_t line_;
   std::vector<std::size_t> selected_;  // empty: all fields
   std::deque<std::string> owned_;  // unescaped copies; a deque keeps addresses stable
+  std::size_t owned_used_ = 0;     // those in use by the current record
 };
 
 // Skips a UTF-8 byte order mark.

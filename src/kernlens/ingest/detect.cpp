@@ -19,7 +19,7 @@ namespace {
 constexpr std::array kFormats = {
     FormatInfo{"ncu-details-csv", "Nsight Compute details page CSV", &read_ncu_details_csv},
     FormatInfo{"ncu-summary-csv", "Nsight Compute summary CSV", &read_ncu_summary_csv},
-    FormatInfo{"ncu-raw-csv", "Nsight Compute raw page CSV", &read_ncu_raw_csv},
+    FormatInfo{"ncu-raw-csv", "Nsight Compute raw page CSV", &read_ncu_raw_csv, &read_ncu_raw_csv_file},
 };
 
 // A CSV page is recognised by columns its header must have. First match wins.

@@ -14,6 +14,7 @@ struct FormatInfo {
   std::string_view id;           // stable id used in JSON output ("ncu-raw-csv")
   std::string_view description;  // for people ("Nsight Compute raw page CSV")
   ReadFn read;
+  ReadFileFn read_file = nullptr;  // streams large plain files, when the format can
 };
 
 // Every format kernlens reads, in detection order.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kernlens/common/chunk_reader.h"
+#include "kernlens/common/file.h"
 #include "kernlens/common/memory.h"
 #include "kernlens/common/numeric.h"
 #include "kernlens/ingest/csv.h"
@@ -80,148 +82,149 @@ bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-class RawReader {
+// Which columns a row is read for and how, computed once from the header and units rows.
+struct RawLayout {
+  std::size_t width = 0;
+  std::vector<std::string> names;  // header, for messages
+  std::vector<ColumnPlan> plan;
+  std::vector<std::pair<std::size_t, const DeviceAttributeColumn*>> device_plan;
+  std::vector<std::size_t> decoded;  // every column a row is read for, ascending
+};
+
+RawLayout make_layout(const ColumnMap& columns, const std::vector<std::string>& units,
+                      const NcuLaunchColumns& identity, ReadContext& ctx) {
+  static constexpr std::array<std::string_view, 13> kIdentityColumns = {
+      "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
+      "Block Size", "Grid Size", "Device", "CC", "thread Domain:Push/Pop_Range",
+      "Id:Domain:Start/Stop_Range"};
+  RawLayout layout;
+  layout.width = columns.size();
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    const std::string& name = columns.name(i);
+    layout.names.push_back(name);
+    bool is_identity = false;
+    for (auto id : kIdentityColumns) is_identity = is_identity || starts_with(name, id);
+    if (is_identity) continue;
+    if (starts_with(name, "device__attribute_")) {
+      for (const auto& d : kDeviceAttributeColumns) {
+        if (d.column == name) layout.device_plan.push_back({i, &d});
+      }
+      continue;
+    }
+    std::string_view unit = i < units.size() ? std::string_view(units[i]) : std::string_view();
+    model::UnitScale scale = model::to_base_unit(unit);
+    ColumnPlan plan;
+    plan.index = i;
+    plan.pow10 = scale.pow10;
+    plan.field = ncu_named_field(name);
+    plan.keep_metric = ctx.wants_metric(name);
+    plan.numeric = !unit.empty() || plan.field != NcuNamedField::kNone;
+    if (!plan.keep_metric && plan.field == NcuNamedField::kNone) continue;
+    if (plan.keep_metric) plan.metric = ctx.profile.metrics.intern(name, scale.base_unit);
+    layout.plan.push_back(plan);
+  }
+  // One duration column is enough: ncu writes .avg, .max, .min and .sum, equal for a launch.
+  bool have_duration = false;
+  for (std::string_view preferred : {"gpu__time_duration.sum", "gpu__time_duration.avg", "gpu__time_duration"}) {
+    for (auto& plan : layout.plan) {
+      if (plan.field != NcuNamedField::kDuration || layout.names[plan.index] != preferred) continue;
+      if (have_duration) plan.field = NcuNamedField::kNone;
+      have_duration = true;
+    }
+  }
+  layout.plan.erase(std::remove_if(layout.plan.begin(), layout.plan.end(),
+                                   [](const ColumnPlan& p) { return !p.keep_metric && p.field == NcuNamedField::kNone; }),
+                    layout.plan.end());
+  // Device columns are not decoded row by row: a device's first row is read again whole.
+  layout.decoded = identity.indices();
+  for (const auto& plan : layout.plan) layout.decoded.push_back(plan.index);
+  std::sort(layout.decoded.begin(), layout.decoded.end());
+  layout.decoded.erase(std::unique(layout.decoded.begin(), layout.decoded.end()), layout.decoded.end());
+  return layout;
+}
+
+// Reads data rows (no header) into ctx.profile, one window of a file at a time.
+class RowParser {
  public:
-  RawReader(std::string_view bytes, ReadContext& ctx) : bytes_(bytes), ctx_(ctx) {}
+  RowParser(const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx, std::size_t file_bytes)
+      : layout_(layout), ctx_(ctx), identity_(columns, ctx), file_bytes_(file_bytes) {}
 
-  Status read() {
-    auto header_at = find_ncu_header(bytes_);
-    if (!header_at) {
-      return ctx_.error(0, "not an Nsight Compute raw CSV: no header row with a 'Kernel Name' column");
-    }
-    CsvScanner scanner(bytes_.substr(header_at->offset), header_at->line);
+  struct Outcome {
+    Status status = ok_status();
+    std::size_t consumed = 0;  // bytes of the region read; the rest is a record cut short
+    std::int64_t next_line = 0;
+  };
+
+  // Reads the rows of `region`, whose first line is `first_line` and which starts at byte
+  // `file_offset` of the file. When `last` is false the region was cut off: a record not
+  // ended by a line break is left for the next region. When it is true, a last row cut
+  // short is a warning (the file is truncated).
+  Outcome parse(std::string_view region, std::int64_t first_line, std::uint64_t file_offset, bool last) {
+    Outcome out;
+    CsvScanner scanner(region, first_line);
+    scanner.select_fields(layout_.decoded);
     CsvRecord rec;
-    scanner.next(rec);
-    if (!rec.closed || scanner.at_end()) {
-      return ctx_.error(rec.line, "the file ends in the header row: it is truncated or holds no launches");
-    }
-    ColumnMap columns(rec.fields);
-    NcuLaunchColumns identity(columns, ctx_);
-    const std::size_t width = columns.size();
-    for (std::size_t i = 0; i < width; ++i) header_names_.push_back(columns.name(i));
-
-    std::size_t first_row_at = scanner.offset();
-    if (!next_ncu_row(scanner, rec)) return ctx_.error(scanner.line(), "no launches after the header row");
-    std::vector<std::string> units;
-    const bool has_units = is_units_row(rec, columns);
-    if (has_units) {
-      if (auto s = check_width(rec, width, scanner); !s) return s;
-      units.assign(rec.fields.begin(), rec.fields.end());
-      first_row_at = scanner.offset();
-    } else {
-      ctx_.warn(rec.line,
-                "no units row after the header: numbers are taken as base units (ns, byte); "
-                "export with `--page raw --csv` to keep it");
-    }
-    plan_columns(columns, units);
-    scanner.select_fields(decoded_columns(identity));
-
-    bool pending = !has_units;  // without a units row, `rec` already holds the first launch
-    std::size_t rows = 0;
-    while (pending || next_ncu_row(scanner, rec)) {
-      pending = false;
-      if (rec.fields.size() != width || !rec.closed) {
-        if (is_truncated_last(rec, scanner)) {
+    const bool ends_with_break = !region.empty() && region.back() == '\n';
+    while (!scanner.at_end()) {
+      const std::size_t start = scanner.offset();
+      const std::int64_t start_line = scanner.line();
+      if (scanner.peek_byte() == '=' && is_ncu_console_line(scanner.peek_line())) {
+        if (!last && region.find('\n', start) == std::string_view::npos) return stop_at(out, start, start_line);
+        scanner.skip_line();
+        continue;
+      }
+      scanner.next(rec);
+      const bool whole = rec.closed && (!scanner.at_end() || ends_with_break);
+      if (!last && !whole) return stop_at(out, start, start_line);
+      if (is_blank_record(rec)) continue;
+      if (rec.fields.size() != layout_.width || !rec.closed) {
+        if (last && scanner.at_end()) {
           ctx_.warn(rec.line, "the last row is cut short (" + std::to_string(rec.fields.size()) +
-                                  " of " + std::to_string(width) +
+                                  " of " + std::to_string(layout_.width) +
                                   " fields): the file is truncated; that launch is ignored");
           break;
         }
-        return ctx_.error(rec.line, "row has " + std::to_string(rec.fields.size()) +
-                                        " fields, the header has " + std::to_string(width));
+        out.status = ctx_.error(rec.line, "row has " + std::to_string(rec.fields.size()) +
+                                              " fields, the header has " + std::to_string(layout_.width));
+        return out;
       }
-      if (auto s = read_launch(rec, identity); !s) return s;
-      if (rows == 0) reserve_for(bytes_.size() - header_at->offset, scanner.offset() - first_row_at);
-      if (++rows % 4096 == 0 && ctx_.progress) ctx_.progress(header_at->offset + scanner.offset());
-    }
-    if (rows == 0) return ctx_.error(scanner.line(), "no launches after the header row");
-    return ok_status();
-  }
-
- private:
-  static bool is_truncated_last(const CsvRecord& rec, const CsvScanner& scanner) {
-    return !rec.closed || scanner.at_end();
-  }
-
-  Status check_width(const CsvRecord& rec, std::size_t width, const CsvScanner& scanner) const {
-    if (rec.fields.size() == width && rec.closed) return ok_status();
-    if (is_truncated_last(rec, scanner)) {
-      return ctx_.error(rec.line, "the file ends in the units row: it is truncated or holds no launches");
-    }
-    return ctx_.error(rec.line, "units row has " + std::to_string(rec.fields.size()) +
-                                    " fields, the header has " + std::to_string(width));
-  }
-
-  // The units row leaves the identity columns (ID, Kernel Name, ...) empty.
-  static bool is_units_row(const CsvRecord& rec, const ColumnMap& columns) {
-    for (auto name : {"Kernel Name", "ID"}) {
-      auto col = columns.find(name);
-      if (col && *col < rec.fields.size() && !trim(rec.fields[*col]).empty()) return false;
-    }
-    return true;
-  }
-
-  void plan_columns(const ColumnMap& columns, const std::vector<std::string>& units) {
-    static constexpr std::array<std::string_view, 13> kIdentityColumns = {
-        "ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-        "Block Size", "Grid Size", "Device", "CC", "thread Domain:Push/Pop_Range",
-        "Id:Domain:Start/Stop_Range"};
-    for (std::size_t i = 0; i < columns.size(); ++i) {
-      const std::string& name = columns.name(i);
-      bool identity = false;
-      for (auto id : kIdentityColumns) identity = identity || starts_with(name, id);
-      if (identity) continue;
-      if (starts_with(name, "device__attribute_")) {
-        for (const auto& d : kDeviceAttributeColumns) {
-          if (d.column == name) device_plan_.push_back({i, &d});
-        }
-        continue;
+      if (Status s = read_launch(rec, region.substr(start, scanner.offset() - start)); !s) {
+        out.status = s;
+        return out;
       }
-      std::string_view unit = i < units.size() ? std::string_view(units[i]) : std::string_view();
-      model::UnitScale scale = model::to_base_unit(unit);
-      ColumnPlan plan;
-      plan.index = i;
-      plan.pow10 = scale.pow10;
-      plan.field = ncu_named_field(name);
-      plan.keep_metric = ctx_.wants_metric(name);
-      plan.numeric = !unit.empty() || plan.field != NcuNamedField::kNone;
-      if (!plan.keep_metric && plan.field == NcuNamedField::kNone) continue;
-      if (plan.keep_metric) plan.metric = ctx_.profile.metrics.intern(name, scale.base_unit);
-      plan_.push_back(plan);
+      if (rows_++ == 0) reserve_for(scanner.offset() - start);
+      if (rows_ % 4096 == 0 && ctx_.progress) ctx_.progress(file_offset + scanner.offset());
     }
-  }
-
-  // Every column a row is read for, ascending: the scanner skips the rest.
-  std::vector<std::size_t> decoded_columns(const NcuLaunchColumns& identity) const {
-    std::vector<std::size_t> out = identity.indices();
-    for (const auto& plan : plan_) out.push_back(plan.index);
-    for (const auto& [index, column] : device_plan_) out.push_back(index);
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
+    out.consumed = region.size();
+    out.next_line = scanner.line();
     return out;
   }
 
-  Status read_launch(const CsvRecord& rec, NcuLaunchColumns& identity) {
+  std::size_t rows() const { return rows_; }
+
+ private:
+  static Outcome stop_at(Outcome& out, std::size_t offset, std::int64_t line) {
+    out.consumed = offset;
+    out.next_line = line;
+    return out;
+  }
+
+  Status read_launch(const CsvRecord& rec, std::string_view row_text) {
     model::Launch launch;
-    if (auto s = identity.fill(rec, launch); !s) return s;
-    if (launch.device_ordinal >= 0 && !device_seen(launch.device_ordinal)) {
-      model::Device& d = ctx_.profile.device(launch.device_ordinal);
-      for (const auto& [index, column] : device_plan_) {
-        set_device_field(d, column->field, rec.fields[index], parse_ncu_number(rec.fields[index], column->pow10));
-      }
-    }
-    for (const ColumnPlan& plan : plan_) {
+    if (auto s = identity_.fill(rec, launch); !s) return s;
+    if (launch.device_ordinal >= 0 && !device_seen(launch.device_ordinal)) read_device(row_text, launch);
+    for (const ColumnPlan& plan : layout_.plan) {
       std::string_view cell = rec.fields[plan.index];
       NcuNumber n = parse_ncu_number(cell, plan.pow10);
       if (n.kind == CellKind::kNoValue) continue;
       if (n.kind == CellKind::kInvalid) {
         if (!plan.numeric) continue;  // a text attribute such as "PolicySpread"
-        return ctx_.error(rec.line, "column '" + column_name(plan) + "': expected a number, got '" +
+        return ctx_.error(rec.line, "column '" + layout_.names[plan.index] + "': expected a number, got '" +
                                         std::string(trim(cell)) + "'");
       }
       if (plan.keep_metric) ctx_.profile.add_metric(launch, {*plan.metric, n.value});
       if (!apply_ncu_named_field(plan.field, n.value, launch, ctx_.profile)) {
-        return ctx_.error(rec.line, "column '" + column_name(plan) + "': value " +
+        return ctx_.error(rec.line, "column '" + layout_.names[plan.index] + "': value " +
                                         std::string(trim(cell)) + " is out of range");
       }
     }
@@ -229,17 +232,28 @@ class RawReader {
     return ok_status();
   }
 
-  std::string column_name(const ColumnPlan& plan) const { return header_names_.at(plan.index); }
+  // A device's properties, from the first row that ran on it (scanned again in full).
+  void read_device(std::string_view row_text, const model::Launch& launch) {
+    CsvScanner scanner(row_text);
+    CsvRecord full;
+    if (!scanner.next(full) || full.fields.size() != layout_.width) return;
+    model::Device& d = ctx_.profile.device(launch.device_ordinal);
+    for (const auto& [index, column] : layout_.device_plan) {
+      set_device_field(d, column->field, full.fields[index], parse_ncu_number(full.fields[index], column->pow10));
+    }
+  }
 
   // Sizes the metric pool and launch list from the first row, so that a big file does not
   // copy them over and over as they grow.
-  void reserve_for(std::size_t bytes_left, std::size_t first_row_bytes) {
+  void reserve_for(std::size_t first_row_bytes) {
     if (first_row_bytes == 0) return;
     // Rows vary in length; reserving half again more costs address space, not memory
     // (capacity that is never written is never faulted in).
-    const std::size_t rows = bytes_left / first_row_bytes * 3 / 2 + 16;
+    const std::size_t rows = file_bytes_ / first_row_bytes * 3 / 2 + 16;
     const std::size_t per_row = ctx_.profile.launches.back().metrics_count;  // before reserve moves it
-    ctx_.profile.launches.reserve(ctx_.profile.launches.size() + rows);
+    auto& launches = ctx_.profile.launches;
+    launches.reserve(launches.size() + rows);
+    advise_huge_pages(launches.data(), launches.capacity() * sizeof(model::Launch));
     auto& pool = ctx_.profile.metric_samples;
     pool.reserve(pool.size() + rows * per_row);
     advise_huge_pages(pool.data(), pool.capacity() * sizeof(model::MetricSample));
@@ -253,18 +267,116 @@ class RawReader {
     return false;
   }
 
-  std::string_view bytes_;
+  const RawLayout& layout_;
   ReadContext& ctx_;
-  std::vector<ColumnPlan> plan_;
-  std::vector<std::pair<std::size_t, const DeviceAttributeColumn*>> device_plan_;
+  NcuLaunchColumns identity_;
+  std::size_t file_bytes_;
+  std::size_t rows_ = 0;
   std::vector<std::int32_t> devices_seen_;
-  std::vector<std::string> header_names_;
 };
+
+// The header and units rows, and where the data rows begin.
+struct RawStart {
+  ColumnMap columns;
+  RawLayout layout;
+  std::size_t rows_at = 0;  // byte offset of the first data row
+  std::int64_t rows_line = 0;
+};
+
+Result<RawStart> read_start(std::string_view bytes, ReadContext& ctx) {
+  auto header_at = find_ncu_header(bytes);
+  if (!header_at) {
+    return ctx.error(0, "not an Nsight Compute raw CSV: no header row with a 'Kernel Name' column");
+  }
+  CsvScanner scanner(bytes.substr(header_at->offset), header_at->line);
+  CsvRecord rec;
+  scanner.next(rec);
+  if (!rec.closed || scanner.at_end()) {
+    return ctx.error(rec.line, "the file ends in the header row: it is truncated or holds no launches");
+  }
+  RawStart start{ColumnMap(rec.fields), {}, 0, 0};
+  // The units row leaves the identity columns (ID, Kernel Name, ...) empty.
+  std::size_t rows_at = scanner.offset();
+  std::int64_t rows_line = scanner.line();
+  if (!next_ncu_row(scanner, rec)) return ctx.error(scanner.line(), "no launches after the header row");
+  bool has_units = true;
+  for (auto name : {"Kernel Name", "ID"}) {
+    auto col = start.columns.find(name);
+    if (col && *col < rec.fields.size() && !trim(rec.fields[*col]).empty()) has_units = false;
+  }
+  std::vector<std::string> units;
+  if (has_units) {
+    if (rec.fields.size() != start.columns.size() || !rec.closed) {
+      if (!rec.closed || scanner.at_end()) {
+        return ctx.error(rec.line, "the file ends in the units row: it is truncated or holds no launches");
+      }
+      return ctx.error(rec.line, "units row has " + std::to_string(rec.fields.size()) +
+                                     " fields, the header has " + std::to_string(start.columns.size()));
+    }
+    units.assign(rec.fields.begin(), rec.fields.end());
+    rows_at = scanner.offset();
+    rows_line = scanner.line();
+  } else {
+    ctx.warn(rec.line,
+             "no units row after the header: numbers are taken as base units (ns, byte); "
+             "export with `--page raw --csv` to keep it");
+  }
+  start.layout = make_layout(start.columns, units, NcuLaunchColumns(start.columns, ctx), ctx);
+  start.rows_at = header_at->offset + rows_at;
+  start.rows_line = rows_line;
+  return start;
+}
+
+Status no_launches_unless(const RowParser& parser, std::int64_t line, ReadContext& ctx) {
+  if (parser.rows() == 0) return ctx.error(line, "no launches after the header row");
+  return ok_status();
+}
 
 }  // namespace
 
 Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx) {
-  return RawReader(bytes, ctx).read();
+  auto start = read_start(bytes, ctx);
+  if (!start) return start.error();
+  RowParser parser(start->layout, start->columns, ctx, bytes.size());
+  auto out = parser.parse(bytes.substr(start->rows_at), start->rows_line, start->rows_at, true);
+  if (!out.status) return out.status;
+  return no_launches_unless(parser, start->rows_line, ctx);
+}
+
+Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
+  return read_ncu_raw_csv_file(path, file_bytes, ctx, 1 << 20, 16 << 20);
+}
+
+Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
+                             std::size_t chunk_bytes, std::size_t carry_bytes) {
+  auto reader = ChunkReader::open(path, chunk_bytes, carry_bytes);
+  if (!reader) return reader.error();
+  auto window = (*reader)->next({});
+  if (!window) return window.error();
+  auto start = read_start(*window, ctx);
+  if (!start) {
+    if ((*reader)->at_end()) return start.error();
+    // The header is not within the first chunk (a long console preamble): read it whole.
+    auto buffer = InputBuffer::open(path);
+    if (!buffer) return buffer.error();
+    return read_ncu_raw_csv(buffer->bytes(), ctx);
+  }
+  RowParser parser(start->layout, start->columns, ctx, static_cast<std::size_t>(file_bytes));
+  std::string_view region = window->substr(start->rows_at);
+  std::int64_t line = start->rows_line;
+  std::uint64_t offset = start->rows_at;
+  while (true) {
+    const bool last = (*reader)->at_end();
+    auto out = parser.parse(region, line, offset, last);
+    if (!out.status) return out.status;
+    if (last) break;
+    line = out.next_line;
+    offset = (*reader)->offset() - (region.size() - out.consumed);
+    auto next = (*reader)->next(region.substr(out.consumed));
+    if (!next) return ctx.error(line, "cannot read the row: " + next.error().message);
+    region = *next;
+  }
+  return no_launches_unless(parser, start->rows_line, ctx);
 }
 
 }  // namespace kernlens::ingest

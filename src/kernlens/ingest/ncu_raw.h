@@ -3,6 +3,8 @@
 // One row per launch; every numeric column becomes a metric in base units.
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "kernlens/ingest/reader.h"
@@ -10,5 +12,13 @@
 namespace kernlens::ingest {
 
 Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx);
+
+// The same, streaming a large file through a bounded buffer (memory does not grow with the
+// file) while a background thread reads ahead.
+Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
+// With chunk sizes of the caller's choosing (tests use small ones to cross many chunks).
+// A row longer than `carry_bytes` is an error.
+Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
+                             std::size_t chunk_bytes, std::size_t carry_bytes);
 
 }  // namespace kernlens::ingest

@@ -4,6 +4,8 @@
 #include <map>
 #include <unordered_map>
 
+#include <sys/stat.h>
+
 #include "kernlens/common/file.h"
 #include "kernlens/common/progress.h"
 #include "kernlens/ingest/detect.h"
@@ -18,24 +20,53 @@ bool ReadOptions::wants_metric(std::string_view name) const {
   return false;
 }
 
-Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile,
-                        const ReadOptions& options) {
+namespace {
+
+// From this size a plain file whose format can stream is not held whole.
+constexpr std::uint64_t kStreamFrom = 32 << 20;
+constexpr std::size_t kDetectBytes = 1 << 20;
+
+// Records the input, then runs `read` with a context and a progress bar over `bytes` bytes.
+template <class ReadWith>
+Status run_reader(const std::string& path, model::Profile& profile, const ReadOptions& options,
+                  const FormatInfo& format, std::uint64_t bytes, ReadWith read) {
   auto index = static_cast<std::uint32_t>(profile.inputs.size());
-  profile.inputs.push_back(model::InputInfo{path, "", {}});
-  Detection detected = detect_format(bytes);
-  if (!detected.format) {
-    return make_error(path, detected.line,
-                      detected.line ? detected.why : "unrecognised format: " + detected.why);
-  }
-  profile.inputs[index].format = std::string(detected.format->id);
-  ProgressBar bar("reading " + path, bytes.size());
+  profile.inputs.push_back(model::InputInfo{path, std::string(format.id), {}});
+  ProgressBar bar("reading " + path, bytes);
   ReadContext ctx{path, profile, index, [&bar](std::uint64_t done) { bar.update(done); }, &options};
-  Status status = detected.format->read(bytes, ctx);
+  Status status = read(ctx);
   bar.finish();
   return status;
 }
 
+}  // namespace
+
+Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile,
+                        const ReadOptions& options) {
+  Detection detected = detect_format(bytes);
+  if (!detected.format) {
+    profile.inputs.push_back(model::InputInfo{path, "", {}});
+    return make_error(path, detected.line,
+                      detected.line ? detected.why : "unrecognised format: " + detected.why);
+  }
+  return run_reader(path, profile, options, *detected.format, bytes.size(),
+                    [&](ReadContext& ctx) { return detected.format->read(bytes, ctx); });
+}
+
 Status read_input(const std::string& path, model::Profile& profile, const ReadOptions& options) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<std::uint64_t>(st.st_size) >= kStreamFrom) {
+    auto head = read_file_head(path, kDetectBytes);
+    if (!head) return head.error();
+    Detection detected = is_gzip(*head) ? Detection{} : detect_format(*head);
+    if (detected.format && detected.format->read_file) {
+      const auto size = static_cast<std::uint64_t>(st.st_size);
+      return run_reader(path, profile, options, *detected.format, size, [&](ReadContext& ctx) {
+        return detected.format->read_file(path, size, ctx);
+      });
+    }
+  }
   auto buffer = InputBuffer::open(path);
   if (!buffer) return buffer.error();
   return read_input_bytes(buffer->bytes(), path, profile, options);

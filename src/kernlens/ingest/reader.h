@@ -45,6 +45,8 @@ struct ReadContext {
 };
 
 using ReadFn = Status (*)(std::string_view bytes, ReadContext& ctx);
+// A reader that can stream a large file instead of holding it whole.
+using ReadFileFn = Status (*)(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
 
 // Reads one input file (any supported format) into `profile`, recording it in
 // profile.inputs. On error the profile may hold part of the input; callers stop.
