@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Times kernlens against pandas on one big Nsight Compute raw-page CSV, side by side in one
-# run (best of 3 each; the file is read from the page cache every time):
+# run: ROUNDS rounds (default 5), each timing every contender once, so that a noisy host
+# slows all of them alike; the medians are reported (the file is in the page cache):
 #   1. `kernlens analyze FILE --format json -o /dev/null`, wall clock, as users run it
 #      (a reading thread and the parser) and pinned to one CPU;
-#   2. the reader alone from memory on one CPU (Google Benchmark): every metric column
+#   2. the reader alone from memory on one CPU (Google Benchmark, best of 3): every metric column
 #      decoded, and only what `analyze` reads;
 #   3. the peer, pandas: read_csv + groupby('Kernel Name') of the duration, as the issue
 #      names it, and the same with usecols= (the cheapest pandas can do this job).
@@ -11,7 +12,7 @@
 # skips the peer (exit 0) when no python with pandas is found.
 #
 # Usage: scripts/bench_vs_pandas.sh [FILE]
-# Env:   BUILD_DIR (default build/rel; a Release build), KERNLENS_BENCH_RAW_CSV (FILE),
+# Env:   ROUNDS, BUILD_DIR (default build/rel; a Release build), KERNLENS_BENCH_RAW_CSV (FILE),
 #        PYTHON (an interpreter with pandas; default: the first of python3, /usr/bin/python3
 #        that imports it).
 set -euo pipefail
@@ -42,24 +43,74 @@ cat "$file" > /dev/null
 echo "== file: $file ($mb MB)"
 echo "== machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)"
 
-# Best wall time of 3 runs of a command, in seconds.
-best_of_3() {
-  local best_ns= start ns
-  for _ in 1 2 3; do
-    start=$(date +%s%N)
-    "$@" > /dev/null || die "failed: $*"
-    ns=$(($(date +%s%N) - start))
-    if [[ -z $best_ns || $ns -lt $best_ns ]]; then best_ns=$ns; fi
-  done
-  python3 -c "print(f'{$best_ns / 1e9:.3f}')"
+rounds=${ROUNDS:-5}
+# Wall time of one run of a command, in seconds.
+wall() {
+  local start
+  start=$(date +%s%N)
+  "$@" > /dev/null || die "failed: $*"
+  python3 -c "print(f'{($(date +%s%N) - $start) / 1e9:.4f}')"
 }
+median() { python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "$@"; }
 rate() { python3 -c "print(f'{$bytes / 1e6 / $1:.0f} MB/s')"; }
 row() { printf '%-58s %8s s  %s\n' "$1" "$2" "$(rate "$2")"; }
 
-ours=$(best_of_3 "$kernlens" analyze "$file" --format json -o /dev/null)
-ours_1=$(best_of_3 "${one_cpu[@]}" "$kernlens" analyze "$file" --format json -o /dev/null)
+python=
+for candidate in ${PYTHON:-python3 /usr/bin/python3}; do
+  if command -v "$candidate" >/dev/null && "$candidate" -c 'import pandas' 2>/dev/null; then
+    python=$candidate
+    break
+  fi
+done
+# The peer, timed inside Python (no interpreter start, no import: the peer gets the benefit).
+# Each process runs the job twice: the first call is what a fresh script pays; the second,
+# with pandas's memory already faulted in, is pandas at its best, the figure compared.
+peer_code='
+import sys, time
+import pandas as pd
+path, cols = sys.argv[1], sys.argv[2] == "usecols"
+times = []
+for _ in range(2):
+    t0 = time.perf_counter()
+    df = pd.read_csv(path, skiprows=[1], thousands=",",  # row 1 is the units row
+                     usecols=["Kernel Name", "gpu__time_duration.sum"] if cols else None)
+    g = df.groupby("Kernel Name")["gpu__time_duration.sum"].agg(["sum", "count"])
+    times.append(time.perf_counter() - t0)
+    del df, g
+print(f"{times[0]:.4f} {times[1]:.4f}")'
+peer() { "$python" -c "$peer_code" "$file" "$1" || die "the pandas peer failed ($python)"; }
+
+ours=() ours_1=() full=() full_fresh=() cols=()
+for ((r = 1; r <= rounds; ++r)); do
+  ours+=("$(wall "$kernlens" analyze "$file" --format json -o /dev/null)")
+  ours_1+=("$(wall "${one_cpu[@]}" "$kernlens" analyze "$file" --format json -o /dev/null)")
+  if [[ -n $python ]]; then
+    read -r first second <<<"$(peer all)"
+    full_fresh+=("$first")
+    full+=("$second")
+    read -r first second <<<"$(peer usecols)"
+    cols+=("$second")
+  fi
+done
+ours=$(median "${ours[@]}")
+ours_1=$(median "${ours_1[@]}")
+echo "== medians of $rounds interleaved rounds"
 row "kernlens analyze --format json" "$ours"
 row "kernlens analyze --format json, one CPU" "$ours_1"
+if [[ -n $python ]]; then
+  version=$("$python" -c 'import pandas; print(pandas.__version__)')
+  full=$(median "${full[@]}")
+  full_fresh=$(median "${full_fresh[@]}")
+  cols=$(median "${cols[@]}")
+  row "pandas $version read_csv + groupby, first call of a process" "$full_fresh"
+  row "pandas $version read_csv + groupby, warm (compared below)" "$full"
+  row "pandas $version read_csv(usecols: 2 columns) + groupby, warm" "$cols"
+  ratio() { python3 -c "print(f'{$1 / $2:.1f}x')"; }
+  echo "kernlens vs read_csv + groupby: $(ratio "$full" "$ours") ($(ratio "$full" "$ours_1") on one CPU);" \
+    "vs the usecols variant: $(ratio "$cols" "$ours") ($(ratio "$cols" "$ours_1") on one CPU)"
+else
+  echo "pandas not installed: peer skipped"
+fi
 
 if [[ -x $bench ]]; then
   json=$(KERNLENS_BENCH_RAW_CSV=$file "${one_cpu[@]}" "$bench" --benchmark_filter='BM_ReadNcuRaw' \
@@ -77,38 +128,3 @@ else
   echo "bench_ncu_raw: $bench not built (needs libbenchmark-dev): skipped"
 fi
 
-python=
-for candidate in ${PYTHON:-python3 /usr/bin/python3}; do
-  if command -v "$candidate" >/dev/null && "$candidate" -c 'import pandas' 2>/dev/null; then
-    python=$candidate
-    break
-  fi
-done
-if [[ -z $python ]]; then
-  echo "pandas not installed: peer skipped"
-  exit 0
-fi
-# Timed inside Python (no interpreter start, no import): the peer gets the benefit.
-peer_code='
-import sys, time
-import pandas as pd
-path = sys.argv[1]
-def best(**kw):
-    t = float("inf")
-    for _ in range(3):
-        t0 = time.perf_counter()
-        df = pd.read_csv(path, skiprows=[1], thousands=",", **kw)  # row 1 is the units row
-        g = df.groupby("Kernel Name")["gpu__time_duration.sum"].agg(["sum", "count"])
-        t = min(t, time.perf_counter() - t0)
-        del df, g
-    return t
-cols = ["Kernel Name", "gpu__time_duration.sum"]
-print(f"{best():.3f} {best(usecols=cols):.3f}")'
-peer=$("$python" -c "$peer_code" "$file") || die "the pandas peer failed ($python)"
-read -r pandas_s pandas_cols_s <<<"$peer"
-version=$("$python" -c 'import pandas; print(pandas.__version__)')
-row "pandas $version read_csv + groupby" "$pandas_s"
-row "pandas $version read_csv(usecols: 2 columns) + groupby" "$pandas_cols_s"
-ratio() { python3 -c "print(f'{$1 / $2:.1f}x')"; }
-echo "kernlens vs read_csv + groupby: $(ratio "$pandas_s" "$ours") ($(ratio "$pandas_s" "$ours_1") on one CPU);" \
-  "vs the usecols variant: $(ratio "$pandas_cols_s" "$ours") ($(ratio "$pandas_cols_s" "$ours_1") on one CPU)"

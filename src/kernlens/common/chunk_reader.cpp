@@ -1,12 +1,20 @@
 #include "kernlens/common/chunk_reader.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
 namespace kernlens {
+
+bool ChunkReader::worth_reading_ahead() {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return true;
+  return CPU_COUNT(&cpus) > 1;
+}
 
 Result<std::unique_ptr<ChunkReader>> ChunkReader::open(const std::string& path, std::size_t chunk_bytes,
                                                        std::size_t carry_bytes, bool read_ahead) {

@@ -37,6 +37,10 @@ class ChunkReader {
   // The previous window's bytes may be overwritten by this call: copy what must outlive it.
   Result<std::string_view> next(std::string_view carry);
 
+  // Whether the process may run on more than one CPU (its affinity, as `taskset` sets it):
+  // reading ahead on a single CPU only adds thread switches.
+  static bool worth_reading_ahead();
+
   // True once a window has included the file's last byte.
   bool at_end() const { return delivered_all_; }
   // Bytes of the file delivered so far (carried tails not counted twice).
