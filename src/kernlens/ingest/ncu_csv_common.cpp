@@ -29,6 +29,28 @@ std::optional<HeaderLocation> find_ncu_header(std::string_view data) {
   return std::nullopt;
 }
 
+Result<NcuHeader> read_ncu_header(std::string_view bytes, std::string_view page,
+                                  std::initializer_list<std::string_view> required, ReadContext& ctx) {
+  auto header_at = find_ncu_header(bytes);
+  if (!header_at) {
+    return ctx.error(0, "not an Nsight Compute " + std::string(page) +
+                            " CSV: no header row with a 'Kernel Name' column");
+  }
+  CsvScanner scanner(bytes.substr(header_at->offset), header_at->line);
+  CsvRecord rec;
+  scanner.next(rec);
+  if (!rec.closed || scanner.at_end()) {
+    return ctx.error(rec.line, "the file ends in the header row: it is truncated or holds no launches");
+  }
+  NcuHeader header{ColumnMap(rec.fields), std::move(scanner), header_at->offset, rec.line};
+  for (std::string_view column : required) {
+    if (!header.columns.find(column)) {
+      return ctx.error(rec.line, "missing column '" + std::string(column) + "'");
+    }
+  }
+  return header;
+}
+
 ColumnMap::ColumnMap(const std::vector<std::string_view>& header) {
   names_.reserve(header.size());
   for (std::size_t i = 0; i < header.size(); ++i) {

@@ -3,6 +3,7 @@
 // columns (name, ids, dimensions, device, NVTX state) common to all pages.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,15 @@ struct HeaderLocation {
 // ==PROF== progress, the program's own output) are skipped. nullopt when there is none.
 std::optional<HeaderLocation> find_ncu_header(std::string_view data);
 
+class ColumnMap;
+struct NcuHeader;
+
+// Finds and reads the header row of an ncu CSV `page` ("raw", "details", "summary") and
+// checks that it has the `required` columns. Errors: no header, a file that ends in it,
+// a missing column (at the header's line).
+Result<NcuHeader> read_ncu_header(std::string_view bytes, std::string_view page,
+                                  std::initializer_list<std::string_view> required, ReadContext& ctx);
+
 class ColumnMap {
  public:
   explicit ColumnMap(const std::vector<std::string_view>& header);
@@ -34,6 +44,13 @@ class ColumnMap {
  private:
   std::vector<std::string> names_;
   std::unordered_map<std::string, std::size_t> index_;
+};
+
+struct NcuHeader {
+  ColumnMap columns;
+  CsvScanner rows;            // positioned on the line after the header
+  std::size_t rows_base = 0;  // byte offset in the file of the scanner's first byte
+  std::int64_t line = 0;      // the header's line
 };
 
 // True for a record that is an empty line.

@@ -16,22 +16,11 @@ class DetailsReader {
   DetailsReader(std::string_view bytes, ReadContext& ctx) : bytes_(bytes), ctx_(ctx) {}
 
   Status read() {
-    auto header_at = find_ncu_header(bytes_);
-    if (!header_at) {
-      return ctx_.error(0, "not an Nsight Compute details CSV: no header row with a 'Kernel Name' column");
-    }
-    CsvScanner scanner(bytes_.substr(header_at->offset), header_at->line);
+    auto header = read_ncu_header(bytes_, "details", {"ID", "Section Name", "Metric Name", "Metric Value"}, ctx_);
+    if (!header) return header.error();
+    const ColumnMap& columns = header->columns;
+    CsvScanner& scanner = header->rows;
     CsvRecord rec;
-    scanner.next(rec);
-    if (!rec.closed || scanner.at_end()) {
-      return ctx_.error(rec.line, "the file ends in the header row: it is truncated or holds no launches");
-    }
-    ColumnMap columns(rec.fields);
-    for (auto required : {"ID", "Section Name", "Metric Name", "Metric Value"}) {
-      if (!columns.find(required)) {
-        return ctx_.error(rec.line, std::string("missing column '") + required + "'");
-      }
-    }
     id_ = *columns.find("ID");
     section_ = *columns.find("Section Name");
     metric_name_ = *columns.find("Metric Name");
@@ -62,7 +51,7 @@ class DetailsReader {
                                         " fields, the header has " + std::to_string(columns.size()));
       }
       if (auto s = read_row(rec, identity); !s) return s;
-      if (++rows % 16384 == 0 && ctx_.progress) ctx_.progress(header_at->offset + scanner.offset());
+      if (++rows % 16384 == 0 && ctx_.progress) ctx_.progress(header->rows_base + scanner.offset());
     }
     if (launch_of_id_.empty()) return ctx_.error(scanner.line(), "no launches after the header row");
     return ok_status();

@@ -284,17 +284,11 @@ struct RawStart {
 };
 
 Result<RawStart> read_start(std::string_view bytes, ReadContext& ctx) {
-  auto header_at = find_ncu_header(bytes);
-  if (!header_at) {
-    return ctx.error(0, "not an Nsight Compute raw CSV: no header row with a 'Kernel Name' column");
-  }
-  CsvScanner scanner(bytes.substr(header_at->offset), header_at->line);
+  auto header = read_ncu_header(bytes, "raw", {}, ctx);
+  if (!header) return header.error();
+  CsvScanner& scanner = header->rows;
   CsvRecord rec;
-  scanner.next(rec);
-  if (!rec.closed || scanner.at_end()) {
-    return ctx.error(rec.line, "the file ends in the header row: it is truncated or holds no launches");
-  }
-  RawStart start{ColumnMap(rec.fields), {}, 0, 0};
+  RawStart start{header->columns, {}, 0, 0};
   // The units row leaves the identity columns (ID, Kernel Name, ...) empty.
   std::size_t rows_at = scanner.offset();
   std::int64_t rows_line = scanner.line();
@@ -322,7 +316,7 @@ Result<RawStart> read_start(std::string_view bytes, ReadContext& ctx) {
              "export with `--page raw --csv` to keep it");
   }
   start.layout = make_layout(start.columns, units, NcuLaunchColumns(start.columns, ctx), ctx);
-  start.rows_at = header_at->offset + rows_at;
+  start.rows_at = header->rows_base + rows_at;
   start.rows_line = rows_line;
   return start;
 }

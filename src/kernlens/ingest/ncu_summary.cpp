@@ -16,22 +16,11 @@ class SummaryReader {
   SummaryReader(std::string_view bytes, ReadContext& ctx) : bytes_(bytes), ctx_(ctx) {}
 
   Status read() {
-    auto header_at = find_ncu_header(bytes_);
-    if (!header_at) {
-      return ctx_.error(0, "not an Nsight Compute summary CSV: no header row with a 'Kernel Name' column");
-    }
-    CsvScanner scanner(bytes_.substr(header_at->offset), header_at->line);
+    auto header = read_ncu_header(bytes_, "summary", {"Invocations", "Metric Name", "Average"}, ctx_);
+    if (!header) return header.error();
+    const ColumnMap& columns = header->columns;
+    CsvScanner& scanner = header->rows;
     CsvRecord rec;
-    scanner.next(rec);
-    if (!rec.closed || scanner.at_end()) {
-      return ctx_.error(rec.line, "the file ends in the header row: it is truncated or holds no kernels");
-    }
-    ColumnMap columns(rec.fields);
-    for (auto required : {"Invocations", "Metric Name", "Average"}) {
-      if (!columns.find(required)) {
-        return ctx_.error(rec.line, std::string("missing column '") + required + "'");
-      }
-    }
     invocations_ = *columns.find("Invocations");
     metric_name_ = *columns.find("Metric Name");
     average_ = *columns.find("Average");
