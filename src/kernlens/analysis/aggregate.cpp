@@ -1,5 +1,7 @@
 #include "kernlens/analysis/aggregate.h"
 
+#include "kernlens/analysis/timeline.h"
+
 #include <algorithm>
 #include <map>
 #include <unordered_map>
@@ -92,7 +94,18 @@ Aggregate aggregate(const model::Profile& profile) {
   StageTree tree;
   std::map<std::int32_t, std::uint64_t> launches_per_device;
 
+  std::unordered_map<model::NameId, std::size_t> memory_row_of_name;
   for (const auto& launch : profile.launches) {
+    if (launch.kind != model::LaunchKind::kKernel) {
+      auto [it, is_new] = memory_row_of_name.try_emplace(launch.name, out.memory_ops.size());
+      if (is_new) out.memory_ops.push_back(MemoryOpRow{launch.name, launch.kind, 0, {}, 0});
+      MemoryOpRow& row = out.memory_ops[it->second];
+      row.count += launch.count;
+      if (auto t = launch.total_duration_ns()) row.total_ns = row.total_ns.value_or(0) + *t;
+      if (row.bytes && launch.bytes >= 0) *row.bytes += launch.bytes * static_cast<std::int64_t>(launch.count);
+      else row.bytes.reset();
+      continue;
+    }
     auto [it, is_new] = row_of_name.try_emplace(launch.name, out.kernels.size());
     if (is_new) {
       out.kernels.push_back(KernelRow{launch.name, 0, 0, {}, {}, {}, {}});
@@ -135,6 +148,12 @@ Aggregate aggregate(const model::Profile& profile) {
   });
   out.totals.unique_kernels = out.kernels.size();
   out.stages = tree.rows();
+  std::sort(out.memory_ops.begin(), out.memory_ops.end(), [&](const MemoryOpRow& a, const MemoryOpRow& b) {
+    double ta = a.total_ns.value_or(-1), tb = b.total_ns.value_or(-1);
+    if (ta != tb) return ta > tb;
+    return profile.names[a.name] < profile.names[b.name];
+  });
+  add_timeline_figures(profile, out);
   return out;
 }
 

@@ -23,6 +23,13 @@ struct KernelRow {
   std::vector<std::pair<std::string, double>> stage_ns;
 };
 
+// Idle time on the GPU inside a stage's extents: the evidence that a stage is launch-bound.
+struct GapStats {
+  std::uint64_t count = 0;
+  double total_ns = 0;
+  double largest_ns = 0;
+};
+
 struct StageRow {
   std::string name;   // push/pop path ("step/decode") or start/end range label
   std::string label;  // the last range of the path ("decode")
@@ -30,6 +37,24 @@ struct StageRow {
   std::uint64_t launches = 0;
   double kernel_time_ns = 0;  // launches inside, nested stages included
   bool has_kernel_time = false;
+  // Timeline inputs only (absent for ncu, which serialises kernels):
+  std::optional<double> wall_ns;  // union of the stage's GPU extents
+  std::optional<double> busy_ns;  // union of its kernels' run time: overlaps counted once
+  std::optional<GapStats> gaps;   // idle time inside the extents
+
+  std::optional<double> busy_fraction() const {
+    if (!wall_ns || !busy_ns || *wall_ns <= 0) return std::nullopt;
+    return *busy_ns / *wall_ns;
+  }
+};
+
+// Memory copies and sets on a timeline, grouped by name.
+struct MemoryOpRow {
+  model::NameId name = 0;
+  model::LaunchKind kind = model::LaunchKind::kMemcpy;
+  std::uint64_t count = 0;
+  std::optional<double> total_ns;
+  std::optional<std::int64_t> bytes;  // absent when any of them has no size
 };
 
 struct Totals {
@@ -43,7 +68,11 @@ struct Aggregate {
   std::optional<std::int32_t> device_ordinal;  // the GPU most launches ran on
   std::vector<KernelRow> kernels;  // by total time, descending; then by name
   std::vector<StageRow> stages;    // tree order: a stage, then its nested stages
+  std::vector<MemoryOpRow> memory_ops;  // by total time, descending
 };
+
+// The name of the stage row that covers a whole timeline (first kernel start to last end).
+inline constexpr std::string_view kWholeRunStage = "(whole run)";
 
 Aggregate aggregate(const model::Profile& profile);
 

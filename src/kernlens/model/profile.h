@@ -2,7 +2,8 @@
 // Plain data. Units are explicit in names (`_ns`, `_bytes`, `_hz`); an unknown number is
 // std::nullopt or the documented sentinel kUnknown, never 0.
 //
-//   Launch     one kernel execution (or, for summary pages, `count` identical ones)
+//   Launch     one kernel execution (or, for summary pages, `count` identical ones), or
+//              one memory copy or memset on a timeline
 //   Device     one GPU as the export describes it
 //   StageKey   the NVTX ranges enclosing a launch (push/pop stack + start/end ranges)
 //   Profile    everything read from the inputs of one analysis
@@ -78,8 +79,12 @@ struct RuleResult {
   std::optional<double> est_speedup_pct;
 };
 
+enum class LaunchKind : std::uint8_t { kKernel, kMemcpy, kMemset };
+
 struct Launch {
   NameId name = 0;  // index into Profile::names; the name as the source spells it
+  LaunchKind kind = LaunchKind::kKernel;
+  std::int64_t bytes = kUnknown;  // memcpy/memset size
   std::int64_t id = kUnknown;  // ncu launch ID, or the correlation id of a timeline
   std::uint32_t process = 0;   // index into Profile::processes (0: unknown)
   std::int64_t thread_id = kUnknown;
@@ -131,7 +136,9 @@ struct ProcessInfo {
   bool operator==(const ProcessInfo&) const = default;
 };
 
-// A stage's extent on a timeline (timeline inputs only; ncu serialises kernels).
+// The GPU-side extent of one instance of a stage's range: from the start of the first
+// kernel it launched to the end of the last (timeline inputs only; ncu serialises kernels).
+// Readers project CPU-side ranges onto the GPU; a stage's wall time is the union of these.
 struct StageRange {
   StageId stage;
   std::int64_t start_ns;

@@ -40,6 +40,23 @@ Json kernel_json(const model::Profile& profile, const analysis::KernelRow& row) 
   return j;
 }
 
+Json stage_json(const analysis::StageRow& s) {
+  Json j;
+  j["name"] = s.name;
+  j["depth"] = s.depth;
+  if (s.wall_ns) j["wall_ns"] = json_number(*s.wall_ns);
+  if (s.has_kernel_time) j["kernel_time_ns"] = json_number(s.kernel_time_ns);
+  if (s.busy_ns) j["busy_ns"] = json_number(*s.busy_ns);
+  if (auto f = s.busy_fraction()) j["busy_fraction"] = json_number(*f);
+  j["launches"] = s.launches;
+  if (s.gaps) {
+    j["gaps"] = Json{{"count", s.gaps->count},
+                     {"total_ns", json_number(s.gaps->total_ns)},
+                     {"largest_ns", json_number(s.gaps->largest_ns)}};
+  }
+  return j;
+}
+
 }  // namespace
 
 std::string analysis_json(const model::Profile& profile, const analysis::Aggregate& agg,
@@ -72,15 +89,21 @@ std::string analysis_json(const model::Profile& profile, const analysis::Aggrega
   doc["kernels"] = std::move(kernels);
 
   Json stages = Json::array();
-  for (const auto& s : agg.stages) {
-    Json j;
-    j["name"] = s.name;
-    j["depth"] = s.depth;
-    if (s.has_kernel_time) j["kernel_time_ns"] = json_number(s.kernel_time_ns);
-    j["launches"] = s.launches;
-    stages.push_back(std::move(j));
-  }
+  for (const auto& s : agg.stages) stages.push_back(stage_json(s));
   doc["stages"] = std::move(stages);
+  if (!agg.memory_ops.empty()) {
+    Json ops = Json::array();
+    for (const auto& m : agg.memory_ops) {
+      Json op;
+      op["name"] = profile.names[m.name];
+      op["kind"] = m.kind == model::LaunchKind::kMemset ? "memset" : "memcpy";
+      op["count"] = m.count;
+      if (m.total_ns) op["total_ns"] = json_number(*m.total_ns);
+      if (m.bytes) op["bytes"] = *m.bytes;
+      ops.push_back(std::move(op));
+    }
+    doc["memory_ops"] = std::move(ops);
+  }
   // Names come from files; a byte that is not UTF-8 becomes U+FFFD rather than an error.
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

@@ -64,14 +64,34 @@ void append_kernels(std::string& out, const model::Profile& profile, const analy
 
 void append_stages(std::string& out, const analysis::Aggregate& agg) {
   if (agg.stages.empty()) return;
+  const bool timeline = std::any_of(agg.stages.begin(), agg.stages.end(),
+                                    [](const analysis::StageRow& s) { return s.wall_ns.has_value(); });
   out += "\nStages (NVTX ranges)\n";
-  out += fmt::format("{:>10}  {:>6}  {:>8}  {}\n", "time", "share", "launches", "stage");
+  out += fmt::format("{:>10}  {:>6}  {:>8}", "time", "share", "launches");
+  if (timeline) out += fmt::format("  {:>10}  {:>6}  {:>7}  {:>10}", "wall", "busy", "gaps", "largest");
+  out += "  stage\n";
   for (const auto& s : agg.stages) {
     bool has_share = s.has_kernel_time && agg.totals.kernel_time_ns && *agg.totals.kernel_time_ns > 0;
-    out += fmt::format("{:>10}  {:>6}  {:>8}  {}{}\n",
-                       s.has_kernel_time ? human_duration_ns(s.kernel_time_ns) : "-",
+    out += fmt::format("{:>10}  {:>6}  {:>8}", s.has_kernel_time ? human_duration_ns(s.kernel_time_ns) : "-",
                        has_share ? human_percent(s.kernel_time_ns / *agg.totals.kernel_time_ns) : "-",
-                       s.launches, std::string(static_cast<std::size_t>(s.depth) * 2, ' '), s.label);
+                       s.launches);
+    if (timeline) {
+      auto f = s.busy_fraction();
+      out += fmt::format("  {:>10}  {:>6}  {:>7}  {:>10}", s.wall_ns ? human_duration_ns(*s.wall_ns) : "-",
+                         f ? human_percent(*f) : "-", s.gaps ? std::to_string(s.gaps->count) : "-",
+                         s.gaps && s.gaps->count ? human_duration_ns(s.gaps->largest_ns) : "-");
+    }
+    out += fmt::format("  {}{}\n", std::string(static_cast<std::size_t>(s.depth) * 2, ' '), s.label);
+  }
+}
+
+void append_memory_ops(std::string& out, const model::Profile& profile, const analysis::Aggregate& agg) {
+  if (agg.memory_ops.empty()) return;
+  out += "\nMemory copies and sets\n";
+  out += fmt::format("{:>10}  {:>8}  {:>10}  {}\n", "time", "count", "bytes", "operation");
+  for (const auto& m : agg.memory_ops) {
+    out += fmt::format("{:>10}  {:>8}  {:>10}  {}\n", m.total_ns ? human_duration_ns(*m.total_ns) : "-",
+                       m.count, m.bytes ? std::to_string(*m.bytes) : "-", profile.names[m.name]);
   }
 }
 
@@ -83,6 +103,7 @@ std::string analysis_text(const model::Profile& profile, const analysis::Aggrega
   append_header(out, profile, agg);
   append_kernels(out, profile, agg, options);
   append_stages(out, agg);
+  append_memory_ops(out, profile, agg);
   return out;
 }
 
