@@ -1,0 +1,247 @@
+#include "kernlens/analysis/metrics.h"
+
+#include <algorithm>
+
+namespace kernlens::analysis {
+namespace {
+
+using Names = std::vector<std::string_view>;
+
+struct FigureNames {
+  Figure figure;
+  std::string_view key;
+  Names names;  // first preferred; raw metric names, then details-page "Section / Label"
+};
+
+// The alias table. Names drift between Nsight Compute versions (e.g. DRAM throughput was
+// dram__throughput.* and is gpu__dram_throughput.* in 2025.3); the details page shows labels.
+const std::vector<FigureNames>& figure_table() {
+  static const std::vector<FigureNames> table = {
+      {Figure::kSmPct, "sm_pct",
+       {"sm__throughput.avg.pct_of_peak_sustained_elapsed",
+        "GPU Speed Of Light Throughput / Compute (SM) Throughput"}},
+      {Figure::kMemoryPct, "memory_pct",
+       {"gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+        "GPU Speed Of Light Throughput / Memory Throughput"}},
+      {Figure::kDramPct, "dram_pct",
+       {"gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+        "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+        "GPU Speed Of Light Throughput / DRAM Throughput"}},
+      {Figure::kL1Pct, "l1_pct",
+       {"l1tex__throughput.avg.pct_of_peak_sustained_active",
+        "GPU Speed Of Light Throughput / L1/TEX Cache Throughput"}},
+      {Figure::kL2Pct, "l2_pct",
+       {"lts__throughput.avg.pct_of_peak_sustained_elapsed",
+        "GPU Speed Of Light Throughput / L2 Cache Throughput"}},
+      {Figure::kL1HitPct, "l1_hit_pct",
+       {"l1tex__t_sector_hit_rate.pct", "Memory Workload Analysis / L1/TEX Hit Rate"}},
+      {Figure::kL2HitPct, "l2_hit_pct",
+       {"lts__t_sector_hit_rate.pct", "Memory Workload Analysis / L2 Hit Rate"}},
+      {Figure::kAchievedOccupancyPct, "achieved_occupancy_pct",
+       {"sm__warps_active.avg.pct_of_peak_sustained_active", "Occupancy / Achieved Occupancy"}},
+      {Figure::kTheoreticalOccupancyPct, "theoretical_occupancy_pct",
+       {"sm__maximum_warps_per_active_cycle_pct", "Occupancy / Theoretical Occupancy"}},
+      {Figure::kBlockLimitRegisters, "block_limit_registers",
+       {"launch__occupancy_limit_registers", "Occupancy / Block Limit Registers"}},
+      {Figure::kBlockLimitSharedMem, "block_limit_shared_mem",
+       {"launch__occupancy_limit_shared_mem", "Occupancy / Block Limit Shared Mem"}},
+      {Figure::kBlockLimitWarps, "block_limit_warps",
+       {"launch__occupancy_limit_warps", "Occupancy / Block Limit Warps"}},
+      {Figure::kBlockLimitBlocks, "block_limit_blocks",
+       {"launch__occupancy_limit_blocks", "Occupancy / Block Limit SM"}},
+      {Figure::kBlockLimitBarriers, "block_limit_barriers",
+       {"launch__occupancy_limit_barriers", "Occupancy / Block Limit Barriers"}},
+      {Figure::kDramBytes, "dram_bytes", {"dram__bytes.sum"}},
+      {Figure::kDramReadBytes, "dram_read_bytes",
+       {"dram__bytes_read.sum", "Command line profiler metrics / dram__bytes_read.sum"}},
+      {Figure::kDramWriteBytes, "dram_write_bytes",
+       {"dram__bytes_write.sum", "Command line profiler metrics / dram__bytes_write.sum"}},
+      {Figure::kDramBytesPerSecond, "dram_bytes_per_s",
+       {"dram__bytes.sum.per_second", "Memory Workload Analysis / Memory Throughput"}},
+      {Figure::kSmClockHz, "sm_clock_hz",
+       {"sm__cycles_elapsed.avg.per_second", "smsp__cycles_elapsed.avg.per_second",
+        "GPU Speed Of Light Throughput / SM Frequency"}},
+      {Figure::kDramClockHz, "dram_clock_hz",
+       {"dram__cycles_elapsed.avg.per_second", "GPU Speed Of Light Throughput / DRAM Frequency"}},
+  };
+  return table;
+}
+
+constexpr std::array<std::string_view, static_cast<std::size_t>(SassOp::kCount)> kSassOps = {
+    "fadd", "fmul", "ffma", "hadd", "hmul", "hfma", "dadd", "dmul", "dfma"};
+
+std::string sass_name(SassOp op, std::string_view suffix) {
+  return "smsp__sass_thread_inst_executed_op_" + std::string(kSassOps[static_cast<std::size_t>(op)]) +
+         "_pred_on.sum" + std::string(suffix);
+}
+
+struct PathNames {
+  FlopPath path;
+  std::string_view name;
+  // SIMT paths: FLOPs = sum of coefficient x instruction count.
+  std::vector<std::pair<SassOp, double>> sass_terms;
+  Names tensor_counts;  // tensor paths: operations done (they are FLOPs)
+  Names peaks;          // dense peak per cycle: tensor ops, or SIMT instructions
+  double peak_flops_per_op;  // FLOPs per peak unit (2 for an FMA instruction)
+};
+
+// Tensor operations are counted per source precision (sm__ops_path_tensor_src_*: on Hopper
+// a bf16 1024^3 GEMM reports exactly 2*M*N*K). Their peak_sustained is the sparse peak, so
+// dense peaks come from the per-instruction paths with sparsity off.
+const std::vector<PathNames>& path_table() {
+  static const std::vector<PathNames> table = {
+      {FlopPath::kSimtFp64, "fp64", {{SassOp::kDadd, 1}, {SassOp::kDmul, 1}, {SassOp::kDfma, 2}}, {},
+       {"sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"}, 2},
+      {FlopPath::kSimtFp32, "fp32", {{SassOp::kFadd, 1}, {SassOp::kFmul, 1}, {SassOp::kFfma, 2}}, {},
+       {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"}, 2},
+      {FlopPath::kSimtFp16, "fp16", {{SassOp::kHadd, 2}, {SassOp::kHmul, 2}, {SassOp::kHfma, 4}}, {},
+       {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"}, 4},
+      {FlopPath::kTensorFp64, "tensor_fp64", {}, {"sm__ops_path_tensor_src_fp64.sum"},
+       {"sm__ops_path_tensor_src_fp64.sum.peak_sustained"}, 1},
+      {FlopPath::kTensorFp16, "tensor_fp16", {}, {"sm__ops_path_tensor_src_fp16.sum"},
+       {"sm__ops_path_tensor_op_hgmma_src_fp16_sparsity_off.sum.peak_sustained",
+        "sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32_sparsity_off.sum.peak_sustained"}, 1},
+      {FlopPath::kTensorBf16, "tensor_bf16", {}, {"sm__ops_path_tensor_src_bf16_dst_fp32.sum"},
+       {"sm__ops_path_tensor_op_hgmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained",
+        "sm__ops_path_tensor_op_hmma_src_bf16_dst_fp32_sparsity_off.sum.peak_sustained"}, 1},
+      {FlopPath::kTensorTf32, "tensor_tf32", {}, {"sm__ops_path_tensor_src_tf32_dst_fp32.sum"},
+       {"sm__ops_path_tensor_op_hgmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained",
+        "sm__ops_path_tensor_op_hmma_src_tf32_dst_fp32_sparsity_off.sum.peak_sustained"}, 1},
+      {FlopPath::kTensorFp8, "tensor_fp8", {},
+       {"sm__ops_path_tensor_src_fp8_sparsity_off.sum", "sm__ops_path_tensor_src_fp8.sum"},
+       {"sm__ops_path_tensor_src_fp8_sparsity_off.sum.peak_sustained"}, 1},
+      {FlopPath::kTensorInt8, "tensor_int8", {}, {"sm__ops_path_tensor_src_int8.sum"},
+       {"sm__ops_path_tensor_op_igmma_src_int8_sparsity_off.sum.peak_sustained",
+        "sm__ops_path_tensor_op_imma_src_int8_sparsity_off.sum.peak_sustained"}, 1},
+  };
+  return table;
+}
+
+const PathNames& path_names(FlopPath path) { return path_table()[static_cast<std::size_t>(path)]; }
+
+constexpr std::string_view kDramPeak = "dram__bytes.sum.peak_sustained";
+
+// Warp stall reasons of the Warp State Statistics section (ncu 2022 and later).
+constexpr std::array<std::string_view, 19> kStallReasons = {
+    "barrier",     "branch_resolving", "dispatch_stall", "drain",     "gmma",
+    "imc_miss",    "lg_throttle",      "long_scoreboard", "math_pipe_throttle", "membar",
+    "mio_throttle", "misc",            "no_instruction", "not_selected", "selected",
+    "short_scoreboard", "sleeping",    "tex_throttle",   "wait"};
+
+std::string stall_name(std::string_view reason) {
+  return "smsp__average_warps_issue_stalled_" + std::string(reason) + "_per_issue_active.ratio";
+}
+
+}  // namespace
+
+std::string_view figure_key(Figure figure) {
+  for (const auto& f : figure_table()) {
+    if (f.figure == figure) return f.key;
+  }
+  return {};
+}
+
+std::string_view path_name(FlopPath path) { return path_names(path).name; }
+
+MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile) {
+  for (const auto& f : figure_table()) figures_[static_cast<std::size_t>(f.figure)] = ids_of(f.names);
+  for (std::size_t op = 0; op < kSassOps.size(); ++op) {
+    std::string count = sass_name(static_cast<SassOp>(op), "");
+    std::string rate = sass_name(static_cast<SassOp>(op), ".per_cycle_elapsed");
+    std::string label = "Command line profiler metrics / " + count;
+    std::array<std::string_view, 2> counts = {count, label};
+    std::array<std::string_view, 1> rates = {rate};
+    sass_counts_[op] = ids_of(counts);
+    sass_rates_[op] = ids_of(rates);
+  }
+  for (const auto& p : path_table()) {
+    tensor_[static_cast<std::size_t>(p.path)] = ids_of(p.tensor_counts);
+    peaks_[static_cast<std::size_t>(p.path)] = ids_of(p.peaks);
+  }
+  std::array<std::string_view, 1> dram = {kDramPeak};
+  dram_peak_ = ids_of(dram);
+  for (auto reason : kStallReasons) {
+    if (auto id = profile.metrics.find(stall_name(reason))) stall_ids_.emplace_back(reason, *id);
+  }
+}
+
+std::vector<model::MetricId> MetricResolver::ids_of(std::span<const std::string_view> names) const {
+  std::vector<model::MetricId> ids;
+  for (auto n : names) {
+    if (auto id = profile_.metrics.find(n)) ids.push_back(*id);
+  }
+  return ids;
+}
+
+std::optional<Sourced> MetricResolver::first(const model::Launch& launch,
+                                             std::span<const model::MetricId> ids) const {
+  for (auto id : ids) {
+    if (const auto* m = profile_.find_metric(launch, id)) return Sourced{m->value, profile_.metrics[id].name};
+  }
+  return std::nullopt;
+}
+
+std::optional<Sourced> MetricResolver::get(const model::Launch& launch, Figure figure) const {
+  return first(launch, figures_[static_cast<std::size_t>(figure)]);
+}
+
+std::optional<Sourced> MetricResolver::sass_count(const model::Launch& launch, SassOp op) const {
+  const auto i = static_cast<std::size_t>(op);
+  if (auto count = first(launch, sass_counts_[i])) return count;
+  // The roofline sections give a rate per elapsed cycle: the count is rate x cycles.
+  auto rate = first(launch, sass_rates_[i]);
+  auto clock = get(launch, Figure::kSmClockHz);
+  if (!rate || !clock || !launch.duration_ns) return std::nullopt;
+  return Sourced{rate->value * clock->value * *launch.duration_ns * 1e-9, rate->source};
+}
+
+std::optional<Sourced> MetricResolver::flops(const model::Launch& launch, FlopPath path) const {
+  const PathNames& p = path_names(path);
+  if (p.sass_terms.empty()) return first(launch, tensor_[static_cast<std::size_t>(path)]);
+  std::optional<Sourced> total;
+  for (const auto& [op, coefficient] : p.sass_terms) {
+    auto n = sass_count(launch, op);
+    if (!n) return std::nullopt;  // a partial sum would be a made-up number
+    if (!total) total = Sourced{0, n->source};
+    total->value += coefficient * n->value;
+  }
+  return total;
+}
+
+std::optional<Sourced> MetricResolver::peak_flops_per_cycle(const model::Launch& launch, FlopPath path) const {
+  auto peak = first(launch, peaks_[static_cast<std::size_t>(path)]);
+  if (peak) peak->value *= path_names(path).peak_flops_per_op;
+  return peak;
+}
+
+std::optional<Sourced> MetricResolver::dram_peak_bytes_per_cycle(const model::Launch& launch) const {
+  return first(launch, dram_peak_);
+}
+
+std::vector<std::pair<std::string_view, double>> MetricResolver::stalls(const model::Launch& launch) const {
+  std::vector<std::pair<std::string_view, double>> out;
+  for (const auto& [reason, id] : stall_ids_) {
+    if (const auto* m = profile_.find_metric(launch, id)) out.emplace_back(reason, m->value);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+std::vector<std::string> MetricResolver::metric_names() {
+  std::vector<std::string> names;
+  for (const auto& f : figure_table()) names.insert(names.end(), f.names.begin(), f.names.end());
+  for (std::size_t op = 0; op < kSassOps.size(); ++op) {
+    names.push_back(sass_name(static_cast<SassOp>(op), ""));
+    names.push_back("Command line profiler metrics / " + sass_name(static_cast<SassOp>(op), ""));
+    names.push_back(sass_name(static_cast<SassOp>(op), ".per_cycle_elapsed"));
+  }
+  for (const auto& p : path_table()) {
+    names.insert(names.end(), p.tensor_counts.begin(), p.tensor_counts.end());
+    names.insert(names.end(), p.peaks.begin(), p.peaks.end());
+  }
+  names.emplace_back(kDramPeak);
+  for (auto reason : kStallReasons) names.push_back(stall_name(reason));
+  return names;
+}
+
+}  // namespace kernlens::analysis

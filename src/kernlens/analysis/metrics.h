@@ -1,0 +1,95 @@
+// Figures kernlens derives from profiler metrics. Each figure is looked up through a table
+// of the names it has had across Nsight Compute versions and pages (raw metric names,
+// details-page "Section / Label" keys); the first one a launch has wins, and the figure
+// remembers which metric it came from, so every number in an output can be traced.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernlens/model/profile.h"
+
+namespace kernlens::analysis {
+
+enum class Figure : std::uint8_t {
+  kSmPct,          // SM throughput, % of peak
+  kMemoryPct,      // memory throughput (the busiest memory unit), % of peak
+  kDramPct,        // DRAM throughput, % of peak
+  kL1Pct,          // L1/TEX throughput, % of peak
+  kL2Pct,          // L2 throughput, % of peak
+  kL1HitPct,
+  kL2HitPct,
+  kAchievedOccupancyPct,
+  kTheoreticalOccupancyPct,
+  kBlockLimitRegisters,  // blocks per SM each resource allows
+  kBlockLimitSharedMem,
+  kBlockLimitWarps,
+  kBlockLimitBlocks,
+  kBlockLimitBarriers,
+  kDramBytes,
+  kDramReadBytes,
+  kDramWriteBytes,
+  kDramBytesPerSecond,
+  kSmClockHz,
+  kDramClockHz,
+  kCount
+};
+
+// How a figure is named in outputs ("sm_pct") and in which base unit its values are.
+std::string_view figure_key(Figure figure);
+
+// The SASS instruction counters SIMT FLOPs are counted from.
+enum class SassOp : std::uint8_t { kFadd, kFmul, kFfma, kHadd, kHmul, kHfma, kDadd, kDmul, kDfma, kCount };
+
+// The roofline's compute paths, as Nsight Compute's roofline charts split them: SIMT
+// (CUDA cores) by precision, and tensor cores by source precision.
+enum class FlopPath : std::uint8_t {
+  kSimtFp64, kSimtFp32, kSimtFp16, kTensorFp64, kTensorFp16, kTensorBf16, kTensorTf32,
+  kTensorFp8, kTensorInt8, kCount
+};
+std::string_view path_name(FlopPath path);  // "fp32", "tensor_bf16", ...
+
+struct Sourced {
+  double value;
+  std::string_view source;  // the metric name it came from
+};
+
+// Resolves figure names against one profile's metric catalog, once; then answers per launch.
+class MetricResolver {
+ public:
+  explicit MetricResolver(const model::Profile& profile);
+
+  std::optional<Sourced> get(const model::Launch& launch, Figure figure) const;
+  // A SASS instruction count: the counter, else its per-cycle rate × SM clock × duration.
+  std::optional<Sourced> sass_count(const model::Launch& launch, SassOp op) const;
+  // FLOPs of one path: SIMT from instruction counts (fadd + fmul + 2 ffma; half precision
+  // counts 2 per instruction, packed lanes, as ncu's roofline does), tensor paths from
+  // sm__ops_path_tensor_src_* (they count FLOPs). Absent when not measured.
+  std::optional<Sourced> flops(const model::Launch& launch, FlopPath path) const;
+  // Dense peak FLOPs per SM cycle of a path, for the whole GPU.
+  std::optional<Sourced> peak_flops_per_cycle(const model::Launch& launch, FlopPath path) const;
+  std::optional<Sourced> dram_peak_bytes_per_cycle(const model::Launch& launch) const;
+  // Warp stall reasons: (reason, warps stalled per issued instruction), largest first.
+  std::vector<std::pair<std::string_view, double>> stalls(const model::Launch& launch) const;
+
+  // Every metric name any figure may read (what a reader needs to keep).
+  static std::vector<std::string> metric_names();
+
+ private:
+  std::optional<Sourced> first(const model::Launch& launch, std::span<const model::MetricId> ids) const;
+  std::vector<model::MetricId> ids_of(std::span<const std::string_view> names) const;
+
+  const model::Profile& profile_;
+  std::array<std::vector<model::MetricId>, static_cast<std::size_t>(Figure::kCount)> figures_;
+  std::array<std::vector<model::MetricId>, static_cast<std::size_t>(SassOp::kCount)> sass_counts_, sass_rates_;
+  std::array<std::vector<model::MetricId>, static_cast<std::size_t>(FlopPath::kCount)> tensor_, peaks_;
+  std::vector<model::MetricId> dram_peak_;
+  std::vector<std::pair<std::string_view, model::MetricId>> stall_ids_;
+};
+
+}  // namespace kernlens::analysis
