@@ -41,8 +41,9 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
   model::Launch untimed;
   untimed.name = r.profile.names.intern("untimed_kernel");
   r.profile.launches.push_back(untimed);
-  auto agg = analysis::aggregate(r.profile);
-  auto doc = nlohmann::json::parse(analysis_json(r.profile, agg, JsonOptions{}));
+  auto a = analysis::analyze(r.profile, {});
+  ASSERT_TRUE(a.ok());
+  auto doc = nlohmann::json::parse(analysis_json(r.profile, *a, JsonOptions{}));
   EXPECT_EQ(doc["schema"], "kernlens.analysis/1");
   EXPECT_EQ(doc["inputs"][0]["format"], "ncu-raw-csv");
   EXPECT_FALSE(doc["inputs"][0].contains("warnings"));
@@ -55,7 +56,9 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
   const auto& last = doc["kernels"].back();
   EXPECT_EQ(last["name"], "untimed_kernel");
   EXPECT_EQ(last["launches"], 1);
-  for (auto key : {"total_ns", "mean_ns", "share", "metrics", "bottleneck"}) EXPECT_FALSE(last.contains(key)) << key;
+  for (auto key : {"total_ns", "mean_ns", "share", "metrics", "coverage"}) EXPECT_FALSE(last.contains(key)) << key;
+  EXPECT_EQ(last["bottleneck"], "unknown");
+  EXPECT_EQ(last["bottleneck_reason"], "no duration and no throughput measured");
   const auto& first = doc["kernels"][0];
   EXPECT_EQ(first["name"], "scale(int, float, float *)");
   EXPECT_EQ(first["stages"]["step/decode/layer0"], 54816);
@@ -63,14 +66,16 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
   EXPECT_EQ(doc["stages"][2]["name"], "step/kernlens_demo@prefill");
   EXPECT_EQ(doc["stages"][2]["depth"], 1);
 
-  auto top = nlohmann::json::parse(analysis_json(r.profile, agg, JsonOptions{2}));
+  auto top = nlohmann::json::parse(analysis_json(r.profile, *a, JsonOptions{2}));
   EXPECT_EQ(top["kernels"].size(), 2u);
 }
 
 TEST(JsonReport, InvalidUtf8InANameIsReplacedNotThrown) {
   auto r = test::read_fixture("regressions/json_invalid_utf8_raw.csv");  // found by fuzz_read_any
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
-  std::string json = analysis_json(r.profile, analysis::aggregate(r.profile), JsonOptions{});
+  auto a = analysis::analyze(r.profile, {});
+  ASSERT_TRUE(a.ok());
+  std::string json = analysis_json(r.profile, *a, JsonOptions{});
   auto doc = nlohmann::json::parse(json);
   EXPECT_NE(doc["kernels"][0]["name"].get<std::string>().find("\xEF\xBF\xBD"), std::string::npos);
 }
@@ -78,7 +83,9 @@ TEST(JsonReport, InvalidUtf8InANameIsReplacedNotThrown) {
 TEST(TextReport, HeaderTableAndStages) {
   auto r = test::read_fixture("ncu/demo_raw_base.csv");
   ASSERT_TRUE(r.status.ok());
-  std::string text = analysis_text(r.profile, analysis::aggregate(r.profile), TextOptions{2, 20});
+  auto a = analysis::analyze(r.profile, {});
+  ASSERT_TRUE(a.ok());
+  std::string text = analysis_text(r.profile, *a, TextOptions{2, 20});
   EXPECT_NE(text.find("gpu     NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs"), std::string::npos) << text;
   EXPECT_NE(text.find("kernels 18 launches of 4 kernels, 277.8 us of GPU time"), std::string::npos) << text;
   EXPECT_NE(text.find("Top 2 of 4 kernels by GPU time"), std::string::npos);

@@ -75,6 +75,18 @@ class StageTree {
 
 }  // namespace
 
+std::vector<std::string> stage_row_names(const model::StageKey& key) {
+  std::vector<std::string> names;
+  std::string path;
+  for (std::size_t i = 0; i < key.push_pop.size(); ++i) {
+    if (i > 0) path += '/';
+    path += model::range_label(key.push_pop[i]);
+    names.push_back(path);
+  }
+  for (const auto& r : key.start_end) names.push_back(model::range_label(r));
+  return names;
+}
+
 std::vector<std::string> launch_stage_labels(const model::StageKey& key) {
   std::vector<std::string> labels;
   if (!key.push_pop.empty()) labels.push_back(model::push_pop_path(key));

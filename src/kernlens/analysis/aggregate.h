@@ -76,6 +76,10 @@ inline constexpr std::string_view kWholeRunStage = "(whole run)";
 
 Aggregate aggregate(const model::Profile& profile);
 
+// The stage rows a launch with this key counts toward: every push/pop path prefix and each
+// start/end range.
+std::vector<std::string> stage_row_names(const model::StageKey& key);
+
 // The stage labels a launch counts toward in KernelRow::stage_ns.
 std::vector<std::string> launch_stage_labels(const model::StageKey& key);
 

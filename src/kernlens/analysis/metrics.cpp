@@ -63,6 +63,11 @@ const std::vector<FigureNames>& figure_table() {
         "GPU Speed Of Light Throughput / SM Frequency"}},
       {Figure::kDramClockHz, "dram_clock_hz",
        {"dram__cycles_elapsed.avg.per_second", "GPU Speed Of Light Throughput / DRAM Frequency"}},
+      {Figure::kWavesPerSm, "waves_per_sm",
+       {"launch__waves_per_multiprocessor", "Launch Statistics / Waves Per SM"}},
+      {Figure::kTensorPipePct, "tensor_pipe_pct",
+       {"sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
+        "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"}},
   };
   return table;
 }
@@ -83,6 +88,9 @@ struct PathNames {
   Names tensor_counts;  // tensor paths: operations done (they are FLOPs)
   Names peaks;          // dense peak per cycle: tensor ops, or SIMT instructions
   double peak_flops_per_op;  // FLOPs per peak unit (2 for an FMA instruction)
+  // SIMT paths: how outputs name the sum, from counters or from per-cycle rates.
+  std::string_view counted_from = {};
+  std::string_view rated_from = {};
 };
 
 // Tensor operations are counted per source precision (sm__ops_path_tensor_src_*: on Hopper
@@ -91,11 +99,17 @@ struct PathNames {
 const std::vector<PathNames>& path_table() {
   static const std::vector<PathNames> table = {
       {FlopPath::kSimtFp64, "fp64", {{SassOp::kDadd, 1}, {SassOp::kDmul, 1}, {SassOp::kDfma, 2}}, {},
-       {"sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"}, 2},
+       {"sm__sass_thread_inst_executed_op_dfma_pred_on.sum.peak_sustained"}, 2,
+       "dadd + dmul + 2 dfma (smsp__sass_thread_inst_executed_op_*_pred_on.sum)",
+       "dadd + dmul + 2 dfma (smsp__sass_thread_inst_executed_op_*_pred_on.sum.per_cycle_elapsed x SM clock x duration)"},
       {FlopPath::kSimtFp32, "fp32", {{SassOp::kFadd, 1}, {SassOp::kFmul, 1}, {SassOp::kFfma, 2}}, {},
-       {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"}, 2},
+       {"sm__sass_thread_inst_executed_op_ffma_pred_on.sum.peak_sustained"}, 2,
+       "fadd + fmul + 2 ffma (smsp__sass_thread_inst_executed_op_*_pred_on.sum)",
+       "fadd + fmul + 2 ffma (smsp__sass_thread_inst_executed_op_*_pred_on.sum.per_cycle_elapsed x SM clock x duration)"},
       {FlopPath::kSimtFp16, "fp16", {{SassOp::kHadd, 2}, {SassOp::kHmul, 2}, {SassOp::kHfma, 4}}, {},
-       {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"}, 4},
+       {"sm__sass_thread_inst_executed_op_hfma_pred_on.sum.peak_sustained"}, 4,
+       "2 hadd + 2 hmul + 4 hfma (smsp__sass_thread_inst_executed_op_*_pred_on.sum)",
+       "2 hadd + 2 hmul + 4 hfma (smsp__sass_thread_inst_executed_op_*_pred_on.sum.per_cycle_elapsed x SM clock x duration)"},
       {FlopPath::kTensorFp64, "tensor_fp64", {}, {"sm__ops_path_tensor_src_fp64.sum"},
        {"sm__ops_path_tensor_src_fp64.sum.peak_sustained"}, 1},
       {FlopPath::kTensorFp16, "tensor_fp16", {}, {"sm__ops_path_tensor_src_fp16.sum"},
@@ -198,12 +212,12 @@ std::optional<Sourced> MetricResolver::sass_count(const model::Launch& launch, S
 std::optional<Sourced> MetricResolver::flops(const model::Launch& launch, FlopPath path) const {
   const PathNames& p = path_names(path);
   if (p.sass_terms.empty()) return first(launch, tensor_[static_cast<std::size_t>(path)]);
-  std::optional<Sourced> total;
+  Sourced total{0, p.counted_from};
   for (const auto& [op, coefficient] : p.sass_terms) {
     auto n = sass_count(launch, op);
     if (!n) return std::nullopt;  // a partial sum would be a made-up number
-    if (!total) total = Sourced{0, n->source};
-    total->value += coefficient * n->value;
+    if (n->source.ends_with(".per_cycle_elapsed")) total.source = p.rated_from;
+    total.value += coefficient * n->value;
   }
   return total;
 }

@@ -37,6 +37,8 @@ enum class Figure : std::uint8_t {
   kDramBytesPerSecond,
   kSmClockHz,
   kDramClockHz,
+  kWavesPerSm,     // full waves of blocks across all SMs (< 1: the grid leaves SMs idle)
+  kTensorPipePct,  // tensor pipe activity: 0 proves a kernel did no tensor-core work
   kCount
 };
 
@@ -56,8 +58,10 @@ std::string_view path_name(FlopPath path);  // "fp32", "tensor_bf16", ...
 
 struct Sourced {
   double value;
-  std::string_view source;  // the metric name it came from
+  std::string_view source;  // the metric name it came from, or how it was derived
 };
+
+inline constexpr std::size_t kFigureCount = static_cast<std::size_t>(Figure::kCount);
 
 // Resolves figure names against one profile's metric catalog, once; then answers per launch.
 class MetricResolver {
@@ -69,7 +73,8 @@ class MetricResolver {
   std::optional<Sourced> sass_count(const model::Launch& launch, SassOp op) const;
   // FLOPs of one path: SIMT from instruction counts (fadd + fmul + 2 ffma; half precision
   // counts 2 per instruction, packed lanes, as ncu's roofline does), tensor paths from
-  // sm__ops_path_tensor_src_* (they count FLOPs). Absent when not measured.
+  // sm__ops_path_tensor_src_* (they count FLOPs). Absent when not measured; the source
+  // names the counters summed.
   std::optional<Sourced> flops(const model::Launch& launch, FlopPath path) const;
   // Dense peak FLOPs per SM cycle of a path, for the whole GPU.
   std::optional<Sourced> peak_flops_per_cycle(const model::Launch& launch, FlopPath path) const;

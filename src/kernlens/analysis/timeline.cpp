@@ -52,19 +52,6 @@ Coverage coverage(const std::vector<Interval>& busy, const std::vector<Interval>
 
 namespace {
 
-// The stage-row names a key stands for: every push/pop path prefix and each start/end range.
-std::vector<std::string> row_names(const model::StageKey& key) {
-  std::vector<std::string> names;
-  std::string path;
-  for (std::size_t i = 0; i < key.push_pop.size(); ++i) {
-    if (i > 0) path += '/';
-    path += model::range_label(key.push_pop[i]);
-    names.push_back(path);
-  }
-  for (const auto& r : key.start_end) names.push_back(model::range_label(r));
-  return names;
-}
-
 // The one row a range instance is: its full push/pop path, or its start/end range.
 std::string instance_row(const model::StageKey& key) {
   if (!key.push_pop.empty()) return model::push_pop_path(key);
@@ -86,7 +73,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
   if (all.empty()) return;
 
   std::vector<std::vector<std::string>> rows_of_stage(profile.stages.size());
-  for (std::size_t s = 0; s < profile.stages.size(); ++s) rows_of_stage[s] = row_names(profile.stages[s]);
+  for (std::size_t s = 0; s < profile.stages.size(); ++s) rows_of_stage[s] = stage_row_names(profile.stages[s]);
   std::unordered_map<std::string, std::vector<Interval>> busy, extents;
   for (const auto& l : profile.launches) {
     if (auto iv = kernel_interval(l)) {

@@ -1,9 +1,11 @@
-// kernlens analyze INPUT... [--top N] [--format text|json] [-o FILE]
+// kernlens analyze INPUT... [--top N] [--format text|json] [-o FILE] [work and threshold options]
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "kernlens/analysis/aggregate.h"
+#include <fmt/format.h>
+
+#include "kernlens/analysis/analysis.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
@@ -20,13 +22,65 @@ struct AnalyzeOptions {
   std::string output = "-";
   std::size_t top = 0;  // 0: the format's default
   std::size_t name_width = 100;
+  std::vector<std::string> model_flops, tokens;
+  std::optional<double> params;
+  std::string precision;
+  double launch_bound_us = 5;
+  analysis::AnalysisOptions analysis;
 };
 
-int run_analyze(const AnalyzeOptions& opt) {
+// The spellings --precision takes: the dtype a user thinks in (tensor-core math, as LLM GEMMs
+// run; fp32 is the SIMT path, as PyTorch runs fp32 matmuls without TF32), or a path name.
+const std::vector<std::pair<std::string, analysis::FlopPath>>& precision_names() {
+  using analysis::FlopPath;
+  static const std::vector<std::pair<std::string, FlopPath>> names = [] {
+    std::vector<std::pair<std::string, FlopPath>> n = {
+        {"bf16", FlopPath::kTensorBf16}, {"fp16", FlopPath::kTensorFp16}, {"fp8", FlopPath::kTensorFp8},
+        {"tf32", FlopPath::kTensorTf32}, {"int8", FlopPath::kTensorInt8}, {"fp64", FlopPath::kTensorFp64},
+        {"fp32", FlopPath::kSimtFp32}};
+    for (auto path : {FlopPath::kTensorBf16, FlopPath::kTensorFp16, FlopPath::kTensorFp8, FlopPath::kTensorTf32,
+                      FlopPath::kTensorInt8, FlopPath::kTensorFp64}) {
+      n.emplace_back(std::string(analysis::path_name(path)), path);
+    }
+    return n;
+  }();
+  return names;
+}
+
+// Turns the work options into UserWork; errors are bad usage.
+Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
+  analysis::UserWork work;
+  work.params = opt.params;
+  for (const auto& [list, out] : {std::pair{&opt.model_flops, &work.model_flops}, std::pair{&opt.tokens, &work.tokens}}) {
+    for (const auto& text : *list) {
+      auto v = analysis::parse_stage_value(text);
+      if (!v) return v.error();
+      out->push_back(*v);
+    }
+  }
+  if (!work.tokens.empty() && !work.params) return make_error("", 0, "--tokens needs --params (the model's parameter count)");
+  if (work.params && work.tokens.empty()) return make_error("", 0, "--params needs --tokens ([STAGE=]TOKENS)");
+  if (!opt.precision.empty()) {
+    for (const auto& [name, path] : precision_names()) {
+      if (name == opt.precision) work.precision = path;
+    }
+  }
+  return work;
+}
+
+int run_analyze(AnalyzeOptions& opt) {
+  auto work = user_work(opt);
+  if (!work) {
+    print_error(work.error().to_string());
+    return kExitBadInput;
+  }
+  opt.analysis.work = std::move(work).value();
+  opt.analysis.thresholds.launch_bound_ns = opt.launch_bound_us * 1e3;
   model::Profile profile;
-  // The analysis so far uses each launch's own fields only: no metric column is decoded.
+  // Only the metrics the analysis reads are decoded: a wide raw page reads several times faster.
   ingest::ReadOptions read_options;
   read_options.all_metrics = false;
+  read_options.metrics = analysis::analysis_metric_names();
   for (const auto& path : opt.inputs) {
     if (Status s = ingest::read_input(path, profile, read_options); !s) {
       print_error(s.error().to_string());
@@ -37,12 +91,16 @@ int run_analyze(const AnalyzeOptions& opt) {
   for (const auto& in : profile.inputs) {
     for (const auto& w : in.warnings) print_warning(w.to_string());
   }
-  analysis::Aggregate agg = analysis::aggregate(profile);
+  auto result = analysis::analyze(profile, opt.analysis);
+  if (!result) {
+    print_error(result.error().to_string());
+    return kExitBadInput;
+  }
   std::string out;
   if (opt.format == "json") {
-    out = report::analysis_json(profile, agg, report::JsonOptions{opt.top});
+    out = report::analysis_json(profile, *result, report::JsonOptions{opt.top});
   } else {
-    out = report::analysis_text(profile, agg, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
+    out = report::analysis_text(profile, *result, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
   }
   if (Status s = write_file_atomically(opt.output, out); !s) {
     print_error(s.error().to_string());
@@ -51,21 +109,69 @@ int run_analyze(const AnalyzeOptions& opt) {
   return kExitOk;
 }
 
+void add_work_options(CLI::App* cmd, AnalyzeOptions& opt) {
+  const std::string group = "MFU (model FLOPs utilisation)";
+  cmd->add_option("--model-flops", opt.model_flops,
+                  "FLOPs of a stage, e.g. prefill=2.1e12; without STAGE= the whole profile. Replaces "
+                  "the measured count")
+      ->type_name("[STAGE=]FLOPS")
+      ->group(group);
+  cmd->add_option("--params", opt.params, "Model parameters, for 2 x params x tokens (with --tokens)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber)
+      ->group(group);
+  cmd->add_option("--tokens", opt.tokens, "Tokens a stage processed, e.g. decode=64 (with --params)")
+      ->type_name("[STAGE=]N")
+      ->group(group);
+  std::vector<std::string> precisions;
+  for (const auto& [name, path] : precision_names()) precisions.push_back(name);
+  cmd->add_option("--precision", opt.precision,
+                  "Precision whose peak MFU divides by when the FLOPs' own mix was not measured "
+                  "(default: bf16)")
+      ->check(CLI::IsMember(precisions))
+      ->group(group);
+}
+
+void add_threshold_options(CLI::App* cmd, AnalyzeOptions& opt) {
+  const std::string group = "Bottleneck thresholds";
+  auto& t = opt.analysis.thresholds;
+  cmd->add_option("--throughput-threshold", t.throughput_pct,
+                  "SM or memory throughput (% of peak) at or above which it decides the bottleneck; "
+                  "both below: latency")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--balance-margin", t.balance_pct,
+                  "SM and memory throughput closer than this many points: mixed")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str()
+      ->group(group);
+  cmd->add_option("--launch-bound-us", opt.launch_bound_us,
+                  "Kernels shorter than this on average are launch-bound")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str()
+      ->group(group);
+}
+
 }  // namespace
 
 Command add_analyze_command(CLI::App& app) {
   auto opt = std::make_shared<AnalyzeOptions>();
   CLI::App* cmd = app.add_subcommand(
       "analyze",
-      "Read profiler exports into one kernel table: where the GPU time goes, by kernel and stage.");
+      "Where the GPU time goes, by kernel and stage, and why each hot kernel is slow.");
   cmd->footer(
       "INPUT is any export kernlens reads, detected from its content (gzip is inflated):\n"
       "  Nsight Compute CSV: ncu --import R.ncu-rep --page raw --csv  (or --page details,\n"
       "  or --csv --print-summary per-kernel). Pages of the same report are merged, not\n"
       "  counted twice.\n"
+      "Bottlenecks, roofs and FLOPs need Nsight Compute's sections: SpeedOfLight (verdicts),\n"
+      "SpeedOfLight_RooflineChart and SpeedOfLight_HierarchicalTensorRooflineChart (FLOPs),\n"
+      "MemoryWorkloadAnalysis, Occupancy, WarpStateStats; the details page adds ncu's advice.\n"
       "Examples:\n"
       "  kernlens analyze profile_raw.csv\n"
-      "  kernlens analyze profile_raw.csv profile_details.csv --format json -o analysis.json");
+      "  kernlens analyze profile_raw.csv profile_details.csv --format json -o analysis.json\n"
+      "  kernlens analyze run_raw.csv --params 1.1e9 --tokens prefill=1024 --tokens decode=64");
   cmd->add_option("INPUT", opt->inputs, "Export files to read")->required()->type_name("FILE");
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"text", "json"}))
@@ -78,6 +184,8 @@ Command add_analyze_command(CLI::App& app) {
   cmd->add_option("--name-width", opt->name_width,
                   "Cut kernel names longer than this in text output (0: never)")
       ->capture_default_str();
+  add_work_options(cmd, *opt);
+  add_threshold_options(cmd, *opt);
   return {cmd, [opt] { return run_analyze(*opt); }};
 }
 

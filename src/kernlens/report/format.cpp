@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -21,6 +22,43 @@ std::string human_duration_ns(double ns) {
     }
   }
   return fmt::format("{:.0f} ns", ns);
+}
+
+std::string human_si(double v, std::string_view unit) {
+  static constexpr std::pair<double, const char*> kPrefixes[] = {
+      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
+  for (const auto& [factor, prefix] : kPrefixes) {
+    if (std::fabs(v) >= factor) {
+      double x = v / factor;
+      int decimals = x >= 100 ? 1 : x >= 10 ? 2 : 3;
+      return fmt::format("{:.{}f} {}{}", x, decimals, prefix, unit);
+    }
+  }
+  return fmt::format("{:.4g} {}", v, unit);
+}
+
+std::string wrap(std::string_view text, std::size_t width, std::size_t indent) {
+  std::string out;
+  std::size_t column = indent;  // the caller has printed `indent` columns already
+  bool first = true;
+  while (!text.empty()) {
+    auto space = text.find(' ');
+    std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view{} : text.substr(space + 1);
+    if (word.empty()) continue;
+    if (!first && column + 1 + word.size() > width) {
+      out += '\n';
+      out.append(indent, ' ');
+      column = indent;
+    } else if (!first) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first = false;
+  }
+  return out;
 }
 
 std::string human_percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }

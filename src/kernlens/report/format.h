@@ -10,6 +10,12 @@ namespace kernlens::report {
 
 // 1234567 -> "1.235 ms"; 850 -> "850 ns". Four significant digits, for people.
 std::string human_duration_ns(double ns);
+// A count with an SI prefix and a unit, four significant digits: (7.56e7, "B") -> "75.56 MB",
+// (1.2e12, "FLOP/s") -> "1.200 TFLOP/s". Decimal prefixes, as datasheets quote bandwidth.
+std::string human_si(double v, std::string_view unit);
+// Wraps `text` at `width` columns for a caller that has printed `indent` columns of the first
+// line already; the lines after it start with `indent` spaces.
+std::string wrap(std::string_view text, std::size_t width, std::size_t indent);
 // 0.1234 -> "12.3%".
 std::string human_percent(double fraction);
 // Cuts `s` to `width` characters (counting UTF-8 code points) with a trailing "…"; 0 = no limit.

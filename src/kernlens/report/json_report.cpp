@@ -27,7 +27,77 @@ Json device_json(const model::Device& d) {
   return j;
 }
 
-Json kernel_json(const model::Profile& profile, const analysis::KernelRow& row) {
+// The figures written into `metrics` (duration-weighted means); block limits and DRAM
+// byte counts per launch stay internal: occupancy_limiter and dram_bytes say it better.
+constexpr std::array kShownFigures = {
+    analysis::Figure::kSmPct,          analysis::Figure::kMemoryPct,
+    analysis::Figure::kDramPct,        analysis::Figure::kL1Pct,
+    analysis::Figure::kL2Pct,          analysis::Figure::kL1HitPct,
+    analysis::Figure::kL2HitPct,       analysis::Figure::kAchievedOccupancyPct,
+    analysis::Figure::kTheoreticalOccupancyPct, analysis::Figure::kWavesPerSm,
+    analysis::Figure::kTensorPipePct,  analysis::Figure::kSmClockHz,
+    analysis::Figure::kDramClockHz,
+};
+
+void put(Json& metrics, Json& sources, std::string_view key, const std::optional<analysis::Figured>& f) {
+  if (!f) return;
+  metrics[std::string(key)] = json_number(f->value);
+  sources[std::string(key)] = f->source;
+}
+
+void put_metrics(Json& j, const analysis::KernelMetrics& m) {
+  Json metrics = Json::object(), sources = Json::object();
+  for (auto figure : kShownFigures) put(metrics, sources, analysis::figure_key(figure), m.figure(figure));
+  put(metrics, sources, "flops", m.flops);
+  if (m.flops) {
+    Json by_path = Json::object();
+    for (std::size_t p = 0; p < analysis::kFlopPathCount; ++p) {
+      if (m.flops_by_path[p]) by_path[std::string(analysis::path_name(static_cast<analysis::FlopPath>(p)))] = json_number(*m.flops_by_path[p]);
+    }
+    metrics["flops_by_path"] = std::move(by_path);
+  }
+  put(metrics, sources, "dram_bytes", m.dram_bytes);
+  if (auto ai = m.arithmetic_intensity()) metrics["arithmetic_intensity"] = json_number(*ai);
+  if (auto f = m.achieved_flops_per_s()) metrics["achieved_flops_per_s"] = json_number(*f);
+  if (auto b = m.achieved_dram_bytes_per_s()) metrics["achieved_dram_bytes_per_s"] = json_number(*b);
+  if (m.dominant_path) metrics["dominant_path"] = analysis::path_name(*m.dominant_path);
+  put(metrics, sources, "peak_flops_per_s", m.peak_flops_per_s);
+  put(metrics, sources, "peak_dram_bytes_per_s", m.peak_dram_bytes_per_s);
+  if (!m.occupancy_limiters.empty()) metrics["occupancy_limiter"] = m.occupancy_limiters;
+  if (!m.top_stalls.empty()) {
+    Json stalls = Json::array();
+    for (const auto& s : m.top_stalls) {
+      stalls.push_back(Json{{"reason", s.reason}, {"warps_per_issue", json_number(s.warps_per_issue)},
+                            {"share", json_number(s.share)}});
+    }
+    metrics["top_stalls"] = std::move(stalls);
+  }
+  if (!metrics.empty()) {
+    j["metrics"] = std::move(metrics);
+    j["metric_sources"] = std::move(sources);
+  }
+  if (!m.flops && !m.flops_missing.empty()) j["flops_missing"] = m.flops_missing;
+  if (m.time_ns > 0) j["coverage"] = json_number(m.deep_time_ns / m.time_ns);
+}
+
+void put_insight(Json& j, const analysis::KernelInsight& k) {
+  put_metrics(j, k.metrics);
+  j["bottleneck"] = analysis::bottleneck_name(k.verdict.kind);
+  j["bottleneck_reason"] = k.verdict.reason;
+  Json evidence = Json::object();
+  for (const auto& [key, value] : k.verdict.evidence) evidence[key] = json_number(value);
+  j["bottleneck_evidence"] = std::move(evidence);
+  Json advice = Json::array();
+  for (const auto& a : k.advice) {
+    Json item{{"rule", a.rule}, {"text", a.text}};
+    if (a.est_speedup_pct) item["est_speedup_pct"] = json_number(*a.est_speedup_pct);
+    advice.push_back(std::move(item));
+  }
+  j["advice"] = std::move(advice);
+}
+
+Json kernel_json(const model::Profile& profile, const analysis::KernelRow& row,
+                 const analysis::KernelInsight& insight) {
   Json j;
   j["name"] = profile.names[row.name];
   j["launches"] = row.launches;
@@ -37,10 +107,29 @@ Json kernel_json(const model::Profile& profile, const analysis::KernelRow& row) 
   Json stages = Json::object();
   for (const auto& [label, ns] : row.stage_ns) stages[label] = json_number(ns);
   j["stages"] = std::move(stages);
+  put_insight(j, insight);
   return j;
 }
 
-Json stage_json(const analysis::StageRow& s) {
+void put_work(Json& j, const analysis::StageWork& w) {
+  if (w.flops) j["flops"] = json_number(*w.flops);
+  j["flops_source"] = w.flops_source;
+  if (w.precision) {
+    j["precision"] = analysis::path_name(*w.precision);
+    j["precision_source"] = w.precision_source;
+  }
+  j["mfu"] = w.mfu ? json_number(*w.mfu) : Json(nullptr);
+  if (w.mfu) {
+    j["mfu_peak_flops_per_s"] = json_number(*w.peak_flops_per_s);
+    j["mfu_time_ns"] = json_number(w.time_ns);
+    j["mfu_time_basis"] = w.time_basis;
+  } else {
+    j["mfu_missing"] = w.mfu_missing;
+  }
+  if (w.coverage) j["coverage"] = json_number(*w.coverage);
+}
+
+Json stage_json(const analysis::StageRow& s, const analysis::StageWork& work) {
   Json j;
   j["name"] = s.name;
   j["depth"] = s.depth;
@@ -54,13 +143,37 @@ Json stage_json(const analysis::StageRow& s) {
                      {"total_ns", json_number(s.gaps->total_ns)},
                      {"largest_ns", json_number(s.gaps->largest_ns)}};
   }
+  put_work(j, work);
+  return j;
+}
+
+Json peaks_json(const analysis::Analysis& a) {
+  if (!a.peaks) return Json{{"missing", a.no_peaks_reason}};
+  Json j;
+  j["gpu"] = a.peaks->gpu;
+  j["source"] = a.peaks->source;
+  Json flops = Json::object();
+  for (std::size_t p = 0; p < analysis::kFlopPathCount; ++p) {
+    if (a.peaks->flops_per_s[p]) flops[std::string(analysis::path_name(static_cast<analysis::FlopPath>(p)))] = json_number(*a.peaks->flops_per_s[p]);
+  }
+  j["flops_per_s"] = std::move(flops);
+  if (a.peaks->dram_bytes_per_s) j["dram_bytes_per_s"] = json_number(*a.peaks->dram_bytes_per_s);
+  return j;
+}
+
+Json coverage_json(const analysis::MetricCoverage& c) {
+  Json j;
+  if (auto f = c.fraction()) j["deep_metrics"] = json_number(*f);
+  j["deep_launches"] = c.deep_launches;
+  j["launches"] = c.launches;
   return j;
 }
 
 }  // namespace
 
-std::string analysis_json(const model::Profile& profile, const analysis::Aggregate& agg,
+std::string analysis_json(const model::Profile& profile, const analysis::Analysis& analysis,
                           const JsonOptions& options) {
+  const analysis::Aggregate& agg = analysis.agg;
   Json doc;
   doc["schema"] = "kernlens.analysis/1";
   Json inputs = Json::array();
@@ -81,15 +194,18 @@ std::string analysis_json(const model::Profile& profile, const analysis::Aggrega
   if (agg.totals.kernel_time_ns) totals["kernel_time_ns"] = json_number(*agg.totals.kernel_time_ns);
   totals["launches"] = agg.totals.launches;
   totals["unique_kernels"] = agg.totals.unique_kernels;
+  put_work(totals, analysis.whole);
   doc["totals"] = std::move(totals);
+  doc["coverage"] = coverage_json(analysis.coverage);
+  doc["peaks"] = peaks_json(analysis);
 
   Json kernels = Json::array();
   std::size_t n = options.top ? std::min(options.top, agg.kernels.size()) : agg.kernels.size();
-  for (std::size_t i = 0; i < n; ++i) kernels.push_back(kernel_json(profile, agg.kernels[i]));
+  for (std::size_t i = 0; i < n; ++i) kernels.push_back(kernel_json(profile, agg.kernels[i], analysis.kernels[i]));
   doc["kernels"] = std::move(kernels);
 
   Json stages = Json::array();
-  for (const auto& s : agg.stages) stages.push_back(stage_json(s));
+  for (std::size_t i = 0; i < agg.stages.size(); ++i) stages.push_back(stage_json(agg.stages[i], analysis.stages[i]));
   doc["stages"] = std::move(stages);
   if (!agg.memory_ops.empty()) {
     Json ops = Json::array();

@@ -5,7 +5,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernlens/analysis/aggregate.h"
+#include "kernlens/analysis/analysis.h"
 #include "kernlens/model/profile.h"
 
 namespace kernlens::report {
@@ -14,7 +14,7 @@ struct JsonOptions {
   std::size_t top = 0;  // kernels to list; 0 = all
 };
 
-std::string analysis_json(const model::Profile& profile, const analysis::Aggregate& agg,
+std::string analysis_json(const model::Profile& profile, const analysis::Analysis& analysis,
                           const JsonOptions& options);
 
 }  // namespace kernlens::report

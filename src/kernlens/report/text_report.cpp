@@ -17,7 +17,25 @@ std::string describe_format(std::string_view id) {
   return std::string(id);
 }
 
-void append_header(std::string& out, const model::Profile& profile, const analysis::Aggregate& agg) {
+// "989.4 TFLOP/s tensor_bf16, 3.350 TB/s DRAM (source)" for the paths LLMs run on.
+std::string peaks_line(const analysis::PeakRates& p) {
+  std::vector<std::string> parts;
+  for (auto path : {analysis::FlopPath::kTensorBf16, analysis::FlopPath::kTensorFp8, analysis::FlopPath::kSimtFp32}) {
+    if (auto v = p.flops(path)) parts.push_back(fmt::format("{} {}", human_si(*v, "FLOP/s"), analysis::path_name(path)));
+  }
+  if (p.dram_bytes_per_s) parts.push_back(fmt::format("{} DRAM", human_si(*p.dram_bytes_per_s, "B/s")));
+  return fmt::format("{} ({})", fmt::join(parts, ", "), p.source);
+}
+
+std::string coverage_line(const analysis::MetricCoverage& c) {
+  auto f = c.fraction();
+  if (!f || c.deep_launches == 0) return "none: kernel times only (profile with ncu for bottlenecks and roofs)";
+  return fmt::format("ncu throughput metrics cover {} of kernel time ({} of {} launches)", human_percent(*f),
+                     c.deep_launches, c.launches);
+}
+
+void append_header(std::string& out, const model::Profile& profile, const analysis::Analysis& analysis) {
+  const analysis::Aggregate& agg = analysis.agg;
   for (const auto& in : profile.inputs) {
     out += fmt::format("input   {}  ({})\n", in.path, describe_format(in.format));
   }
@@ -33,20 +51,24 @@ void append_header(std::string& out, const model::Profile& profile, const analys
   out += fmt::format("kernels {} launches of {} kernels", t.launches, t.unique_kernels);
   if (t.kernel_time_ns) out += fmt::format(", {} of GPU time", human_duration_ns(*t.kernel_time_ns));
   out += "\n";
+  out += fmt::format("peaks   {}\n", analysis.peaks ? peaks_line(*analysis.peaks) : analysis.no_peaks_reason);
+  out += fmt::format("metrics {}\n", coverage_line(analysis.coverage));
 }
 
-void append_kernels(std::string& out, const model::Profile& profile, const analysis::Aggregate& agg,
+void append_kernels(std::string& out, const model::Profile& profile, const analysis::Analysis& analysis,
                     const TextOptions& options) {
+  const analysis::Aggregate& agg = analysis.agg;
   std::size_t n = options.top ? std::min(options.top, agg.kernels.size()) : agg.kernels.size();
   out += fmt::format("\nTop {} of {} kernels by GPU time\n", n, agg.kernels.size());
-  out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {}\n", "#", "time", "share", "launches",
-                     "mean", "kernel");
+  out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {:<8}  {}\n", "#", "time", "share", "launches",
+                     "mean", "bound", "kernel");
   for (std::size_t i = 0; i < n; ++i) {
     const auto& k = agg.kernels[i];
-    out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {}\n", i + 1,
+    out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {:<8}  {}\n", i + 1,
                        k.total_ns ? human_duration_ns(*k.total_ns) : "-",
                        k.share ? human_percent(*k.share) : "-", k.launches,
                        k.mean_ns ? human_duration_ns(*k.mean_ns) : "-",
+                       analysis::bottleneck_name(analysis.kernels[i].verdict.kind),
                        ellipsize(profile.names[k.name], options.name_width));
   }
   if (n < agg.kernels.size() && agg.totals.kernel_time_ns) {
@@ -56,21 +78,131 @@ void append_kernels(std::string& out, const model::Profile& profile, const analy
       rest += agg.kernels[i].total_ns.value_or(0);
       launches += agg.kernels[i].launches;
     }
-    out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  ({} more kernels)\n", "",
+    out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {:<8}  ({} more kernels)\n", "",
                        human_duration_ns(rest), human_percent(rest / *agg.totals.kernel_time_ns),
-                       launches, "", agg.kernels.size() - n);
+                       launches, "", "", agg.kernels.size() - n);
   }
 }
 
-void append_stages(std::string& out, const analysis::Aggregate& agg) {
+// The measured line of a kernel: DRAM traffic and work against their roofs.
+std::string traffic_line(const analysis::KernelMetrics& m) {
+  std::vector<std::string> parts;
+  if (m.dram_bytes) {
+    std::string part = fmt::format("DRAM {}", human_si(m.dram_bytes->value, "B"));
+    if (auto rate = m.achieved_dram_bytes_per_s()) {
+      part += fmt::format(" at {}", human_si(*rate, "B/s"));
+      if (m.peak_dram_bytes_per_s) part += fmt::format(" ({} of peak)", human_percent(*rate / m.peak_dram_bytes_per_s->value));
+    }
+    parts.push_back(std::move(part));
+  }
+  if (m.flops && m.flops->value == 0) {
+    parts.emplace_back("no FLOPs");
+  } else if (m.flops) {
+    std::string part = human_si(m.flops->value, "FLOP");
+    if (m.dominant_path) part += fmt::format(" mostly {}", analysis::path_name(*m.dominant_path));
+    if (auto rate = m.achieved_flops_per_s()) {
+      part += fmt::format(" at {}", human_si(*rate, "FLOP/s"));
+      if (m.peak_flops_per_s) part += fmt::format(" ({} of peak)", human_percent(*rate / m.peak_flops_per_s->value));
+    }
+    parts.push_back(std::move(part));
+  }
+  if (auto ai = m.arithmetic_intensity(); ai && *ai > 0) parts.push_back(fmt::format("{:.3g} FLOP/byte", *ai));
+  return fmt::format("{}", fmt::join(parts, "; "));
+}
+
+std::string occupancy_line(const analysis::KernelMetrics& m) {
+  using analysis::Figure;
+  std::vector<std::string> parts;
+  if (auto a = m.value(Figure::kAchievedOccupancyPct)) parts.push_back(fmt::format("achieved {:.1f}%", *a));
+  if (auto t = m.value(Figure::kTheoreticalOccupancyPct)) parts.push_back(fmt::format("theoretical {:.1f}%", *t));
+  if (!m.occupancy_limiters.empty()) parts.push_back(fmt::format("limited by {}", fmt::join(m.occupancy_limiters, " and ")));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+std::string stalls_line(const analysis::KernelMetrics& m) {
+  std::vector<std::string> parts;
+  for (const auto& s : m.top_stalls) parts.push_back(fmt::format("{} {}", s.reason, human_percent(s.share)));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+constexpr std::size_t kWhyKernels = 5;   // kernels explained in the text output
+constexpr std::size_t kAdvicePerKernel = 3;
+constexpr std::size_t kTextWidth = 100;
+
+// ncu's rule texts run to a paragraph; the first sentence says what it found. JSON keeps all.
+std::string first_sentence(std::string_view text) {
+  auto end = text.find(". ");
+  return std::string(end == std::string_view::npos ? text : text.substr(0, end + 1));
+}
+
+void append_labeled(std::string& out, std::string_view label, const std::string& text) {
+  if (text.empty()) return;
+  constexpr std::size_t kIndent = 16;
+  std::string prefix = fmt::format("      {:<10}", label);
+  out += prefix + wrap(text, kTextWidth, kIndent) + "\n";
+}
+
+void append_why(std::string& out, const model::Profile& profile, const analysis::Analysis& analysis,
+                const TextOptions& options) {
+  const auto& kernels = analysis.agg.kernels;
+  std::size_t n = std::min({kWhyKernels, kernels.size(), options.top ? options.top : kernels.size()});
+  if (n == 0) return;
+  out += fmt::format("\nWhy the top {} kernels are slow\n", n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& row = kernels[i];
+    const auto& k = analysis.kernels[i];
+    out += fmt::format("{:>4}  {}  ({} of GPU time)\n", i + 1, ellipsize(profile.names[row.name], options.name_width),
+                       row.share ? human_percent(*row.share) : "-");
+    append_labeled(out, analysis::bottleneck_name(k.verdict.kind), k.verdict.reason);
+    append_labeled(out, "work", traffic_line(k.metrics));
+    append_labeled(out, "occupancy", occupancy_line(k.metrics));
+    append_labeled(out, "stalls", stalls_line(k.metrics));
+    for (std::size_t a = 0; a < std::min(kAdvicePerKernel, k.advice.size()); ++a) {
+      const auto& advice = k.advice[a];
+      std::string speedup = advice.est_speedup_pct ? fmt::format(", est. {:.0f}%", *advice.est_speedup_pct) : "";
+      append_labeled(out, a == 0 ? "advice" : "", fmt::format("[{}{}] {}", advice.rule, speedup, first_sentence(advice.text)));
+    }
+  }
+}
+
+// How a stage's MFU was found ("137.4 GFLOP measured / (176.4 us kernel time x 989.4 TFLOP/s
+// tensor_bf16)"), or why it is missing.
+std::string mfu_note(const analysis::StageWork& w) {
+  if (!w.mfu) return w.flops ? fmt::format("no MFU: {}", w.mfu_missing) : fmt::format("no MFU: FLOPs {}", w.flops_source);
+  std::string precision = w.precision_source == "measured" ? std::string(analysis::path_name(*w.precision))
+                                                           : fmt::format("{} {}", analysis::path_name(*w.precision), w.precision_source);
+  return fmt::format("{} / ({} {} x {} {}); FLOPs {}", human_si(*w.flops, "FLOP"), human_duration_ns(w.time_ns),
+                     w.time_basis, human_si(*w.peak_flops_per_s, "FLOP/s"), precision, w.flops_source);
+}
+
+// One line per distinct note; stages that share a note share the line.
+void append_mfu_notes(std::string& out, const analysis::Analysis& analysis) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // note -> stages
+  for (std::size_t i = 0; i < analysis.agg.stages.size(); ++i) {
+    std::string note = mfu_note(analysis.stages[i]);
+    auto it = std::find_if(notes.begin(), notes.end(), [&](const auto& n) { return n.first == note; });
+    if (it == notes.end()) it = notes.insert(notes.end(), {std::move(note), {}});
+    it->second.push_back(analysis.agg.stages[i].name);
+  }
+  out += "MFU\n";
+  for (const auto& [note, stages] : notes) {
+    std::string who = notes.size() == 1 && stages.size() > 1 ? "all stages" : fmt::format("{}", fmt::join(stages, ", "));
+    out += fmt::format("  {}\n", wrap(fmt::format("{}: {}", who, note), kTextWidth, 4));
+  }
+}
+
+void append_stages(std::string& out, const analysis::Analysis& analysis) {
+  const analysis::Aggregate& agg = analysis.agg;
   if (agg.stages.empty()) return;
   const bool timeline = std::any_of(agg.stages.begin(), agg.stages.end(),
                                     [](const analysis::StageRow& s) { return s.wall_ns.has_value(); });
   out += "\nStages (NVTX ranges)\n";
   out += fmt::format("{:>10}  {:>6}  {:>8}", "time", "share", "launches");
   if (timeline) out += fmt::format("  {:>10}  {:>6}  {:>7}  {:>10}", "wall", "busy", "gaps", "largest");
-  out += "  stage\n";
-  for (const auto& s : agg.stages) {
+  out += fmt::format("  {:>13}  {:>6}  stage\n", "FLOPs", "MFU");
+  for (std::size_t i = 0; i < agg.stages.size(); ++i) {
+    const auto& s = agg.stages[i];
+    const auto& work = analysis.stages[i];
     bool has_share = s.has_kernel_time && agg.totals.kernel_time_ns && *agg.totals.kernel_time_ns > 0;
     out += fmt::format("{:>10}  {:>6}  {:>8}", s.has_kernel_time ? human_duration_ns(s.kernel_time_ns) : "-",
                        has_share ? human_percent(s.kernel_time_ns / *agg.totals.kernel_time_ns) : "-",
@@ -81,8 +213,11 @@ void append_stages(std::string& out, const analysis::Aggregate& agg) {
                          f ? human_percent(*f) : "-", s.gaps ? std::to_string(s.gaps->count) : "-",
                          s.gaps && s.gaps->count ? human_duration_ns(s.gaps->largest_ns) : "-");
     }
-    out += fmt::format("  {}{}\n", std::string(static_cast<std::size_t>(s.depth) * 2, ' '), s.label);
+    out += fmt::format("  {:>13}  {:>6}  {}{}\n", work.flops ? human_si(*work.flops, "FLOP") : "-",
+                       work.mfu ? human_percent(*work.mfu) : "-",
+                       std::string(static_cast<std::size_t>(s.depth) * 2, ' '), s.label);
   }
+  append_mfu_notes(out, analysis);
 }
 
 void append_memory_ops(std::string& out, const model::Profile& profile, const analysis::Aggregate& agg) {
@@ -95,14 +230,30 @@ void append_memory_ops(std::string& out, const model::Profile& profile, const an
   }
 }
 
+// MFU over all kernels, when the user gave work for the whole profile or it was measured.
+void append_whole_mfu(std::string& out, const analysis::Analysis& analysis) {
+  const auto& w = analysis.whole;
+  if (!w.flops) return;
+  // A stage that holds every launch already says it.
+  for (const auto& s : analysis.agg.stages) {
+    if (s.launches == analysis.agg.totals.launches) return;
+  }
+  std::string line = w.mfu ? fmt::format("All kernels: MFU {} = {}", human_percent(*w.mfu), mfu_note(w))
+                           : fmt::format("All kernels: {}", mfu_note(w));
+  out += fmt::format("\n{}\n", wrap(line, kTextWidth, 4));
+}
+
 }  // namespace
 
-std::string analysis_text(const model::Profile& profile, const analysis::Aggregate& agg,
+std::string analysis_text(const model::Profile& profile, const analysis::Analysis& analysis,
                           const TextOptions& options) {
+  const analysis::Aggregate& agg = analysis.agg;
   std::string out;
-  append_header(out, profile, agg);
-  append_kernels(out, profile, agg, options);
-  append_stages(out, agg);
+  append_header(out, profile, analysis);
+  append_kernels(out, profile, analysis, options);
+  append_why(out, profile, analysis, options);
+  append_stages(out, analysis);
+  append_whole_mfu(out, analysis);
   append_memory_ops(out, profile, agg);
   return out;
 }

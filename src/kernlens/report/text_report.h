@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string>
 
-#include "kernlens/analysis/aggregate.h"
+#include "kernlens/analysis/analysis.h"
 #include "kernlens/model/profile.h"
 
 namespace kernlens::report {
@@ -14,7 +14,7 @@ struct TextOptions {
   std::size_t name_width = 100;  // longest kernel name shown; 0 = no limit
 };
 
-std::string analysis_text(const model::Profile& profile, const analysis::Aggregate& agg,
+std::string analysis_text(const model::Profile& profile, const analysis::Analysis& analysis,
                           const TextOptions& options);
 
 }  // namespace kernlens::report

@@ -1,0 +1,81 @@
+#include "kernlens/analysis/analysis.h"
+
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace kernlens::analysis {
+namespace {
+
+// The GPU's peaks: the datasheet table by device name, else the profile's own ncu peak
+// metrics at the maximum clocks.
+std::optional<PeakRates> device_peaks(const model::Profile& profile, const Aggregate& agg,
+                                      const MetricResolver& resolver, std::string& why_not) {
+  const model::Device* device = agg.device_ordinal ? profile.find_device(*agg.device_ordinal) : nullptr;
+  if (!device || device->name.empty()) {
+    why_not = "the GPU is unknown: the inputs do not name it";
+    return std::nullopt;
+  }
+  if (const PeakRates* p = builtin_gpu_peaks().find(device->name)) return *p;
+  for (const auto& launch : profile.launches) {
+    if (launch.device_ordinal != device->ordinal) continue;
+    if (auto p = peaks_from_metrics(resolver, launch, *device)) return p;
+  }
+  why_not = fmt::format("no peaks known for GPU '{}': it is not in the GPU table (data/gpu_peaks.txt) "
+                        "and the profile has no ncu peak metrics",
+                        device->name);
+  return std::nullopt;
+}
+
+std::vector<std::vector<std::size_t>> launches_by_name(const model::Profile& profile) {
+  std::vector<std::vector<std::size_t>> by_name(profile.names.size());
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    if (profile.launches[i].kind == model::LaunchKind::kKernel) by_name[profile.launches[i].name].push_back(i);
+  }
+  return by_name;
+}
+
+KernelInsight insight(const MetricsContext& ctx, std::span<const std::size_t> launches, const KernelRow& row,
+                      const AnalysisOptions& options, std::string_view op_class) {
+  KernelInsight k;
+  k.metrics = summarize_launches(ctx, launches);
+  k.verdict = classify_bottleneck(k.metrics, row.mean_ns, options.thresholds);
+  k.advice = kernlens_advice(AdviceInput{k.metrics, k.verdict, op_class, row.launches, row.mean_ns});
+  auto from_ncu = ncu_advice(ctx.profile, launches);
+  k.advice.insert(k.advice.end(), std::make_move_iterator(from_ncu.begin()), std::make_move_iterator(from_ncu.end()));
+  return k;
+}
+
+}  // namespace
+
+Result<Analysis> analyze(const model::Profile& profile, const AnalysisOptions& options) {
+  Analysis a;
+  a.agg = aggregate(profile);
+  MetricResolver resolver(profile);
+  a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
+  MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
+  auto by_name = launches_by_name(profile);
+  a.kernels.reserve(a.agg.kernels.size());
+  for (const auto& row : a.agg.kernels) {
+    a.kernels.push_back(insight(ctx, by_name[row.name], row, options, ""));
+    a.coverage.kernel_time_ns += a.kernels.back().metrics.time_ns;
+    a.coverage.deep_time_ns += a.kernels.back().metrics.deep_time_ns;
+  }
+  for (const auto& launch : profile.launches) {
+    if (launch.kind != model::LaunchKind::kKernel) continue;
+    a.coverage.launches += launch.count;
+    if (resolver.get(launch, Figure::kSmPct)) a.coverage.deep_launches += launch.count;
+  }
+  MfuInput mfu{profile, resolver, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
+  auto stages = stage_work(mfu, a.agg.stages, options.work);
+  if (!stages) return stages.error();
+  a.stages = std::move(stages).value();
+  std::optional<double> wall;
+  if (!a.agg.stages.empty() && a.agg.stages.front().name == kWholeRunStage) wall = a.agg.stages.front().wall_ns;
+  a.whole = whole_profile_work(mfu, wall, options.work);
+  return a;
+}
+
+std::vector<std::string> analysis_metric_names() { return MetricResolver::metric_names(); }
+
+}  // namespace kernlens::analysis

@@ -1,0 +1,62 @@
+// The whole analysis of one profile: the kernel and stage tables (aggregate.h), and for each
+// kernel what it measured, its bottleneck and advice; for each stage its FLOPs and MFU; and
+// how much of the kernel time the deep metrics cover.
+//
+//   auto a = analyze(profile, options);   // Result<Analysis>: errors are bad user options
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernlens/analysis/advice.h"
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/analysis/bottleneck.h"
+#include "kernlens/analysis/kernel_metrics.h"
+#include "kernlens/analysis/mfu.h"
+#include "kernlens/analysis/peaks.h"
+#include "kernlens/common/error.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::analysis {
+
+struct AnalysisOptions {
+  BottleneckThresholds thresholds;
+  UserWork work;
+  std::size_t top_stalls = 3;
+};
+
+struct KernelInsight {
+  KernelMetrics metrics;
+  Verdict verdict;
+  std::vector<Advice> advice;  // kernlens's rules first, then ncu's by estimated speedup
+};
+
+// Which share of the kernel time has deep metrics (ncu throughput figures).
+struct MetricCoverage {
+  double kernel_time_ns = 0;
+  double deep_time_ns = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t deep_launches = 0;
+  std::optional<double> fraction() const {
+    if (kernel_time_ns <= 0) return std::nullopt;
+    return deep_time_ns / kernel_time_ns;
+  }
+};
+
+struct Analysis {
+  Aggregate agg;
+  std::vector<KernelInsight> kernels;  // one per agg.kernels row, same order
+  std::vector<StageWork> stages;       // one per agg.stages row, same order
+  StageWork whole;                     // every kernel of the profile
+  std::optional<PeakRates> peaks;      // the GPU's peaks (MFU, and roofs the profile lacks)
+  std::string no_peaks_reason;         // why peaks is absent
+  MetricCoverage coverage;
+};
+
+Result<Analysis> analyze(const model::Profile& profile, const AnalysisOptions& options);
+
+// The metric names the analysis reads: what a reader must keep (ingest::ReadOptions).
+std::vector<std::string> analysis_metric_names();
+
+}  // namespace kernlens::analysis

@@ -1,0 +1,241 @@
+#include "kernlens/analysis/kernel_metrics.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace kernlens::analysis {
+namespace {
+
+bool is_tensor(FlopPath path) { return path >= FlopPath::kTensorFp64; }
+
+class WeightedMean {
+ public:
+  void add(double value, double weight, std::string_view source) {
+    if (source_.empty()) source_ = source;
+    sum_ += value * weight;
+    weight_ += weight;
+  }
+  std::optional<Figured> result() const {
+    if (weight_ <= 0) return std::nullopt;
+    return Figured{sum_ / weight_, source_};
+  }
+
+ private:
+  double sum_ = 0;
+  double weight_ = 0;
+  std::string source_;  // of the first value: sources may be temporaries
+};
+
+// A roof at the clock the launch ran at: peak per cycle x the measured cycles per second.
+std::optional<Figured> launch_roof(std::optional<Sourced> per_cycle, std::optional<Sourced> clock) {
+  if (!per_cycle || !clock) return std::nullopt;
+  return Figured{per_cycle->value * clock->value, fmt::format("{} x {}", per_cycle->source, clock->source)};
+}
+
+std::optional<Figured> flops_roof(const MetricResolver& r, const model::Launch& launch, FlopPath path) {
+  return launch_roof(r.peak_flops_per_cycle(launch, path), r.get(launch, Figure::kSmClockHz));
+}
+
+std::optional<Figured> dram_roof(const MetricResolver& r, const model::Launch& launch) {
+  return launch_roof(r.dram_peak_bytes_per_cycle(launch), r.get(launch, Figure::kDramClockHz));
+}
+
+constexpr std::array<std::pair<Figure, std::string_view>, 5> kBlockLimits = {{
+    {Figure::kBlockLimitRegisters, "registers"},
+    {Figure::kBlockLimitSharedMem, "shared_mem"},
+    {Figure::kBlockLimitWarps, "warps"},
+    {Figure::kBlockLimitBlocks, "blocks"},
+    {Figure::kBlockLimitBarriers, "barriers"},
+}};
+
+// The resources that allow the fewest blocks per SM, when occupancy is below 100%.
+std::vector<std::string> occupancy_limiters(const MetricResolver& r, const model::Launch& launch) {
+  auto theoretical = r.get(launch, Figure::kTheoreticalOccupancyPct);
+  if (theoretical && theoretical->value >= 99.95) return {};
+  std::optional<double> least;
+  std::vector<std::string> names;
+  for (const auto& [figure, name] : kBlockLimits) {
+    auto v = r.get(launch, figure);
+    if (!v) continue;
+    if (!least || v->value < *least) {
+      least = v->value;
+      names.clear();
+    }
+    if (v->value == *least) names.emplace_back(name);
+  }
+  return names;
+}
+
+bool has_block_limits(const MetricResolver& r, const model::Launch& launch) {
+  return std::any_of(kBlockLimits.begin(), kBlockLimits.end(),
+                     [&](const auto& l) { return r.get(launch, l.first).has_value(); });
+}
+
+}  // namespace
+
+std::optional<double> KernelMetrics::arithmetic_intensity() const {
+  if (intensity_bytes <= 0) return std::nullopt;
+  return intensity_flops / intensity_bytes;
+}
+
+std::optional<double> KernelMetrics::achieved_flops_per_s() const {
+  if (!flops || flops_time_ns <= 0) return std::nullopt;
+  return flops->value / (flops_time_ns * 1e-9);
+}
+
+std::optional<double> KernelMetrics::achieved_dram_bytes_per_s() const {
+  if (!dram_bytes || dram_time_ns <= 0) return std::nullopt;
+  return dram_bytes->value / (dram_time_ns * 1e-9);
+}
+
+std::optional<LaunchFlops> launch_flops(const MetricResolver& resolver, const model::Launch& launch,
+                                        std::string* why_not) {
+  auto fail = [&](std::string_view why) -> std::optional<LaunchFlops> {
+    if (why_not) *why_not = std::string(why);
+    return std::nullopt;
+  };
+  LaunchFlops out;
+  std::vector<std::string_view> sources;
+  bool tensor_measured = false;
+  for (std::size_t i = 0; i < kFlopPathCount; ++i) {
+    auto path = static_cast<FlopPath>(i);
+    auto f = resolver.flops(launch, path);
+    if (!f) {
+      if (path == FlopPath::kSimtFp32) {
+        return fail("SIMT work not measured (SASS fadd/fmul/ffma counts: ncu section "
+                    "SpeedOfLight_RooflineChart)");
+      }
+      continue;
+    }
+    tensor_measured = tensor_measured || is_tensor(path);
+    out.by_path[i] = f->value;
+    out.total += f->value;
+    if (f->value > 0) sources.push_back(f->source);
+  }
+  if (!tensor_measured) {
+    // Without the tensor counters, an idle tensor pipe still proves there was no tensor work.
+    auto pipe = resolver.get(launch, Figure::kTensorPipePct);
+    if (!pipe || pipe->value != 0) {
+      return fail("tensor-core work not measured (ncu section "
+                  "SpeedOfLight_HierarchicalTensorRooflineChart)");
+    }
+  }
+  if (sources.empty()) sources.push_back(resolver.flops(launch, FlopPath::kSimtFp32)->source);
+  out.source = fmt::format("{}", fmt::join(sources, " + "));
+  return out;
+}
+
+std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const model::Launch& launch) {
+  if (auto total = resolver.get(launch, Figure::kDramBytes)) return Figured{total->value, std::string(total->source)};
+  auto read = resolver.get(launch, Figure::kDramReadBytes);
+  auto write = resolver.get(launch, Figure::kDramWriteBytes);
+  if (read && write) return Figured{read->value + write->value, fmt::format("{} + {}", read->source, write->source)};
+  auto rate = resolver.get(launch, Figure::kDramBytesPerSecond);
+  if (rate && launch.duration_ns) {
+    return Figured{rate->value * *launch.duration_ns * 1e-9, fmt::format("{} x duration", rate->source)};
+  }
+  return std::nullopt;
+}
+
+KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std::size_t> launch_indices) {
+  const MetricResolver& r = ctx.resolver;
+  KernelMetrics m;
+  std::array<WeightedMean, kFigureCount> means;
+  std::unordered_map<std::string_view, double> stall_sums;
+  double stall_total = 0;
+  double stall_weight = 0;
+  const model::Launch* longest_with_limits = nullptr;
+  std::vector<const model::Launch*> timed;
+  for (std::size_t index : launch_indices) {
+    const model::Launch& launch = ctx.profile.launches[index];
+    if (launch.kind != model::LaunchKind::kKernel) continue;
+    m.launches += launch.count;
+    // Every figure is weighted by time, so a launch without a duration cannot be averaged in.
+    auto w = launch.total_duration_ns();
+    if (!w || *w <= 0) continue;
+    timed.push_back(&launch);
+    m.time_ns += *w;
+    for (std::size_t f = 0; f < kFigureCount; ++f) {
+      if (auto v = r.get(launch, static_cast<Figure>(f))) means[f].add(v->value, *w, v->source);
+    }
+    if (r.get(launch, Figure::kSmPct)) m.deep_time_ns += *w;
+    std::string why;
+    auto lf = launch_flops(r, launch, &why);
+    if (lf) {
+      if (!m.flops) m.flops = Figured{0, lf->source};
+      m.flops->value += lf->total * static_cast<double>(launch.count);
+      m.flops_time_ns += *w;
+      for (std::size_t p = 0; p < kFlopPathCount; ++p) {
+        if (lf->by_path[p]) m.flops_by_path[p] = m.flops_by_path[p].value_or(0) + *lf->by_path[p] * static_cast<double>(launch.count);
+      }
+    } else if (m.flops_missing.empty()) {
+      m.flops_missing = why;
+    }
+    auto bytes = launch_dram_bytes(r, launch);
+    if (bytes) {
+      if (!m.dram_bytes) m.dram_bytes = Figured{0, bytes->source};
+      m.dram_bytes->value += bytes->value * static_cast<double>(launch.count);
+      m.dram_time_ns += *w;
+    }
+    if (lf && bytes) {
+      m.intensity_flops += lf->total * static_cast<double>(launch.count);
+      m.intensity_bytes += bytes->value * static_cast<double>(launch.count);
+    }
+    auto stalls = r.stalls(launch);
+    if (!stalls.empty()) stall_weight += *w;
+    for (const auto& [reason, ratio] : stalls) {
+      stall_sums[reason] += ratio * *w;
+      stall_total += ratio * *w;
+    }
+    if (has_block_limits(r, launch) &&
+        (!longest_with_limits || *w > *longest_with_limits->total_duration_ns())) {
+      longest_with_limits = &launch;
+    }
+  }
+  for (std::size_t f = 0; f < kFigureCount; ++f) m.figures[f] = means[f].result();
+  if (m.flops) {
+    double best = 0;
+    for (std::size_t p = 0; p < kFlopPathCount; ++p) {
+      if (m.flops_by_path[p] && *m.flops_by_path[p] > best) {
+        best = *m.flops_by_path[p];
+        m.dominant_path = static_cast<FlopPath>(p);
+      }
+    }
+  }
+  // Roofs: the launches' own (weighted like the figures), else the GPU's datasheet peaks;
+  // only next to what was measured against them.
+  WeightedMean flops_peak, dram_peak;
+  for (const model::Launch* launch : timed) {
+    double w = *launch->total_duration_ns();
+    if (m.dominant_path) {
+      if (auto roof = flops_roof(r, *launch, *m.dominant_path)) flops_peak.add(roof->value, w, roof->source);
+    }
+    if (auto roof = dram_roof(r, *launch)) dram_peak.add(roof->value, w, roof->source);
+  }
+  m.peak_flops_per_s = flops_peak.result();
+  m.peak_dram_bytes_per_s = dram_peak.result();
+  if (ctx.device_peaks) {
+    if (!m.peak_flops_per_s && m.dominant_path) {
+      if (auto v = ctx.device_peaks->flops(*m.dominant_path)) m.peak_flops_per_s = Figured{*v, ctx.device_peaks->source};
+    }
+    if (!m.peak_dram_bytes_per_s && m.dram_bytes && ctx.device_peaks->dram_bytes_per_s) {
+      m.peak_dram_bytes_per_s = Figured{*ctx.device_peaks->dram_bytes_per_s, ctx.device_peaks->source};
+    }
+  }
+  if (longest_with_limits) m.occupancy_limiters = occupancy_limiters(r, *longest_with_limits);
+  if (stall_total > 0) {
+    for (const auto& [reason, sum] : stall_sums) {
+      if (reason == "selected") continue;  // the warp that issued: not a stall
+      m.top_stalls.push_back(StallShare{std::string(reason), sum / stall_weight, sum / stall_total});
+    }
+    std::sort(m.top_stalls.begin(), m.top_stalls.end(), [](const StallShare& a, const StallShare& b) {
+      return a.share != b.share ? a.share > b.share : a.reason < b.reason;
+    });
+    if (m.top_stalls.size() > ctx.top_stalls) m.top_stalls.resize(ctx.top_stalls);
+  }
+  return m;
+}
+
+}  // namespace kernlens::analysis

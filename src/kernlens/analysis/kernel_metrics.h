@@ -1,0 +1,90 @@
+// What a group of launches (one kernel, or one family) measured, summed up for people:
+// figures as duration-weighted means, work (FLOPs) and DRAM traffic as totals, the roofs the
+// kernel ran under, the occupancy limiter and the top warp stalls. Every number keeps the
+// metric (or derivation) it came from. Nothing measured stays absent: never a made-up 0.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "kernlens/analysis/metrics.h"
+#include "kernlens/analysis/peaks.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::analysis {
+
+struct Figured {
+  double value = 0;
+  std::string source;  // metric name, or how it was derived
+};
+
+struct StallShare {
+  std::string reason;   // ncu's name: "long_scoreboard", "barrier", ...
+  double warps_per_issue = 0;  // warps stalled for it per issued instruction (ncu's ratio)
+  double share = 0;     // of all cycles between two issues, 0..1
+};
+
+struct KernelMetrics {
+  std::uint64_t launches = 0;        // kernel launches in the group
+  double time_ns = 0;                // their total duration
+  double deep_time_ns = 0;           // of launches with throughput figures (SOL)
+  std::array<std::optional<Figured>, kFigureCount> figures;  // duration-weighted means
+
+  // Work and traffic, summed over the launches that measured them, and those launches' time.
+  std::optional<Figured> flops;
+  std::array<std::optional<double>, kFlopPathCount> flops_by_path{};
+  double flops_time_ns = 0;
+  std::string flops_missing;         // why flops is absent (when it is)
+  std::optional<Figured> dram_bytes;
+  double dram_time_ns = 0;
+  std::optional<FlopPath> dominant_path;  // the path that did most of the FLOPs
+  // FLOPs and bytes of the launches that measured both: arithmetic intensity's terms.
+  double intensity_flops = 0;
+  double intensity_bytes = 0;
+
+  // Roofs: the dominant path's peak and the DRAM peak, at the clocks the kernel ran at when
+  // the profile has ncu's peak metrics (as ncu's roofline draws them), else the GPU table's.
+  std::optional<Figured> peak_flops_per_s;
+  std::optional<Figured> peak_dram_bytes_per_s;
+
+  std::vector<std::string> occupancy_limiters;  // "registers", "shared_mem", "warps", ...
+  std::vector<StallShare> top_stalls;           // largest first
+
+  const std::optional<Figured>& figure(Figure f) const { return figures[static_cast<std::size_t>(f)]; }
+  std::optional<double> value(Figure f) const {
+    const auto& v = figure(f);
+    return v ? std::optional<double>(v->value) : std::nullopt;
+  }
+  // FLOP per DRAM byte, over the launches that measured both.
+  std::optional<double> arithmetic_intensity() const;
+  std::optional<double> achieved_flops_per_s() const;
+  std::optional<double> achieved_dram_bytes_per_s() const;
+};
+
+struct MetricsContext {
+  const model::Profile& profile;
+  const MetricResolver& resolver;
+  const PeakRates* device_peaks = nullptr;  // the fallback roofs (GPU table), may be null
+  std::size_t top_stalls = 3;
+};
+
+// Sums up the launches at `launch_indices` (indices into profile.launches).
+KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std::size_t> launch_indices);
+
+// The FLOPs of one launch, when its work was measured completely: tensor paths (or a tensor
+// pipe that was idle) and the fp32 SIMT path at least. `why_not` says what is missing.
+struct LaunchFlops {
+  double total = 0;
+  std::array<std::optional<double>, kFlopPathCount> by_path{};
+  std::string source;
+};
+std::optional<LaunchFlops> launch_flops(const MetricResolver& resolver, const model::Launch& launch,
+                                        std::string* why_not);
+
+// DRAM bytes of one launch: dram__bytes.sum, else read + write, else rate x duration.
+std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const model::Launch& launch);
+
+}  // namespace kernlens::analysis

@@ -1,0 +1,60 @@
+// Model FLOPs utilisation per stage: the FLOP/s a stage achieved over the peak of its
+// dominant precision. FLOPs are measured (summed over the launches whose work ncu counted,
+// scaled up by the share of the stage's kernel time they cover, and said so) or given by the
+// user (--model-flops, or --params N --tokens T with the 2*N*T rule of thumb). The time is the
+// stage's wall time on a timeline, else its kernel time (ncu runs kernels one at a time).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/analysis/metrics.h"
+#include "kernlens/analysis/peaks.h"
+#include "kernlens/common/error.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::analysis {
+
+// What the user says about the work. A stage of "" means the whole profile.
+struct UserWork {
+  std::optional<double> params;                             // --params N
+  std::vector<std::pair<std::string, double>> tokens;       // --tokens [STAGE=]T
+  std::vector<std::pair<std::string, double>> model_flops;  // --model-flops [STAGE=]F
+  std::optional<FlopPath> precision;                        // --precision
+};
+
+struct StageWork {
+  std::optional<double> flops;
+  std::string flops_source;         // how flops was found, or why it is absent
+  std::optional<FlopPath> precision;
+  std::string precision_source;     // "measured", "--precision", "assumed"
+  std::optional<double> mfu;        // 0..1: flops / (time x peak)
+  std::optional<double> peak_flops_per_s;  // the precision's peak (its source: MfuInput::peaks)
+  double time_ns = 0;               // the time it divides by
+  std::string_view time_basis;      // "wall time" (a timeline) or "kernel time" (ncu)
+  std::string mfu_missing;          // why mfu is absent
+  std::optional<double> coverage;   // share of the stage's kernel time with deep metrics
+};
+
+struct MfuInput {
+  const model::Profile& profile;
+  const MetricResolver& resolver;
+  const PeakRates* peaks = nullptr;  // the GPU's peaks; null when unknown
+  std::string no_peaks_reason;       // said when peaks is null
+};
+
+// One StageWork per stage row, in order. Errors: a --tokens/--model-flops stage that names
+// no stage row (the message lists them).
+Result<std::vector<StageWork>> stage_work(const MfuInput& input, const std::vector<StageRow>& stages,
+                                          const UserWork& user);
+// The same over every kernel of the profile (stage "" in UserWork). `wall_ns` is the whole
+// run's wall time on a timeline.
+StageWork whole_profile_work(const MfuInput& input, std::optional<double> wall_ns, const UserWork& user);
+
+// Parses "STAGE=NUMBER" or "NUMBER" (--tokens, --model-flops); NUMBER may use e notation.
+Result<std::pair<std::string, double>> parse_stage_value(std::string_view text);
+
+}  // namespace kernlens::analysis
