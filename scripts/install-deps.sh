@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
   libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev  # libraries
   libgtest-dev libbenchmark-dev python3               # tests, benchmarks, independent checks
+  python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses
 )
 
