@@ -41,7 +41,7 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
   model::Launch untimed;
   untimed.name = r.profile.names.intern("untimed_kernel");
   r.profile.launches.push_back(untimed);
-  auto agg = analysis::aggregate(r.profile);
+  auto agg = analysis::aggregate(r.profile, test::builtin_classifier());
   auto doc = nlohmann::json::parse(analysis_json(r.profile, agg, JsonOptions{}));
   EXPECT_EQ(doc["schema"], "kernlens.analysis/1");
   EXPECT_EQ(doc["inputs"][0]["format"], "ncu-raw-csv");
@@ -70,7 +70,7 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
 TEST(JsonReport, InvalidUtf8InANameIsReplacedNotThrown) {
   auto r = test::read_fixture("regressions/json_invalid_utf8_raw.csv");  // found by fuzz_read_any
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
-  std::string json = analysis_json(r.profile, analysis::aggregate(r.profile), JsonOptions{});
+  std::string json = analysis_json(r.profile, analysis::aggregate(r.profile, test::builtin_classifier()), JsonOptions{});
   auto doc = nlohmann::json::parse(json);
   EXPECT_NE(doc["kernels"][0]["name"].get<std::string>().find("\xEF\xBF\xBD"), std::string::npos);
 }
@@ -78,7 +78,7 @@ TEST(JsonReport, InvalidUtf8InANameIsReplacedNotThrown) {
 TEST(TextReport, HeaderTableAndStages) {
   auto r = test::read_fixture("ncu/demo_raw_base.csv");
   ASSERT_TRUE(r.status.ok());
-  std::string text = analysis_text(r.profile, analysis::aggregate(r.profile), TextOptions{2, 20});
+  std::string text = analysis_text(r.profile, analysis::aggregate(r.profile, test::builtin_classifier()), TextOptions{2, 20});
   EXPECT_NE(text.find("gpu     NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs"), std::string::npos) << text;
   EXPECT_NE(text.find("kernels 18 launches of 4 kernels, 277.8 us of GPU time"), std::string::npos) << text;
   EXPECT_NE(text.find("Top 2 of 4 kernels by GPU time"), std::string::npos);

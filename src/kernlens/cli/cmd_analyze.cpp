@@ -1,5 +1,6 @@
-// kernlens analyze INPUT... [--top N] [--format text|json] [-o FILE]
+// kernlens analyze INPUT... [--top N] [--format text|json] [--rules FILE] [-o FILE]
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,9 +21,12 @@ struct AnalyzeOptions {
   std::string output = "-";
   std::size_t top = 0;  // 0: the format's default
   std::size_t name_width = 100;
+  std::vector<std::string> rule_files;
 };
 
 int run_analyze(const AnalyzeOptions& opt) {
+  std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
+  if (!classifier) return kExitBadInput;
   model::Profile profile;
   // The analysis so far uses each launch's own fields only: no metric column is decoded.
   ingest::ReadOptions read_options;
@@ -37,7 +41,7 @@ int run_analyze(const AnalyzeOptions& opt) {
   for (const auto& in : profile.inputs) {
     for (const auto& w : in.warnings) print_warning(w.to_string());
   }
-  analysis::Aggregate agg = analysis::aggregate(profile);
+  analysis::Aggregate agg = analysis::aggregate(profile, *classifier);
   std::string out;
   if (opt.format == "json") {
     out = report::analysis_json(profile, agg, report::JsonOptions{opt.top});
@@ -78,6 +82,7 @@ Command add_analyze_command(CLI::App& app) {
   cmd->add_option("--name-width", opt->name_width,
                   "Cut kernel names longer than this in text output (0: never)")
       ->capture_default_str();
+  add_rules_option(cmd, opt->rule_files);
   return {cmd, [opt] { return run_analyze(*opt); }};
 }
 

@@ -3,8 +3,13 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "kernlens/names/classify.h"
 
 namespace kernlens::cli {
 
@@ -19,6 +24,13 @@ struct Command {
 };
 
 Command add_analyze_command(CLI::App& app);
+Command add_names_command(CLI::App& app);
+
+// `--rules FILE`, for the commands that classify kernels; may be given more than once.
+void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files);
+// The classifier of the built-in rules after `rule_files`; prints the error when one does not
+// load (its exit code is kExitBadInput).
+std::optional<names::KernelClassifier> load_classifier(const std::vector<std::string>& rule_files);
 
 // Prints "kernlens: error: ..." / "kernlens: warning: ..." to stderr.
 void print_error(const std::string& message);

@@ -17,6 +17,24 @@ void print_warning(const std::string& message) {
   std::fprintf(stderr, "kernlens: warning: %s\n", message.c_str());
 }
 
+void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files) {
+  cmd->add_option("--rules", rule_files,
+                  "Kernel rules to try before the built-in ones (see the user guide); may be "
+                  "given more than once")
+      ->type_name("FILE")
+      ->allow_extra_args(false)  // one file per --rules, so that INPUT may follow it
+      ->take_all();
+}
+
+std::optional<names::KernelClassifier> load_classifier(const std::vector<std::string>& rule_files) {
+  auto classifier = names::KernelClassifier::load(rule_files);
+  if (!classifier) {
+    print_error(classifier.error().to_string());
+    return std::nullopt;
+  }
+  return std::move(classifier).value();
+}
+
 }  // namespace kernlens::cli
 
 int main(int argc, char** argv) {
@@ -29,6 +47,7 @@ int main(int argc, char** argv) {
 
   const std::vector<Command> commands = {
       add_analyze_command(app),
+      add_names_command(app),
   };
 
   try {

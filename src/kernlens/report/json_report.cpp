@@ -27,17 +27,69 @@ Json device_json(const model::Device& d) {
   return j;
 }
 
-Json kernel_json(const model::Profile& profile, const analysis::KernelRow& row) {
-  Json j;
-  j["name"] = profile.names[row.name];
-  j["launches"] = row.launches;
-  if (row.total_ns) j["total_ns"] = json_number(*row.total_ns);
-  if (row.mean_ns) j["mean_ns"] = json_number(*row.mean_ns);
-  if (row.share) j["share"] = json_number(*row.share);
-  Json stages = Json::object();
-  for (const auto& [label, ns] : row.stage_ns) stages[label] = json_number(ns);
-  j["stages"] = std::move(stages);
+Json gemm_json(const names::GemmInfo& g) {
+  Json j = Json::object();
+  if (g.has_tile()) {
+    Json tile{{"m", g.tile_m}, {"n", g.tile_n}};
+    if (g.tile_k > 0) tile["k"] = g.tile_k;
+    j["tile"] = std::move(tile);
+  }
+  if (g.stages > 0) j["stages"] = g.stages;
+  if (!g.cluster.empty()) j["cluster"] = g.cluster;
+  if (!g.layout.empty()) {
+    j["layout"] = g.layout;
+    j["transpose_a"] = *g.transposed_a();
+    j["transpose_b"] = *g.transposed_b();
+  }
+  if (g.bias) j["bias"] = true;
+  if (g.split_k) j["split_k"] = true;
   return j;
+}
+
+// The fields a kernel and its family share: base name, class, and what a GEMM's name tells.
+void add_class(Json& j, const names::Classification& cls) {
+  j["base_name"] = cls.base_name;
+  j["library"] = to_string(cls.library);
+  j["op_class"] = to_string(cls.op_class);
+  j["rule"] = cls.rule;
+  if (cls.gemm) j["gemm"] = gemm_json(*cls.gemm);
+}
+
+void add_time(Json& j, const analysis::TimeStats& t) {
+  j["launches"] = t.launches;
+  if (t.total_ns) j["total_ns"] = json_number(*t.total_ns);
+  if (t.mean_ns) j["mean_ns"] = json_number(*t.mean_ns);
+  if (t.share) j["share"] = json_number(*t.share);
+  Json stages = Json::object();
+  for (const auto& [label, ns] : t.stage_ns) stages[label] = json_number(ns);
+  j["stages"] = std::move(stages);
+}
+
+Json kernel_json(const model::Profile& profile, const analysis::Aggregate& agg,
+                 const analysis::KernelRow& row) {
+  Json j;
+  j["name"] = analysis::shown_name(profile, row);
+  if (!row.demangled.empty()) j["mangled_name"] = profile.names[row.name];
+  add_class(j, agg.families[row.family].cls);
+  add_time(j, row);
+  return j;
+}
+
+Json family_json(const analysis::FamilyRow& row) {
+  Json j;
+  j["name"] = row.cls.base_name;
+  add_class(j, row.cls);
+  j["kernels"] = row.kernels;
+  add_time(j, row);
+  return j;
+}
+
+template <class Row, class ToJson>
+Json top_rows(const std::vector<Row>& rows, std::size_t top, ToJson to_json) {
+  Json out = Json::array();
+  std::size_t n = top ? std::min(top, rows.size()) : rows.size();
+  for (std::size_t i = 0; i < n; ++i) out.push_back(to_json(rows[i]));
+  return out;
 }
 
 }  // namespace
@@ -66,10 +118,10 @@ std::string analysis_json(const model::Profile& profile, const analysis::Aggrega
   totals["unique_kernels"] = agg.totals.unique_kernels;
   doc["totals"] = std::move(totals);
 
-  Json kernels = Json::array();
-  std::size_t n = options.top ? std::min(options.top, agg.kernels.size()) : agg.kernels.size();
-  for (std::size_t i = 0; i < n; ++i) kernels.push_back(kernel_json(profile, agg.kernels[i]));
-  doc["kernels"] = std::move(kernels);
+  doc["kernels"] = top_rows(agg.kernels, options.top, [&](const analysis::KernelRow& row) {
+    return kernel_json(profile, agg, row);
+  });
+  doc["families"] = top_rows(agg.families, options.top, family_json);
 
   Json stages = Json::array();
   for (const auto& s : agg.stages) {
