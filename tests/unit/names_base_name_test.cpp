@@ -38,18 +38,14 @@ TEST(BaseName, DropsReturnTypeArgumentsAndTemplateArguments) {
 
 TEST(BaseName, AnonymousNamespacesAndNativeAreLeftOut) {
   const char* ncu =
-      "void at::<unnamed>::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, (int)-2>("
-      "cuda::TensorInfo<T1, T3>, cuda::TensorInfo<const T1, T3>, cuda::TensorInfo<const T2, T3>, "
-      "int, "
-      "int, T3, long)";
+      "void at::<unnamed>::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, "
+      "(int)-2>(cuda::TensorInfo<T1, T3>, cuda::TensorInfo<const T1, T3>, cuda::TensorInfo<const "
+      "T2, T3>, int, int, T3, long)";
   const char* trace =
       "void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, unsigned "
-      "int, "
-      "2, 2, -2>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, "
-      "at::cuda::detail::TensorInfo"
-      "<c10::BFloat16 const, unsigned int>, at::cuda::detail::TensorInfo<long const, unsigned "
-      "int>, int, "
-      "int, unsigned int, long)";
+      "int, 2, 2, -2>(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, at::cuda::detail::"
+      "TensorInfo<c10::BFloat16 const, unsigned int>, at::cuda::detail::TensorInfo<long const, "
+      "unsigned int>, int, int, unsigned int, long)";
   EXPECT_EQ(base_name(ncu), "at::indexSelectSmallIndex");
   EXPECT_EQ(base_name(trace), "at::indexSelectSmallIndex");
   EXPECT_EQ(base_name("void <unnamed>::k<int>(int)"), "k");
@@ -59,18 +55,15 @@ TEST(BaseName, AnonymousNamespacesAndNativeAreLeftOut) {
 
 TEST(BaseName, TensorIteratorKernelsKeepTheirOperation) {
   const char* ncu =
-      "void at::elementwise_kernel<128, 4, void at::gpu_kernel_impl_nocast<at::BinaryFunctor<"
-      "c10::BFloat16, c10::BFloat16, c10::BFloat16, binary_internal::MulFunctor<float>>>("
-      "at::TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)";
+      "void at::elementwise_kernel<128, 4, void at::gpu_kernel_impl_nocast<at::BinaryFunctor<c10::"
+      "BFloat16, c10::BFloat16, c10::BFloat16, binary_internal::MulFunctor<float>>>(at::"
+      "TensorIteratorBase &, const T1 &)::[lambda(int) (instance 1)]>(int, T3)";
   const char* trace =
       "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
-      "BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
-      "at::native::binary_internal::MulFunctor"
-      "<float> > >(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, "
-      "c10::BFloat16, "
-      "c10::BFloat16, at::native::binary_internal::MulFunctor<float> > "
-      "const&)::{lambda(int)#1}>(int, "
-      "at::native::gpu_kernel_impl_nocast<...>)";
+      "BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
+      "MulFunctor<float> > >(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, c10:"
+      ":BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > const&)::"
+      "{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<...>)";
   EXPECT_EQ(base_name(ncu), "at::elementwise_kernel<mul>");
   EXPECT_EQ(base_name(trace), "at::elementwise_kernel<mul>");
   EXPECT_EQ(
@@ -79,8 +72,8 @@ TEST(BaseName, TensorIteratorKernelsKeepTheirOperation) {
       "at::vectorized_elementwise_kernel<add>");
   EXPECT_EQ(
       base_name("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
-                "at::native::ArgMaxOps<float>, unsigned int, long, 4, 4> >(at::native::ReduceOp<"
-                "c10::BFloat16, at::native::ArgMaxOps<float>, unsigned int, long, 4, 4>)"),
+                "at::native::ArgMaxOps<float>, unsigned int, long, 4, 4> >(at::native::"
+                "ReduceOp<c10::BFloat16, at::native::ArgMaxOps<float>, unsigned int, long, 4, 4>)"),
       "at::reduce_kernel<argmax>");
   EXPECT_EQ(base_name("void at::vectorized_elementwise_kernel<4, void at::<unnamed>::"
                       "pow_tensor_scalar_kernel_impl<float, float>(at::TensorIteratorBase &, T2)::"
@@ -88,8 +81,8 @@ TEST(BaseName, TensorIteratorKernelsKeepTheirOperation) {
             "at::vectorized_elementwise_kernel<pow_tensor_scalar>");
   EXPECT_EQ(
       base_name("void (anonymous namespace)::elementwise_kernel_with_index<int, at::native::"
-                "arange_cuda_out(c10::Scalar const&, c10::Scalar const&, c10::Scalar const&, "
-                "at::Tensor&)::{lambda()#1}::operator()() const::{lambda()#4}::operator()() const::"
+                "arange_cuda_out(c10::Scalar const&, c10::Scalar const&, c10::Scalar const&, at::"
+                "Tensor&)::{lambda()#1}::operator()() const::{lambda()#4}::operator()() const::"
                 "{lambda(long)#1}>(int, ...)"),
       "elementwise_kernel_with_index<arange>");
   // A functor kernlens does not know the spelling of: the kernel keeps its plain name.
@@ -106,9 +99,9 @@ TEST(BaseName, NsightComputeLostNamespaces) {
             "at::vectorized_elementwise_kernel<fill>");
   EXPECT_EQ(
       base_name("void unnamed>::distribution_elementwise_grid_stride_kernel<unsigned int, 4, "
-                "void templates::random_from_to_kernel<CUDAGeneratorImpl *>(TensorIteratorBase &,"
-                " unsigned long, long, T1)::[lambda() (instance 1)], void unnamed>::"
-                "distribution_nullary_kernel<long, unsigned int>(T4)>(long, T3, T4)"),
+                "void templates::random_from_to_kernel<CUDAGeneratorImpl *>(TensorIteratorBase &, "
+                "unsigned long, long, T1)::[lambda() (instance 1)], void unnamed>::distribution_"
+                "nullary_kernel<long, unsigned int>(T4)>(long, T3, T4)"),
       "at::distribution_elementwise_grid_stride_kernel<random_from_to>");
   EXPECT_EQ(base_name("void my::vectorized_elementwise_kernel<FillFunctor<int>>(int)"),
             "my::vectorized_elementwise_kernel");  // another namespace: not PyTorch's

@@ -34,8 +34,7 @@ TEST(GemmName, Nvjet) {
 TEST(GemmName, CublasXmma) {
   auto g = parse_gemm_name(
       "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize64x128x32_warpgroupsize1x1x1_execute_segment_"
-      "k_off_"
-      "kernel__5x_cublas");
+      "k_off_kernel__5x_cublas");
   ASSERT_TRUE(g);
   EXPECT_EQ(g->tile_m, 64);
   EXPECT_EQ(g->tile_n, 128);
@@ -46,8 +45,7 @@ TEST(GemmName, CublasXmma) {
 
   auto sm80 = parse_gemm_name(
       "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_"
-      "alignc4_"
-      "execute_kernel__5x_cublas");
+      "alignc4_execute_kernel__5x_cublas");
   ASSERT_TRUE(sm80);
   EXPECT_EQ(sm80->stages, 3);
   EXPECT_EQ(sm80->layout, "tn");

@@ -6,7 +6,6 @@
 
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/cli/commands.h"
-#include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/report/json_report.h"
@@ -32,10 +31,8 @@ int run_analyze(const AnalyzeOptions& opt) {
   ingest::ReadOptions read_options;
   read_options.all_metrics = false;
   for (const auto& path : opt.inputs) {
-    if (Status s = ingest::read_input(path, profile, read_options); !s) {
-      print_error(s.error().to_string());
-      return kExitBadInput;
-    }
+    Status s = ingest::read_input(path, profile, read_options);
+    if (!s) return bad_input(s.error());
   }
   ingest::reconcile_inputs(profile);
   for (const auto& in : profile.inputs) {
@@ -48,11 +45,7 @@ int run_analyze(const AnalyzeOptions& opt) {
   } else {
     out = report::analysis_text(profile, agg, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
   }
-  if (Status s = write_file_atomically(opt.output, out); !s) {
-    print_error(s.error().to_string());
-    return kExitBadInput;
-  }
-  return kExitOk;
+  return write_output(opt.output, out);
 }
 
 }  // namespace

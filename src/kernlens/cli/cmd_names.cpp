@@ -58,15 +58,8 @@ int run_names(const NamesOptions& opt) {
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
   auto input = read_names(opt.input);
-  if (!input) {
-    print_error(input.error().to_string());
-    return kExitBadInput;
-  }
-  if (Status s = write_file_atomically("-", classify_lines(*input, *classifier)); !s) {
-    print_error(s.error().to_string());
-    return kExitBadInput;
-  }
-  return kExitOk;
+  if (!input) return bad_input(input.error());
+  return write_output("-", classify_lines(*input, *classifier));
 }
 
 }  // namespace

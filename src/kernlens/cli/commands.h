@@ -5,6 +5,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -35,5 +36,9 @@ std::optional<names::KernelClassifier> load_classifier(const std::vector<std::st
 // Prints "kernlens: error: ..." / "kernlens: warning: ..." to stderr.
 void print_error(const std::string& message);
 void print_warning(const std::string& message);
+// Prints the error; returns kExitBadInput, for a runner to return.
+int bad_input(const Error& error);
+// Writes a command's output atomically ("-": stdout); kExitOk, or kExitBadInput when it cannot.
+int write_output(const std::string& path, std::string_view content);
 
 }  // namespace kernlens::cli
