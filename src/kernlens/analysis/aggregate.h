@@ -62,7 +62,8 @@ struct Aggregate {
   std::vector<StageRow> stages;                // tree order: a stage, then its nested stages
 };
 
-// Each distinct kernel name is classified once, with `classifier`.
+// Each distinct kernel name is classified once, with `classifier`, which must outlive the
+// result (the families' rule ids point into it).
 Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier);
 
 // The name to show for a kernel: demangled when the input spelled it mangled.

@@ -69,8 +69,12 @@ Result<KernelClassifier> KernelClassifier::load(std::span<const std::string> rul
 
 Classification KernelClassifier::classify(std::string_view name) const {
   Classification c;
-  std::optional<std::string> demangled = demangle(name);
-  c.base_name = base_name(demangled ? *demangled : name);
+  if (is_mangled(name)) {
+    std::optional<std::string> demangled = demangle(name);
+    c.base_name = base_name(demangled ? *demangled : name);
+  } else {
+    c.base_name = base_name(name);
+  }
   thread_local std::vector<int> matched;  // reused: one allocation per thread, not per name
   matched.clear();
   if (!matcher_->set.Match(c.base_name, &matched) || matched.empty()) return c;

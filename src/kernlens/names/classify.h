@@ -31,7 +31,9 @@ struct Classification {
   std::string base_name;
   Library library = Library::kUser;
   OpClass op_class = OpClass::kOther;
-  std::string rule{kNoRule};     // the id of the rule that matched
+  // The id of the rule that matched. It points into the classifier's rules (a copy per name
+  // would cost an allocation): valid as long as the classifier that classified the name.
+  std::string_view rule = kNoRule;
   std::optional<GemmInfo> gemm;  // for op_class gemm, when the name tells something
 };
 

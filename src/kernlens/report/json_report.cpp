@@ -51,7 +51,7 @@ void add_class(Json& j, const names::Classification& cls) {
   j["base_name"] = cls.base_name;
   j["library"] = to_string(cls.library);
   j["op_class"] = to_string(cls.op_class);
-  j["rule"] = cls.rule;
+  j["rule"] = std::string(cls.rule);
   if (cls.gemm) j["gemm"] = gemm_json(*cls.gemm);
 }
 
