@@ -12,6 +12,7 @@
 #include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
+#include "kernlens/names/classify.h"
 
 namespace kernlens::bench {
 namespace {
@@ -90,8 +91,13 @@ void BM_Aggregate(benchmark::State& state) {
     state.SkipWithError("the input does not read: see BM_ReadNcuRaw");
     return;
   }
+  auto classifier = names::KernelClassifier::load({});
+  if (!classifier) {
+    state.SkipWithError(classifier.error().to_string().c_str());
+    return;
+  }
   for (auto _ : state) {
-    analysis::Aggregate agg = analysis::aggregate(*profile);
+    analysis::Aggregate agg = analysis::aggregate(*profile, *classifier);
     benchmark::DoNotOptimize(agg.kernels.data());
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * profile->launches.size()));

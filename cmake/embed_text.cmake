@@ -1,7 +1,7 @@
 # Writes a C++ source whose function returns a text file's content, so that the binary carries
 # its data (the kernel rules) and works from any directory.
-#   cmake -DINPUT=data/kernel_rules.txt -DOUTPUT=gen.cpp -DFUNCTION=kernlens::names::builtin_rules_text
-#         -DHEADER=kernlens/names/rules.h -P embed_text.cmake
+#   cmake -DINPUT=data/kernel_rules.txt -DOUTPUT=gen.cpp -DHEADER=kernlens/names/rules.h
+#         -DFUNCTION=kernlens::names::builtin_rules_text -P embed_text.cmake
 file(READ "${INPUT}" text)
 set(delimiter "kernlens_text")  # raw string delimiters are at most 16 characters
 string(FIND "${text}" ")${delimiter}\"" clash)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (tests/fuzz) with clang, seeds a corpus per target from
-# small pieces of tests/fixtures/ncu, and runs each target for FUZZ_SECONDS.
+# small pieces of tests/fixtures/ncu (fuzz_names: the kernel names of tests/fixtures/names and
+# the rules files), and runs each target for FUZZ_SECONDS.
 # Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
 #
 # Usage: scripts/fuzz.sh
@@ -15,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build/fuzz
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
-all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner fuzz_ncu_cells"
+all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner fuzz_ncu_cells fuzz_names"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
@@ -99,6 +100,15 @@ cell_seed 0 '1.5e3' 'register/thread' 7
 cell_seed -3 '-0.001' '%/Kbyte' 8
 cell_seed 0 '649  "<default domain>:step:none:none:none:none:none:none"  "dom:prefill:none:none:none:none:ASCII:prefill" ' 'msecond' 9
 cell_seed 0 ' "0:<default domain>:io:none:none:none:none:none:none" ' '%' 10
+# fuzz_names: every real kernel name, one a seed, and the rules files.
+n=0
+while IFS= read -r name; do
+  n=$((n + 1))
+  printf '%s' "$name" > "$corpus/fuzz_names/seed-name-$n"
+done < <(cat "$root"/tests/fixtures/names/*.txt)
+cp "$root/data/kernel_rules.txt" "$corpus/fuzz_names/seed-rules-builtin"
+for f in "$root"/tests/fixtures/rules/*.txt; do cp "$f" "$corpus/fuzz_names/seed-rules-$(basename "$f")"; done
+cap "$corpus"/fuzz_names/*
 
 # Run. UBSan only reports by default; halt_on_error makes undefined behaviour a crash.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
@@ -106,8 +116,10 @@ failed=()
 printf '%-18s %8s %10s %8s %s\n' target status execs/s corpus log
 for t in $targets; do
   rc=0
+  dict=$root/tests/fuzz/ncu.dict
+  [[ $t == fuzz_names ]] && dict=$root/tests/fuzz/names.dict
   "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
-    -rss_limit_mb=2048 -dict="$root/tests/fuzz/ncu.dict" -artifact_prefix="$crashes/$t-" \
+    -rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$crashes/$t-" \
     -print_final_stats=1 > "$logs/$t.log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logs/$t.log" | tail -1)
   units=$(find "$corpus/$t" -type f | wc -l)

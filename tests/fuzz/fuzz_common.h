@@ -12,6 +12,7 @@
 
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
+#include "kernlens/names/classify.h"
 
 namespace kernlens::fuzz {
 
@@ -29,6 +30,16 @@ inline void check(bool ok, const char* what) {
 // FILE:LINE must point into the file, or just past its last line (an error at the end).
 // Line breaks are "\n", "\r\n" or a lone "\r" (as CsvScanner counts them), so counting
 // both characters bounds the number of lines from above.
+// The classifier of the built-in kernel rules, loaded once.
+inline const names::KernelClassifier& builtin_classifier() {
+  static const names::KernelClassifier classifier = [] {
+    auto loaded = names::KernelClassifier::load({});
+    check(loaded.ok(), "the built-in kernel rules do not load");
+    return std::move(loaded).value();
+  }();
+  return classifier;
+}
+
 inline void check_error_line(const Error& e, std::string_view bytes) {
   auto lines = std::count(bytes.begin(), bytes.end(), '\n') +
                std::count(bytes.begin(), bytes.end(), '\r') +

@@ -1,11 +1,13 @@
 // libFuzzer harness: the whole `analyze` pipeline on any bytes: format detection, the
-// reader it picks, reconciliation, the analysis (aggregation, metrics, verdicts, MFU) and both writers. Bytes are split at NUL
-// (which no text export contains) into up to 4 inputs, so that pages of one report (raw +
-// details, summary) meet in reconcile_inputs as they do on the command line.
+// reader it picks, reconciliation, the analysis (aggregation, names, metrics, verdicts, MFU)
+// and both writers. Bytes are split at NUL (which no text export contains) into up to 4
+// inputs, so that pages of one report (raw + details, summary) meet in reconcile_inputs as
+// they do on the command line.
+#include <cmath>
+
 #include <nlohmann/json.hpp>
 
 #include "fuzz_common.h"
-#include <cmath>
 
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/report/json_report.h"
@@ -28,11 +30,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::check_profile(profile);
   ingest::reconcile_inputs(profile);
   fuzz::check_profile(profile);
-  auto analyzed = analysis::analyze(profile, {});
+  auto analyzed = analysis::analyze(profile, fuzz::builtin_classifier(), {});
   fuzz::check(analyzed.ok(), "analyze without user options cannot fail");
   const analysis::Analysis& a = *analyzed;
   fuzz::check(a.kernels.size() == a.agg.kernels.size(), "one insight per kernel row");
   fuzz::check(a.stages.size() == a.agg.stages.size(), "one work row per stage row");
+  fuzz::check(a.families.size() == a.agg.families.size(), "one insight per family row");
   for (const auto& k : a.agg.kernels) fuzz::check(k.name < profile.names.size(), "kernel row name");
   for (const auto& k : a.kernels) {
     for (const auto& [key, value] : k.verdict.evidence) fuzz::check(std::isfinite(value), "evidence is finite");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_util.h"
+
 namespace kernlens::analysis {
 namespace {
 
@@ -35,7 +37,7 @@ TEST(Aggregate, KernelsRankedByTotalTimeWithShares) {
   b.launch("big", 100);
   b.launch("small", 30);
   b.launch("summarised", 20, 0, 3);  // a summary row standing for 3 launches
-  Aggregate a = aggregate(b.p);
+  Aggregate a = aggregate(b.p, test::builtin_classifier());
   ASSERT_EQ(a.kernels.size(), 3u);
   EXPECT_EQ(b.p.names[a.kernels[0].name], "big");
   EXPECT_EQ(b.p.names[a.kernels[1].name], "summarised");
@@ -56,7 +58,7 @@ TEST(Aggregate, TiesBreakByLaunchesThenName) {
   b.launch("a", 10);
   b.launch("c", 5);
   b.launch("c", 5);
-  Aggregate a = aggregate(b.p);
+  Aggregate a = aggregate(b.p, test::builtin_classifier());
   EXPECT_EQ(b.p.names[a.kernels[0].name], "c");
   EXPECT_EQ(b.p.names[a.kernels[1].name], "a");
   EXPECT_EQ(b.p.names[a.kernels[2].name], "b");
@@ -67,7 +69,7 @@ TEST(Aggregate, LaunchesWithoutDurationAreCountedButNotTimed) {
   b.launch("timed", 10);
   b.launch("untimed", std::nullopt);
   b.launch("timed", std::nullopt);
-  Aggregate a = aggregate(b.p);
+  Aggregate a = aggregate(b.p, test::builtin_classifier());
   EXPECT_EQ(*a.totals.kernel_time_ns, 10);
   EXPECT_EQ(a.totals.launches, 3u);
   ASSERT_EQ(a.kernels.size(), 2u);
@@ -79,7 +81,7 @@ TEST(Aggregate, LaunchesWithoutDurationAreCountedButNotTimed) {
 
   ProfileBuilder none;
   none.launch("x", std::nullopt);
-  EXPECT_FALSE(aggregate(none.p).totals.kernel_time_ns.has_value());
+  EXPECT_FALSE(aggregate(none.p, test::builtin_classifier()).totals.kernel_time_ns.has_value());
 }
 
 TEST(Aggregate, StageTreeIsInclusiveAndInFirstSeenOrder) {
@@ -93,7 +95,7 @@ TEST(Aggregate, StageTreeIsInclusiveAndInFirstSeenOrder) {
   b.launch("k", 2, decode);
   b.launch("j", 1, io);
   b.launch("k", 100, 0);  // outside every range
-  Aggregate a = aggregate(b.p);
+  Aggregate a = aggregate(b.p, test::builtin_classifier());
   ASSERT_EQ(a.stages.size(), 4u);
   EXPECT_EQ(a.stages[0].name, "prefill");
   EXPECT_EQ(a.stages[1].name, "decode");
@@ -118,10 +120,10 @@ TEST(Aggregate, PrimaryDeviceRanMostLaunches) {
   b.launch("a", 1, 0, 1, 1);
   b.launch("a", 1, 0, 5, 0);
   b.launch("a", 1, 0, 2, 1);
-  EXPECT_EQ(aggregate(b.p).device_ordinal, 0);
+  EXPECT_EQ(aggregate(b.p, test::builtin_classifier()).device_ordinal, 0);
   ProfileBuilder none;
   none.launch("a", 1, 0, 1, -1);
-  EXPECT_FALSE(aggregate(none.p).device_ordinal.has_value());
+  EXPECT_FALSE(aggregate(none.p, test::builtin_classifier()).device_ordinal.has_value());
 }
 
 }  // namespace

@@ -26,7 +26,7 @@ Analyzed analyze_fixtures(std::initializer_list<const char*> fixtures, const Ana
     EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().to_string());
   }
   ingest::reconcile_inputs(out.profile);
-  auto a = analyze(out.profile, options);
+  auto a = analyze(out.profile, test::builtin_classifier(), options);
   EXPECT_TRUE(a.ok()) << (a.ok() ? "" : a.error().to_string());
   if (a.ok()) out.analysis = std::move(a).value();
   return out;
@@ -189,7 +189,7 @@ TEST(Mfu, AStageTheProfileLacksIsAnError) {
   o.work.tokens = {{"decode", 64}};
   model::Profile profile;
   ASSERT_TRUE(ingest::read_input(test::fixture("ncu/gpt2_prefill_raw.csv"), profile).ok());
-  auto a = analyze(profile, o);
+  auto a = analyze(profile, test::builtin_classifier(), o);
   ASSERT_FALSE(a.ok());
   EXPECT_EQ(a.error().message, "no stage 'decode'; stages are: prefill");
 }
@@ -213,7 +213,7 @@ TEST(Mfu, AnUnknownGpuGetsNoMadeUpPeak) {
   for (auto& d : profile.devices) d.name = "NVIDIA Made-Up GPU";
   AnalysisOptions o;
   o.work.model_flops = {{"decode", 1e9}};
-  auto a = analyze(profile, o);
+  auto a = analyze(profile, test::builtin_classifier(), o);
   ASSERT_TRUE(a.ok());
   EXPECT_FALSE(a->peaks);
   EXPECT_FALSE(a->stages[0].mfu);
@@ -226,7 +226,7 @@ TEST(Mfu, AnUnknownGpuWithNcuPeakMetricsUsesThem) {
   model::Profile profile;
   ASSERT_TRUE(ingest::read_input(test::fixture("ncu/roofline_checks_raw.csv"), profile).ok());
   for (auto& d : profile.devices) d.name = "NVIDIA Made-Up GPU";
-  auto a = analyze(profile, {});
+  auto a = analyze(profile, test::builtin_classifier(), {});
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE(a->peaks);
   EXPECT_EQ(a->peaks->source, "ncu peak_sustained per cycle x the GPU's maximum clocks");

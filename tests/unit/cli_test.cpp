@@ -30,11 +30,18 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
-CliResult run_cli(const std::vector<std::string>& args) {
+// Runs kernlens with `args`; standard input is the file `stdin_path`, or an empty file (not
+// /dev/null: some sandboxes make it a regular file that holds what was written to it).
+CliResult run_cli(const std::vector<std::string>& args, std::string stdin_path = "") {
   test::TempDir dir;
   std::string out = dir.file("stdout"), err = dir.file("stderr");
+  if (stdin_path.empty()) {
+    stdin_path = dir.file("stdin");
+    dir.write("stdin", "");
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   std::vector<std::string> argv_storage = {KERNLENS_BIN};
@@ -149,6 +156,54 @@ TEST(Cli, BadInputsExitTwoAndWriteNothing) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(slurp(dir.file("keep.json")), "previous");
   EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 8);  // no temporaries
+}
+
+TEST(Cli, NamesReadsAFileOrStandardInput) {
+  test::TempDir dir;
+  dir.write("names.txt", "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT\r\n\n  \n_Z5scaleifPf\nmystery");
+  const std::string nvjet = "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT";
+  const std::string expected =
+      nvjet + "\t" + nvjet + "\tcublas\tgemm\tcublas-nvjet\n"
+      "_Z5scaleifPf\tscale\tuser\telementwise\tname-elementwise\n"
+      "mystery\tmystery\tuser\tother\t(none)\n";
+  auto file = run_cli({"names", dir.file("names.txt")});
+  EXPECT_EQ(file.exit_code, 0) << file.err;
+  EXPECT_EQ(file.out, expected);
+  auto piped = run_cli({"names", "-"}, dir.file("names.txt"));
+  EXPECT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(piped.out, expected);
+  auto empty = run_cli({"names", "-"});
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_EQ(empty.err, "kernlens: error: <stdin>: empty input\n");
+  auto help = run_cli({"names", "--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  EXPECT_NE(help.out.find("name  base_name  library  op_class  rule"), std::string::npos) << help.out;
+}
+
+TEST(Cli, RulesFilesComeBeforeTheBuiltInRules) {
+  // --rules takes one file each time, so an input may follow it.
+  auto r = run_cli({"analyze", "--rules", test::fixture("rules/demo_rules.txt"), "--rules",
+                    test::fixture("rules/demo_rules.txt"), test::fixture("ncu/demo_raw_base.csv"),
+                    "--format", "json"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"rule\": \"demo-fill\""), std::string::npos);
+  for (const char* command : {"analyze", "names"}) {
+    test::TempDir dir;
+    std::string out = dir.file("out.txt");
+    auto bad = run_cli({command, test::fixture("ncu/demo_raw_base.csv"), "--rules",
+                        test::fixture("rules/bad_op_class.txt"), "-o", out});
+    if (std::string(command) == "names") {  // names has no -o: it fails as bad usage
+      EXPECT_EQ(bad.exit_code, 2);
+      continue;
+    }
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_EQ(bad.err.rfind("kernlens: error: " + test::fixture("rules/bad_op_class.txt") +
+                                ":3: unknown op_class 'convolution'",
+                            0),
+              0u)
+        << bad.err;
+    EXPECT_FALSE(std::filesystem::exists(out));
+  }
 }
 
 }  // namespace

@@ -41,7 +41,7 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
   model::Launch untimed;
   untimed.name = r.profile.names.intern("untimed_kernel");
   r.profile.launches.push_back(untimed);
-  auto a = analysis::analyze(r.profile, {});
+  auto a = analysis::analyze(r.profile, test::builtin_classifier(), {});
   ASSERT_TRUE(a.ok());
   auto doc = nlohmann::json::parse(analysis_json(r.profile, *a, JsonOptions{}));
   EXPECT_EQ(doc["schema"], "kernlens.analysis/1");
@@ -73,7 +73,7 @@ TEST(JsonReport, SchemaFieldsAndAbsentValues) {
 TEST(JsonReport, InvalidUtf8InANameIsReplacedNotThrown) {
   auto r = test::read_fixture("regressions/json_invalid_utf8_raw.csv");  // found by fuzz_read_any
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
-  auto a = analysis::analyze(r.profile, {});
+  auto a = analysis::analyze(r.profile, test::builtin_classifier(), {});
   ASSERT_TRUE(a.ok());
   std::string json = analysis_json(r.profile, *a, JsonOptions{});
   auto doc = nlohmann::json::parse(json);
@@ -83,7 +83,7 @@ TEST(JsonReport, InvalidUtf8InANameIsReplacedNotThrown) {
 TEST(TextReport, HeaderTableAndStages) {
   auto r = test::read_fixture("ncu/demo_raw_base.csv");
   ASSERT_TRUE(r.status.ok());
-  auto a = analysis::analyze(r.profile, {});
+  auto a = analysis::analyze(r.profile, test::builtin_classifier(), {});
   ASSERT_TRUE(a.ok());
   std::string text = analysis_text(r.profile, *a, TextOptions{2, 20});
   EXPECT_NE(text.find("gpu     NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs"), std::string::npos) << text;

@@ -12,8 +12,22 @@
 #include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
+#include "kernlens/names/classify.h"
 
 namespace kernlens::test {
+
+// The classifier of the built-in kernel rules, loaded once for all tests.
+inline const names::KernelClassifier& builtin_classifier() {
+  static const names::KernelClassifier classifier = [] {
+    auto loaded = names::KernelClassifier::load({});
+    if (!loaded) {
+      ADD_FAILURE() << "the built-in kernel rules do not load: " << loaded.error().to_string();
+      return std::move(names::KernelClassifier::create({})).value();
+    }
+    return std::move(loaded).value();
+  }();
+  return classifier;
+}
 
 inline std::string fixture(const std::string& relative) {
   return std::string(KERNLENS_FIXTURES) + "/" + relative;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "kernlens/analysis/aggregate.h"
+#include "test_util.h"
 
 namespace kernlens::analysis {
 namespace {
@@ -63,7 +64,7 @@ TEST(Timeline, StageFiguresFromExtentsAndOverlappingKernels) {
   b.p.stage_ranges.push_back({decode, 100, 400});
   b.p.stage_ranges.push_back({decode, 1100, 1150});
   b.p.stage_ranges.push_back({attn, 120, 220});
-  Aggregate agg = aggregate(b.p);
+  Aggregate agg = aggregate(b.p, test::builtin_classifier());
   ASSERT_EQ(agg.stages.size(), 3u);
 
   const StageRow& whole = agg.stages[0];
@@ -95,7 +96,7 @@ TEST(Timeline, WithoutRangesAStageSpansItsKernels) {
   auto s = b.stage({"prefill"});
   b.kernel("k", 0, 10, s);
   b.kernel("k", 30, 10, s);
-  Aggregate agg = aggregate(b.p);
+  Aggregate agg = aggregate(b.p, test::builtin_classifier());
   ASSERT_EQ(agg.stages.size(), 2u);
   EXPECT_EQ(*agg.stages[1].wall_ns, 40);
   EXPECT_EQ(agg.stages[1].gaps->total_ns, 20);
@@ -107,7 +108,7 @@ TEST(Timeline, NoStartTimesNoFigures) {
   l.name = p.names.intern("k");
   l.duration_ns = 5;
   p.launches.push_back(l);
-  Aggregate agg = aggregate(p);
+  Aggregate agg = aggregate(p, test::builtin_classifier());
   EXPECT_TRUE(agg.stages.empty());
 }
 
@@ -122,7 +123,7 @@ TEST(Timeline, MemoryOpsAreListedApartFromKernels) {
   copy.duration_ns = 7;
   b.p.launches.push_back(copy);
   b.p.launches.push_back(copy);
-  Aggregate agg = aggregate(b.p);
+  Aggregate agg = aggregate(b.p, test::builtin_classifier());
   EXPECT_EQ(agg.totals.launches, 1u);
   EXPECT_EQ(*agg.totals.kernel_time_ns, 10);
   ASSERT_EQ(agg.memory_ops.size(), 1u);

@@ -6,6 +6,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "kernlens/analysis/families.h"
+
 namespace kernlens::analysis {
 namespace {
 
@@ -94,14 +96,40 @@ std::vector<std::string> launch_stage_labels(const model::StageKey& key) {
   return labels;
 }
 
-Aggregate aggregate(const model::Profile& profile) {
+const std::string& shown_name(const model::Profile& profile, const KernelRow& row) {
+  return row.demangled.empty() ? profile.names[row.name] : row.demangled;
+}
+
+void add_stage_ns(TimeStats& stats, std::map<std::string, std::size_t>& slots,
+                  const std::string& label, double ns) {
+  auto [slot, added] = slots.try_emplace(label, stats.stage_ns.size());
+  if (added) stats.stage_ns.emplace_back(label, 0.0);
+  stats.stage_ns[slot->second].second += ns;
+}
+
+void finish_time_stats(TimeStats& stats, const Totals& totals) {
+  if (!stats.total_ns) return;
+  stats.mean_ns = *stats.total_ns / static_cast<double>(stats.timed_launches);
+  if (totals.kernel_time_ns && *totals.kernel_time_ns > 0) {
+    stats.share = *stats.total_ns / *totals.kernel_time_ns;
+  }
+}
+
+int compare_by_time(const TimeStats& a, const TimeStats& b) {
+  double ta = a.total_ns.value_or(-1), tb = b.total_ns.value_or(-1);
+  if (ta != tb) return ta > tb ? -1 : 1;
+  if (a.launches != b.launches) return a.launches > b.launches ? -1 : 1;
+  return 0;
+}
+
+Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier) {
   Aggregate out;
   std::unordered_map<model::NameId, std::size_t> row_of_name;
   std::vector<std::vector<std::string>> labels_of_stage(profile.stages.size());
   for (std::size_t s = 0; s < profile.stages.size(); ++s) {
     labels_of_stage[s] = launch_stage_labels(profile.stages[s]);
   }
-  // Per kernel: stage label -> ns, in first-seen order.
+  // Per kernel: stage label -> index in its stage_ns.
   std::vector<std::map<std::string, std::size_t>> stage_slot;
   StageTree tree;
   std::map<std::int32_t, std::uint64_t> launches_per_device;
@@ -120,7 +148,7 @@ Aggregate aggregate(const model::Profile& profile) {
     }
     auto [it, is_new] = row_of_name.try_emplace(launch.name, out.kernels.size());
     if (is_new) {
-      out.kernels.push_back(KernelRow{launch.name, 0, 0, {}, {}, {}, {}});
+      out.kernels.emplace_back().name = launch.name;
       stage_slot.emplace_back();
     }
     KernelRow& row = out.kernels[it->second];
@@ -132,10 +160,7 @@ Aggregate aggregate(const model::Profile& profile) {
       row.timed_launches += launch.count;
       out.totals.kernel_time_ns = out.totals.kernel_time_ns.value_or(0) + *time;
       for (const auto& label : labels_of_stage[launch.stage]) {
-        auto& slots = stage_slot[it->second];
-        auto [slot, added] = slots.try_emplace(label, row.stage_ns.size());
-        if (added) row.stage_ns.emplace_back(label, 0.0);
-        row.stage_ns[slot->second].second += *time;
+        add_stage_ns(row, stage_slot[it->second], label, *time);
       }
     }
     tree.add(profile.stages[launch.stage], launch.count, time);
@@ -145,20 +170,13 @@ Aggregate aggregate(const model::Profile& profile) {
     if (!out.device_ordinal || n > launches_per_device[*out.device_ordinal]) out.device_ordinal = ordinal;
   }
 
-  for (auto& row : out.kernels) {
-    if (!row.total_ns) continue;
-    row.mean_ns = *row.total_ns / static_cast<double>(row.timed_launches);
-    if (out.totals.kernel_time_ns && *out.totals.kernel_time_ns > 0) {
-      row.share = *row.total_ns / *out.totals.kernel_time_ns;
-    }
-  }
+  for (auto& row : out.kernels) finish_time_stats(row, out.totals);
   std::sort(out.kernels.begin(), out.kernels.end(), [&](const KernelRow& a, const KernelRow& b) {
-    double ta = a.total_ns.value_or(-1), tb = b.total_ns.value_or(-1);
-    if (ta != tb) return ta > tb;
-    if (a.launches != b.launches) return a.launches > b.launches;
+    if (int c = compare_by_time(a, b)) return c < 0;
     return profile.names[a.name] < profile.names[b.name];
   });
   out.totals.unique_kernels = out.kernels.size();
+  out.families = group_families(out.kernels, profile, classifier, out.totals);
   out.stages = tree.rows();
   std::sort(out.memory_ops.begin(), out.memory_ops.end(), [&](const MemoryOpRow& a, const MemoryOpRow& b) {
     double ta = a.total_ns.value_or(-1), tb = b.total_ns.value_or(-1);

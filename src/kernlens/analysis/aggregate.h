@@ -1,19 +1,22 @@
-// Aggregation: launches -> one row per kernel (grouped by exact name), totals, and the
-// stage table (every NVTX push/pop path prefix, plus start/end ranges).
+// Aggregation: launches -> one row per kernel (grouped by exact name), the kernels' families
+// (grouped by base name, each classified by library and operation), totals, and the stage
+// table (every NVTX push/pop path prefix, plus start/end ranges).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernlens/model/profile.h"
+#include "kernlens/names/classify.h"
 
 namespace kernlens::analysis {
 
-struct KernelRow {
-  model::NameId name = 0;
+// The time of a group of launches: one kernel's, or one family's.
+struct TimeStats {
   std::uint64_t launches = 0;
   std::uint64_t timed_launches = 0;  // launches with a known duration
   std::optional<double> total_ns;  // absent when no launch of it has a duration
@@ -21,6 +24,19 @@ struct KernelRow {
   std::optional<double> share;     // of all kernel time, 0..1
   // Time per stage the launches ran in: the full push/pop path and any start/end range.
   std::vector<std::pair<std::string, double>> stage_ns;
+};
+
+struct KernelRow : TimeStats {
+  model::NameId name = 0;
+  std::string demangled;     // the name demangled when the input spelled it mangled; else empty
+  std::uint32_t family = 0;  // index into Aggregate::families
+};
+
+// The kernels of one base name. Classification depends on the base name alone, so it is the
+// same for every kernel of the family.
+struct FamilyRow : TimeStats {
+  names::Classification cls;
+  std::uint64_t kernels = 0;  // distinct kernel names in it
 };
 
 // Idle time on the GPU inside a stage's extents: the evidence that a stage is launch-bound.
@@ -66,15 +82,32 @@ struct Totals {
 struct Aggregate {
   Totals totals;
   std::optional<std::int32_t> device_ordinal;  // the GPU most launches ran on
-  std::vector<KernelRow> kernels;  // by total time, descending; then by name
-  std::vector<StageRow> stages;    // tree order: a stage, then its nested stages
+  std::vector<KernelRow> kernels;       // by total time, descending; then by name
+  std::vector<FamilyRow> families;      // by total time, descending; then by base name
+  std::vector<StageRow> stages;         // tree order: a stage, then its nested stages
   std::vector<MemoryOpRow> memory_ops;  // by total time, descending
 };
 
 // The name of the stage row that covers a whole timeline (first kernel start to last end).
 inline constexpr std::string_view kWholeRunStage = "(whole run)";
 
-Aggregate aggregate(const model::Profile& profile);
+// Each distinct kernel name is classified once, with `classifier`, which must outlive the
+// result (the families' rule ids point into it).
+Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier);
+
+// The name to show for a kernel: demangled when the input spelled it mangled.
+const std::string& shown_name(const model::Profile& profile, const KernelRow& row);
+
+// Helpers shared by the kernel and family tables.
+// Adds `ns` to stage `label`'s time, keeping stages in first-seen order; `slots` maps a label
+// to its index in stage_ns.
+void add_stage_ns(TimeStats& stats, std::map<std::string, std::size_t>& slots,
+                  const std::string& label, double ns);
+// Sets mean_ns and share from total_ns and the totals.
+void finish_time_stats(TimeStats& stats, const Totals& totals);
+// -1 when `a` comes first in a table by time (more total time, unknown last; then more
+// launches), 1 when `b` does, 0 when they tie.
+int compare_by_time(const TimeStats& a, const TimeStats& b);
 
 // The stage rows a launch with this key counts toward: every push/pop path prefix and each
 // start/end range.

@@ -1,5 +1,6 @@
 #include "kernlens/analysis/analysis.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ std::vector<std::vector<std::size_t>> launches_by_name(const model::Profile& pro
   return by_name;
 }
 
-KernelInsight insight(const MetricsContext& ctx, std::span<const std::size_t> launches, const KernelRow& row,
+KernelInsight insight(const MetricsContext& ctx, std::span<const std::size_t> launches, const TimeStats& row,
                       const AnalysisOptions& options, std::string_view op_class) {
   KernelInsight k;
   k.metrics = summarize_launches(ctx, launches);
@@ -48,18 +49,29 @@ KernelInsight insight(const MetricsContext& ctx, std::span<const std::size_t> la
 
 }  // namespace
 
-Result<Analysis> analyze(const model::Profile& profile, const AnalysisOptions& options) {
+Result<Analysis> analyze(const model::Profile& profile, const names::KernelClassifier& classifier,
+                         const AnalysisOptions& options) {
   Analysis a;
-  a.agg = aggregate(profile);
+  a.agg = aggregate(profile, classifier);
   MetricResolver resolver(profile);
   a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
   MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
   auto by_name = launches_by_name(profile);
+  std::vector<std::vector<std::size_t>> by_family(a.agg.families.size());
   a.kernels.reserve(a.agg.kernels.size());
   for (const auto& row : a.agg.kernels) {
-    a.kernels.push_back(insight(ctx, by_name[row.name], row, options, ""));
+    const FamilyRow& family = a.agg.families[row.family];
+    a.kernels.push_back(insight(ctx, by_name[row.name], row, options, names::to_string(family.cls.op_class)));
     a.coverage.kernel_time_ns += a.kernels.back().metrics.time_ns;
     a.coverage.deep_time_ns += a.kernels.back().metrics.deep_time_ns;
+    auto& f = by_family[row.family];
+    f.insert(f.end(), by_name[row.name].begin(), by_name[row.name].end());
+  }
+  a.families.reserve(a.agg.families.size());
+  for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
+    const FamilyRow& family = a.agg.families[i];
+    std::sort(by_family[i].begin(), by_family[i].end());  // launch order, as for a kernel
+    a.families.push_back(insight(ctx, by_family[i], family, options, names::to_string(family.cls.op_class)));
   }
   for (const auto& launch : profile.launches) {
     if (launch.kind != model::LaunchKind::kKernel) continue;

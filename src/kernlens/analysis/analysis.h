@@ -1,8 +1,8 @@
-// The whole analysis of one profile: the kernel and stage tables (aggregate.h), and for each
-// kernel what it measured, its bottleneck and advice; for each stage its FLOPs and MFU; and
+// The whole analysis of one profile: the kernel, family and stage tables (aggregate.h), and
+// for each kernel and family what it measured, its bottleneck and advice; for each stage its FLOPs and MFU; and
 // how much of the kernel time the deep metrics cover.
 //
-//   auto a = analyze(profile, options);   // Result<Analysis>: errors are bad user options
+//   auto a = analyze(profile, classifier, options);   // errors are bad user options
 #pragma once
 
 #include <optional>
@@ -46,7 +46,8 @@ struct MetricCoverage {
 
 struct Analysis {
   Aggregate agg;
-  std::vector<KernelInsight> kernels;  // one per agg.kernels row, same order
+  std::vector<KernelInsight> kernels;   // one per agg.kernels row, same order
+  std::vector<KernelInsight> families;  // one per agg.families row, same order
   std::vector<StageWork> stages;       // one per agg.stages row, same order
   StageWork whole;                     // every kernel of the profile
   std::optional<PeakRates> peaks;      // the GPU's peaks (MFU, and roofs the profile lacks)
@@ -54,7 +55,9 @@ struct Analysis {
   MetricCoverage coverage;
 };
 
-Result<Analysis> analyze(const model::Profile& profile, const AnalysisOptions& options);
+// `classifier` names and classifies the kernels; it must outlive the result.
+Result<Analysis> analyze(const model::Profile& profile, const names::KernelClassifier& classifier,
+                         const AnalysisOptions& options);
 
 // The metric names the analysis reads: what a reader must keep (ingest::ReadOptions).
 std::vector<std::string> analysis_metric_names();

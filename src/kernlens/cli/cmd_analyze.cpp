@@ -1,5 +1,7 @@
-// kernlens analyze INPUT... [--top N] [--format text|json] [-o FILE] [work and threshold options]
+// kernlens analyze INPUT... [--top N] [--format text|json] [--rules FILE] [-o FILE]
+//                  [work and threshold options]
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -7,7 +9,6 @@
 
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/cli/commands.h"
-#include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/report/json_report.h"
@@ -22,6 +23,7 @@ struct AnalyzeOptions {
   std::string output = "-";
   std::size_t top = 0;  // 0: the format's default
   std::size_t name_width = 100;
+  std::vector<std::string> rule_files;
   std::vector<std::string> model_flops, tokens;
   std::optional<double> params;
   std::string precision;
@@ -70,43 +72,33 @@ Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
 
 int run_analyze(AnalyzeOptions& opt) {
   auto work = user_work(opt);
-  if (!work) {
-    print_error(work.error().to_string());
-    return kExitBadInput;
-  }
+  if (!work) return bad_input(work.error());
   opt.analysis.work = std::move(work).value();
   opt.analysis.thresholds.launch_bound_ns = opt.launch_bound_us * 1e3;
+  std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
+  if (!classifier) return kExitBadInput;
   model::Profile profile;
   // Only the metrics the analysis reads are decoded: a wide raw page reads several times faster.
   ingest::ReadOptions read_options;
   read_options.all_metrics = false;
   read_options.metrics = analysis::analysis_metric_names();
   for (const auto& path : opt.inputs) {
-    if (Status s = ingest::read_input(path, profile, read_options); !s) {
-      print_error(s.error().to_string());
-      return kExitBadInput;
-    }
+    Status s = ingest::read_input(path, profile, read_options);
+    if (!s) return bad_input(s.error());
   }
   ingest::reconcile_inputs(profile);
   for (const auto& in : profile.inputs) {
     for (const auto& w : in.warnings) print_warning(w.to_string());
   }
-  auto result = analysis::analyze(profile, opt.analysis);
-  if (!result) {
-    print_error(result.error().to_string());
-    return kExitBadInput;
-  }
+  auto result = analysis::analyze(profile, *classifier, opt.analysis);
+  if (!result) return bad_input(result.error());
   std::string out;
   if (opt.format == "json") {
     out = report::analysis_json(profile, *result, report::JsonOptions{opt.top});
   } else {
     out = report::analysis_text(profile, *result, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
   }
-  if (Status s = write_file_atomically(opt.output, out); !s) {
-    print_error(s.error().to_string());
-    return kExitBadInput;
-  }
-  return kExitOk;
+  return write_output(opt.output, out);
 }
 
 void add_work_options(CLI::App* cmd, AnalyzeOptions& opt) {
@@ -184,6 +176,7 @@ Command add_analyze_command(CLI::App& app) {
   cmd->add_option("--name-width", opt->name_width,
                   "Cut kernel names longer than this in text output (0: never)")
       ->capture_default_str();
+  add_rules_option(cmd, opt->rule_files);
   add_work_options(cmd, *opt);
   add_threshold_options(cmd, *opt);
   return {cmd, [opt] { return run_analyze(*opt); }};

@@ -3,8 +3,14 @@
 #pragma once
 
 #include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "kernlens/names/classify.h"
 
 namespace kernlens::cli {
 
@@ -19,9 +25,20 @@ struct Command {
 };
 
 Command add_analyze_command(CLI::App& app);
+Command add_names_command(CLI::App& app);
+
+// `--rules FILE`, for the commands that classify kernels; may be given more than once.
+void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files);
+// The classifier of the built-in rules after `rule_files`; prints the error when one does not
+// load (its exit code is kExitBadInput).
+std::optional<names::KernelClassifier> load_classifier(const std::vector<std::string>& rule_files);
 
 // Prints "kernlens: error: ..." / "kernlens: warning: ..." to stderr.
 void print_error(const std::string& message);
 void print_warning(const std::string& message);
+// Prints the error; returns kExitBadInput, for a runner to return.
+int bad_input(const Error& error);
+// Writes a command's output atomically ("-": stdout); kExitOk, or kExitBadInput when it cannot.
+int write_output(const std::string& path, std::string_view content);
 
 }  // namespace kernlens::cli

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "kernlens/cli/commands.h"
+#include "kernlens/common/file.h"
 
 namespace kernlens::cli {
 
@@ -15,6 +16,34 @@ void print_error(const std::string& message) {
 
 void print_warning(const std::string& message) {
   std::fprintf(stderr, "kernlens: warning: %s\n", message.c_str());
+}
+
+int bad_input(const Error& error) {
+  print_error(error.to_string());
+  return kExitBadInput;
+}
+
+int write_output(const std::string& path, std::string_view content) {
+  if (Status s = write_file_atomically(path, content); !s) return bad_input(s.error());
+  return kExitOk;
+}
+
+void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files) {
+  cmd->add_option("--rules", rule_files,
+                  "Kernel rules to try before the built-in ones (see the user guide); may be "
+                  "given more than once")
+      ->type_name("FILE")
+      ->allow_extra_args(false)  // one file per --rules, so that INPUT may follow it
+      ->take_all();
+}
+
+std::optional<names::KernelClassifier> load_classifier(const std::vector<std::string>& rule_files) {
+  auto classifier = names::KernelClassifier::load(rule_files);
+  if (!classifier) {
+    bad_input(classifier.error());
+    return std::nullopt;
+  }
+  return std::move(classifier).value();
 }
 
 }  // namespace kernlens::cli
@@ -29,6 +58,7 @@ int main(int argc, char** argv) {
 
   const std::vector<Command> commands = {
       add_analyze_command(app),
+      add_names_command(app),
   };
 
   try {

@@ -96,20 +96,6 @@ void put_insight(Json& j, const analysis::KernelInsight& k) {
   j["advice"] = std::move(advice);
 }
 
-Json kernel_json(const model::Profile& profile, const analysis::KernelRow& row,
-                 const analysis::KernelInsight& insight) {
-  Json j;
-  j["name"] = profile.names[row.name];
-  j["launches"] = row.launches;
-  if (row.total_ns) j["total_ns"] = json_number(*row.total_ns);
-  if (row.mean_ns) j["mean_ns"] = json_number(*row.mean_ns);
-  if (row.share) j["share"] = json_number(*row.share);
-  Json stages = Json::object();
-  for (const auto& [label, ns] : row.stage_ns) stages[label] = json_number(ns);
-  j["stages"] = std::move(stages);
-  put_insight(j, insight);
-  return j;
-}
 
 void put_work(Json& j, const analysis::StageWork& w) {
   if (w.flops) j["flops"] = json_number(*w.flops);
@@ -169,6 +155,75 @@ Json coverage_json(const analysis::MetricCoverage& c) {
   return j;
 }
 
+Json gemm_json(const names::GemmInfo& g) {
+  Json j = Json::object();
+  if (g.has_tile()) {
+    Json tile{{"m", g.tile_m}, {"n", g.tile_n}};
+    if (g.tile_k > 0) tile["k"] = g.tile_k;
+    j["tile"] = std::move(tile);
+  }
+  if (g.stages > 0) j["stages"] = g.stages;
+  if (!g.cluster.empty()) j["cluster"] = g.cluster;
+  if (!g.layout.empty()) {
+    j["layout"] = g.layout;
+    j["transpose_a"] = *g.transposed_a();
+    j["transpose_b"] = *g.transposed_b();
+  }
+  if (g.bias) j["bias"] = true;
+  if (g.split_k) j["split_k"] = true;
+  return j;
+}
+
+// The fields a kernel and its family share: base name, class, and what a GEMM's name tells.
+void add_class(Json& j, const names::Classification& cls) {
+  j["base_name"] = cls.base_name;
+  j["library"] = to_string(cls.library);
+  j["op_class"] = to_string(cls.op_class);
+  j["rule"] = std::string(cls.rule);
+  if (cls.gemm) j["gemm"] = gemm_json(*cls.gemm);
+}
+
+void add_time(Json& j, const analysis::TimeStats& t) {
+  j["launches"] = t.launches;
+  if (t.total_ns) j["total_ns"] = json_number(*t.total_ns);
+  if (t.mean_ns) j["mean_ns"] = json_number(*t.mean_ns);
+  if (t.share) j["share"] = json_number(*t.share);
+  Json stages = Json::object();
+  for (const auto& [label, ns] : t.stage_ns) stages[label] = json_number(ns);
+  j["stages"] = std::move(stages);
+}
+
+Json kernel_json(const model::Profile& profile, const analysis::Aggregate& agg,
+                 const analysis::KernelRow& row, const analysis::KernelInsight& insight) {
+  Json j;
+  j["name"] = analysis::shown_name(profile, row);
+  if (!row.demangled.empty()) j["mangled_name"] = profile.names[row.name];
+  add_class(j, agg.families[row.family].cls);
+  add_time(j, row);
+  put_insight(j, insight);
+  return j;
+}
+
+Json family_json(const analysis::FamilyRow& row, const analysis::KernelInsight& insight) {
+  Json j;
+  j["name"] = row.cls.base_name;
+  add_class(j, row.cls);
+  j["kernels"] = row.kernels;
+  add_time(j, row);
+  put_insight(j, insight);
+  return j;
+}
+
+// The first `top` rows (all when 0), each with its insight (a parallel vector).
+template <class Row, class ToJson>
+Json top_rows(const std::vector<Row>& rows, const std::vector<analysis::KernelInsight>& insights,
+              std::size_t top, ToJson to_json) {
+  Json out = Json::array();
+  std::size_t n = top ? std::min(top, rows.size()) : rows.size();
+  for (std::size_t i = 0; i < n; ++i) out.push_back(to_json(rows[i], insights[i]));
+  return out;
+}
+
 }  // namespace
 
 std::string analysis_json(const model::Profile& profile, const analysis::Analysis& analysis,
@@ -199,10 +254,11 @@ std::string analysis_json(const model::Profile& profile, const analysis::Analysi
   doc["coverage"] = coverage_json(analysis.coverage);
   doc["peaks"] = peaks_json(analysis);
 
-  Json kernels = Json::array();
-  std::size_t n = options.top ? std::min(options.top, agg.kernels.size()) : agg.kernels.size();
-  for (std::size_t i = 0; i < n; ++i) kernels.push_back(kernel_json(profile, agg.kernels[i], analysis.kernels[i]));
-  doc["kernels"] = std::move(kernels);
+  doc["kernels"] = top_rows(agg.kernels, analysis.kernels, options.top,
+                            [&](const analysis::KernelRow& row, const analysis::KernelInsight& insight) {
+                              return kernel_json(profile, agg, row, insight);
+                            });
+  doc["families"] = top_rows(agg.families, analysis.families, options.top, family_json);
 
   Json stages = Json::array();
   for (std::size_t i = 0; i < agg.stages.size(); ++i) stages.push_back(stage_json(agg.stages[i], analysis.stages[i]));

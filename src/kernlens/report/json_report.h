@@ -11,7 +11,7 @@
 namespace kernlens::report {
 
 struct JsonOptions {
-  std::size_t top = 0;  // kernels to list; 0 = all
+  std::size_t top = 0;  // kernels (and kernel families) to list; 0 = all
 };
 
 std::string analysis_json(const model::Profile& profile, const analysis::Analysis& analysis,

@@ -1,6 +1,7 @@
 #include "kernlens/report/text_report.h"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -55,33 +56,103 @@ void append_header(std::string& out, const model::Profile& profile, const analys
   out += fmt::format("metrics {}\n", coverage_line(analysis.coverage));
 }
 
+std::string time_cells(std::optional<double> total_ns, std::optional<double> share,
+                       std::uint64_t launches) {
+  return fmt::format("{:>10}  {:>6}  {:>8}", total_ns ? human_duration_ns(*total_ns) : "-",
+                     share ? human_percent(*share) : "-", launches);
+}
+
+std::string time_cells(const analysis::TimeStats& t) {
+  return time_cells(t.total_ns, t.share, t.launches);
+}
+
+// Library and operation columns, as wide as the longest value among the rows shown.
+class ClassColumns {
+ public:
+  template <class Rows, class ClassOf>
+  ClassColumns(const Rows& rows, std::size_t n, ClassOf class_of) {
+    for (std::size_t i = 0; i < n; ++i) {
+      const names::Classification& c = class_of(rows[i]);
+      library_width_ = std::max(library_width_, to_string(c.library).size());
+      op_width_ = std::max(op_width_, to_string(c.op_class).size());
+    }
+  }
+  std::string header() const { return cells("library", "op"); }
+  std::string cells(const names::Classification& c) const {
+    return cells(to_string(c.library), to_string(c.op_class));
+  }
+
+ private:
+  std::string cells(std::string_view library, std::string_view op) const {
+    return fmt::format("{:<{}}  {:<{}}", library, library_width_, op, op_width_);
+  }
+  std::size_t library_width_ = 7;  // "library"
+  std::size_t op_width_ = 2;       // "op"
+};
+
+// The line that sums the rows after the first `n`: "(12 more kernels)".
+template <class Row>
+void append_rest(std::string& out, const std::vector<Row>& rows, std::size_t n,
+                 const analysis::Totals& totals, std::string_view what) {
+  if (n >= rows.size() || !totals.kernel_time_ns) return;
+  double rest = 0;
+  std::uint64_t launches = 0;
+  for (std::size_t i = n; i < rows.size(); ++i) {
+    rest += rows[i].total_ns.value_or(0);
+    launches += rows[i].launches;
+  }
+  std::string cells = time_cells(rest, rest / *totals.kernel_time_ns, launches);
+  out += fmt::format("{:>4}  {}  ({} more {})\n", "", cells, rows.size() - n, what);
+}
+
+std::size_t rows_shown(std::size_t top, std::size_t size) {
+  return top ? std::min(top, size) : size;
+}
+
+constexpr std::string_view kBoundHeader = "bound   ";  // the widest verdict: "compute", "latency"
+
+std::string bound_cell(const analysis::KernelInsight& k) {
+  return fmt::format("{:<8}", analysis::bottleneck_name(k.verdict.kind));
+}
+
 void append_kernels(std::string& out, const model::Profile& profile, const analysis::Analysis& analysis,
                     const TextOptions& options) {
   const analysis::Aggregate& agg = analysis.agg;
-  std::size_t n = options.top ? std::min(options.top, agg.kernels.size()) : agg.kernels.size();
+  std::size_t n = rows_shown(options.top, agg.kernels.size());
+  auto class_of = [&](const analysis::KernelRow& k) -> const names::Classification& {
+    return agg.families[k.family].cls;
+  };
+  ClassColumns columns(agg.kernels, n, class_of);
   out += fmt::format("\nTop {} of {} kernels by GPU time\n", n, agg.kernels.size());
-  out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {:<8}  {}\n", "#", "time", "share", "launches",
-                     "mean", "bound", "kernel");
+  out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {}  {}  {}\n", "#", "time", "share",
+                     "launches", "mean", kBoundHeader, columns.header(), "kernel");
   for (std::size_t i = 0; i < n; ++i) {
     const auto& k = agg.kernels[i];
-    out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {:<8}  {}\n", i + 1,
-                       k.total_ns ? human_duration_ns(*k.total_ns) : "-",
-                       k.share ? human_percent(*k.share) : "-", k.launches,
-                       k.mean_ns ? human_duration_ns(*k.mean_ns) : "-",
-                       analysis::bottleneck_name(analysis.kernels[i].verdict.kind),
-                       ellipsize(profile.names[k.name], options.name_width));
+    out += fmt::format("{:>4}  {}  {:>10}  {}  {}  {}\n", i + 1, time_cells(k),
+                       k.mean_ns ? human_duration_ns(*k.mean_ns) : "-", bound_cell(analysis.kernels[i]),
+                       columns.cells(class_of(k)), ellipsize(analysis::shown_name(profile, k), options.name_width));
   }
-  if (n < agg.kernels.size() && agg.totals.kernel_time_ns) {
-    double rest = 0;
-    std::uint64_t launches = 0;
-    for (std::size_t i = n; i < agg.kernels.size(); ++i) {
-      rest += agg.kernels[i].total_ns.value_or(0);
-      launches += agg.kernels[i].launches;
-    }
-    out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>10}  {:<8}  ({} more kernels)\n", "",
-                       human_duration_ns(rest), human_percent(rest / *agg.totals.kernel_time_ns),
-                       launches, "", "", agg.kernels.size() - n);
+  append_rest(out, agg.kernels, n, agg.totals, "kernels");
+}
+
+void append_families(std::string& out, const analysis::Analysis& analysis, const TextOptions& options) {
+  const analysis::Aggregate& agg = analysis.agg;
+  std::size_t n = rows_shown(options.top, agg.families.size());
+  auto class_of = [](const analysis::FamilyRow& f) -> const names::Classification& {
+    return f.cls;
+  };
+  ClassColumns columns(agg.families, n, class_of);
+  out += fmt::format("\nTop {} of {} kernel families (kernels of one base name)\n", n,
+                     agg.families.size());
+  out += fmt::format("{:>4}  {:>10}  {:>6}  {:>8}  {:>7}  {}  {}  {}\n", "#", "time", "share",
+                     "launches", "kernels", kBoundHeader, columns.header(), "base name");
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& f = agg.families[i];
+    out += fmt::format("{:>4}  {}  {:>7}  {}  {}  {}\n", i + 1, time_cells(f), f.kernels,
+                       bound_cell(analysis.families[i]), columns.cells(f.cls),
+                       ellipsize(f.cls.base_name, options.name_width));
   }
+  append_rest(out, agg.families, n, agg.totals, "families");
 }
 
 // The measured line of a kernel: DRAM traffic and work against their roofs.
@@ -151,7 +222,7 @@ void append_why(std::string& out, const model::Profile& profile, const analysis:
   for (std::size_t i = 0; i < n; ++i) {
     const auto& row = kernels[i];
     const auto& k = analysis.kernels[i];
-    out += fmt::format("{:>4}  {}  ({} of GPU time)\n", i + 1, ellipsize(profile.names[row.name], options.name_width),
+    out += fmt::format("{:>4}  {}  ({} of GPU time)\n", i + 1, ellipsize(analysis::shown_name(profile, row), options.name_width),
                        row.share ? human_percent(*row.share) : "-");
     append_labeled(out, analysis::bottleneck_name(k.verdict.kind), k.verdict.reason);
     append_labeled(out, "work", traffic_line(k.metrics));
@@ -251,6 +322,7 @@ std::string analysis_text(const model::Profile& profile, const analysis::Analysi
   std::string out;
   append_header(out, profile, analysis);
   append_kernels(out, profile, analysis, options);
+  append_families(out, analysis, options);
   append_why(out, profile, analysis, options);
   append_stages(out, analysis);
   append_whole_mfu(out, analysis);

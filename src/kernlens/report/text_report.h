@@ -1,4 +1,5 @@
-// The `analyze` text output: a summary and a readable table of the top kernels and stages.
+// The `analyze` text output: a summary and readable tables of the top kernels, the top kernel
+// families (kernels of one base name) and the stages.
 #pragma once
 
 #include <cstddef>
@@ -10,7 +11,7 @@
 namespace kernlens::report {
 
 struct TextOptions {
-  std::size_t top = 20;         // kernels to list; 0 = all
+  std::size_t top = 20;          // kernels (and kernel families) to list; 0 = all
   std::size_t name_width = 100;  // longest kernel name shown; 0 = no limit
 };
 
