@@ -7,7 +7,7 @@ namespace kernlens::analysis {
 namespace {
 
 struct Figures {
-  std::optional<double> sm, mem, dram, l1, l2, waves;
+  std::optional<double> sm = {}, mem = {}, dram = {}, l1 = {}, l2 = {}, waves = {};
 };
 
 KernelMetrics metrics(const Figures& f) {
