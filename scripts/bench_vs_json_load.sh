@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Times kernlens against Python's json.load on one big PyTorch profiler trace, side by side in
 # one run: ROUNDS rounds (default 3), each timing every contender once, so that a noisy host
-# slows all of them alike; medians are reported (the file is in the page cache), with each
-# one's peak memory (/usr/bin/time -f %M, the largest of the rounds):
+# slows all of them alike; medians are reported (the file is in the page cache), wall clock
+# and CPU time (user + system: what a busy host inflates least), with each one's peak
+# memory (/usr/bin/time -f %M, the largest of the rounds):
 #   1. `kernlens analyze FILE --format json -o /dev/null`, wall clock, as users run it (a
 #      reading thread and the parser), and pinned to one CPU; the same on FILE.gz;
 #   2. the reader alone on one CPU (Google Benchmark, best of 3): from memory, and from the
@@ -52,57 +53,62 @@ echo "== machine: $(nproc) CPUs, $(sed -n 's/^model name\s*: //p' /proc/cpuinfo 
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# "SECONDS KB" of one run: wall clock and peak resident memory.
+# "WALL_SECONDS CPU_SECONDS KB" of one run: wall clock, user + system time, peak memory.
 measure() {
-  /usr/bin/time -f '%e %M' -o "$tmp/time" "$@" > /dev/null 2>&1 || die "failed: $*"
-  tail -1 "$tmp/time"
+  /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" "$@" > /dev/null 2>&1 || die "failed: $*"
+  tail -1 "$tmp/time" | awk '{ print $1, $2 + $3, $4 }'
 }
 median() { "$python" -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.3f}')" "$@"; }
 most() { "$python" -c "import sys; print(max(map(int, sys.argv[1:])))" "$@"; }
-row() {  # label seconds peak-KB
-  "$python" -c "import sys; s, kb = float(sys.argv[2]), int(sys.argv[3]); \
-print(f'{sys.argv[1]:46s} {s:7.3f} s {$bytes / 1e6 / s:6.0f} MB/s  peak {kb / 1024:7.0f} MiB = {kb * 1024 / $bytes:.2f} x file')" "$@"
+row() {  # label wall-seconds cpu-seconds peak-KB
+  "$python" -c "import sys; w, c, kb = float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]); \
+print(f'{sys.argv[1]:42s} {w:7.3f} s {$bytes / 1e6 / w:5.0f} MB/s  cpu {c:7.3f} s {$bytes / 1e6 / c:5.0f} MB/s' \
+      f'  peak {kb / 1024:5.0f} MiB = {kb * 1024 / $bytes:.2f} x file')" "$@"
 }
 
-# The peer, timed inside Python; it prints "LOAD_SECONDS TOTAL_SECONDS" and the totals.
+# The peer, timed inside Python; it prints wall and CPU seconds of the load, then of the load
+# and the totals: "LOAD_WALL LOAD_CPU TOTAL_WALL TOTAL_CPU".
 peer_code='
 import collections, importlib, sys, time
 module = importlib.import_module(sys.argv[2])
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 with open(sys.argv[1], "rb") as f:
     doc = module.load(f) if hasattr(module, "load") else module.loads(f.read())
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), time.process_time()
 per_kernel = collections.defaultdict(lambda: [0.0, 0])
 for e in doc["traceEvents"]:
     if e.get("cat") == "kernel":
         k = per_kernel[e["name"]]
         k[0] += e["dur"]
         k[1] += 1
-t2 = time.perf_counter()
-print(f"{t1 - t0:.4f} {t2 - t0:.4f}")'
+t2, c2 = time.perf_counter(), time.process_time()
+print(f"{t1 - t0:.4f} {c1 - c0:.4f} {t2 - t0:.4f} {c2 - c0:.4f}")'
 peers=(json)
 if "$python" -c 'import orjson' 2>/dev/null; then peers+=(orjson); fi
 
-declare -A times mem
-add() { times[$1]+=" $2"; mem[$1]+=" $3"; }
+declare -A times cpu mem
+add() { times[$1]+=" $2"; cpu[$1]+=" $3"; mem[$1]+=" $4"; }
+timed() {  # KEY COMMAND...: measures one run of COMMAND under KEY
+  local key=$1 result
+  shift
+  result=$(measure "$@")
+  add "$key" $result
+}
 rounds=${ROUNDS:-3}
 for ((r = 1; r <= rounds; ++r)); do
-  read -r s kb <<<"$(measure "$kernlens" analyze "$file" --format json -o /dev/null)"
-  add ours "$s" "$kb"
-  read -r s kb <<<"$(measure "${one_cpu[@]}" "$kernlens" analyze "$file" --format json -o /dev/null)"
-  add ours_1 "$s" "$kb"
-  read -r s kb <<<"$(measure "${one_cpu[@]}" "$kernlens" analyze "$file.gz" --format json -o /dev/null)"
-  add ours_gz "$s" "$kb"
+  timed ours "$kernlens" analyze "$file" --format json -o /dev/null
+  timed ours_1 "${one_cpu[@]}" "$kernlens" analyze "$file" --format json -o /dev/null
+  timed ours_gz "${one_cpu[@]}" "$kernlens" analyze "$file.gz" --format json -o /dev/null
   for p in "${peers[@]}"; do
-    read -r load total < <(/usr/bin/time -f '%M' -o "$tmp/time" "${one_cpu[@]}" "$python" -c "$peer_code" "$file" "$p") ||
-      die "the $p peer failed"
+    read -r load load_cpu total total_cpu < <(/usr/bin/time -f '%M' -o "$tmp/time" "${one_cpu[@]}" \
+      "$python" -c "$peer_code" "$file" "$p") || die "the $p peer failed"
     kb=$(tail -1 "$tmp/time")
-    add "${p}_load" "$load" "$kb"
-    add "${p}_total" "$total" "$kb"
+    add "${p}_load" "$load" "$load_cpu" "$kb"
+    add "${p}_total" "$total" "$total_cpu" "$kb"
   done
 done
 echo "== medians of $rounds interleaved rounds (peak memory: the largest)"
-show() { row "$1" "$(median ${times[$2]})" "$(most ${mem[$2]})"; }
+show() { row "$1" "$(median ${times[$2]})" "$(median ${cpu[$2]})" "$(most ${mem[$2]})"; }
 show "kernlens analyze FILE --format json" ours
 show "kernlens analyze FILE, one CPU" ours_1
 show "kernlens analyze FILE.gz, one CPU" ours_gz
@@ -112,7 +118,8 @@ for p in "${peers[@]}"; do
   show "python $p load + kernel totals, one CPU" "${p}_total"
 done
 ratio() { "$python" -c "print(f'{$1 / $2:.1f}x')"; }
-echo "kernlens analyze (one CPU) vs json.load alone: $(ratio "$(median ${times[json_load]})" "$(median ${times[ours_1]})") faster"
+echo "kernlens analyze (one CPU) vs json.load alone: $(ratio "$(median ${times[json_load]})" "$(median ${times[ours_1]})")" \
+  "faster by the wall clock, $(ratio "$(median ${cpu[json_load]})" "$(median ${cpu[ours_1]})") by CPU time"
 
 if [[ -x $bench ]]; then
   json=$(KERNLENS_BENCH_TRACE=$file "${one_cpu[@]}" "$bench" --benchmark_repetitions=3 --benchmark_format=json 2>/dev/null) ||
