@@ -4,12 +4,10 @@
 // (scripts/bench_make_big_raw.py).
 #include <benchmark/benchmark.h>
 
-#include <cstdlib>
 #include <optional>
-#include <string>
 
+#include "bench_input.h"
 #include "kernlens/analysis/aggregate.h"
-#include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/names/classify.h"
@@ -17,30 +15,9 @@
 namespace kernlens::bench {
 namespace {
 
-std::string input_path() {
-  const char* env = std::getenv("KERNLENS_BENCH_RAW_CSV");
-  return env && *env ? env : KERNLENS_BENCH_DEFAULT_RAW_CSV;
-}
-
-// The input's bytes, or the reason there are none. Loaded once for all benchmarks.
-struct Input {
-  std::string path;
-  std::string bytes;  // a private copy: a memory mapping would fault pages in while timed
-  std::string error;
-};
-
 const Input& input() {
-  static const Input in = [] {
-    Input r{input_path(), {}, {}};
-    auto buffer = InputBuffer::open(r.path);
-    if (!buffer) {
-      r.error = buffer.error().to_string() +
-                " (set KERNLENS_BENCH_RAW_CSV, or run `ninja bench_big_raw`)";
-    } else {
-      r.bytes = std::string(buffer->bytes());
-    }
-    return r;
-  }();
+  static const Input in =
+      load_input("KERNLENS_BENCH_RAW_CSV", KERNLENS_BENCH_DEFAULT_RAW_CSV, "run `ninja bench_big_raw`");
   return in;
 }
 
@@ -48,10 +25,7 @@ const Input& input() {
 // reads (each launch's own fields: name, ids, dimensions, duration, registers, stage).
 void BM_ReadNcuRaw(benchmark::State& state) {
   const Input& in = input();
-  if (!in.error.empty()) {
-    state.SkipWithError(in.error.c_str());
-    return;
-  }
+  if (!usable(state, in)) return;
   ingest::ReadOptions options;
   options.all_metrics = state.range(0) == 0;
   state.SetLabel(options.all_metrics ? "all metrics" : "analyze: launch fields only");
@@ -77,10 +51,7 @@ BENCHMARK(BM_ReadNcuRaw)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseReal
 
 void BM_Aggregate(benchmark::State& state) {
   const Input& in = input();
-  if (!in.error.empty()) {
-    state.SkipWithError(in.error.c_str());
-    return;
-  }
+  if (!usable(state, in)) return;
   static const std::optional<model::Profile> profile = [&]() -> std::optional<model::Profile> {
     model::Profile p;
     if (!ingest::read_input_bytes(in.bytes, in.path, p)) return std::nullopt;

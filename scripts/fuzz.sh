@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (tests/fuzz) with clang, seeds a corpus per target from
-# small pieces of tests/fixtures/ncu (fuzz_names: the kernel names of tests/fixtures/names and
-# the rules files), and runs each target for FUZZ_SECONDS.
+# small pieces of tests/fixtures/ncu and tests/fixtures/pytorch (fuzz_names: the kernel names
+# of tests/fixtures/names and the rules files), and runs each target for FUZZ_SECONDS.
 # Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
 #
 # Usage: scripts/fuzz.sh
 # Env:   FUZZ_SECONDS  seconds per target (default 30)
 #        FUZZ_TARGETS  space-separated subset of the targets below (default: all)
 #        FUZZ_CXX      the clang++ to use (default clang++, else clang++-14)
-# Needs clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev), cmake, ninja, gzip.
+# Needs clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev), cmake, ninja, gzip, python3.
 # Reproduce a crash: build/fuzz/tests/fuzz/TARGET build/fuzz/crashes/TARGET-crash-...
 set -euo pipefail
 
@@ -16,7 +16,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build/fuzz
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
-all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner fuzz_ncu_cells fuzz_names"
+all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner \
+fuzz_ncu_cells fuzz_names fuzz_pytorch_trace"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
@@ -31,7 +32,7 @@ if [[ -z $cxx ]]; then
   done
 fi
 [[ -n $cxx ]] || die "clang++ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)"
-for tool in cmake ninja gzip truncate; do command -v $tool >/dev/null || die "$tool not found"; done
+for tool in cmake ninja gzip truncate python3; do command -v $tool >/dev/null || die "$tool not found"; done
 
 echo "== build ($cxx, $build)"
 mkdir -p "$build"
@@ -110,6 +111,27 @@ cp "$root/data/kernel_rules.txt" "$corpus/fuzz_names/seed-rules-builtin"
 for f in "$root"/tests/fixtures/rules/*.txt; do cp "$f" "$corpus/fuzz_names/seed-rules-$(basename "$f")"; done
 cap "$corpus"/fuzz_names/*
 
+# PyTorch traces: the first 8 KB (a document cut short), and whole documents of the first 3
+# and 40 events (the events after them dropped, the array and object closed).
+for f in "$root"/tests/fixtures/pytorch/*_trace.json.gz; do
+  name=$(basename "$f" .json.gz)
+  gzip -dc "$f" > "$tmp/$name.json"
+  for t in fuzz_pytorch_trace fuzz_read_any; do
+    head -c 8192 "$tmp/$name.json" > "$corpus/$t/seed-$name-8k"
+    for n in 3 40; do
+      python3 - "$tmp/$name.json" "$n" > "$corpus/$t/seed-$name-$n" <<'PY'
+import sys
+doc, n = open(sys.argv[1]).read(), int(sys.argv[2])
+at = doc.index('"traceEvents"')
+for _ in range(n):
+    at = doc.index("\n  }", at + 1)
+sys.stdout.write(doc[:at + 4] + "\n  ]\n}\n")
+PY
+      cap "$corpus/$t/seed-$name-$n"
+    done
+  done
+done
+
 # Run. UBSan only reports by default; halt_on_error makes undefined behaviour a crash.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 failed=()
@@ -118,6 +140,7 @@ for t in $targets; do
   rc=0
   dict=$root/tests/fuzz/ncu.dict
   [[ $t == fuzz_names ]] && dict=$root/tests/fuzz/names.dict
+  [[ $t == fuzz_pytorch_trace ]] && dict=$root/tests/fuzz/pytorch_trace.dict
   "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
     -rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$crashes/$t-" \
     -print_final_stats=1 > "$logs/$t.log" 2>&1 || rc=$?

@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
   libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libre2-dev  # libraries
-  libgtest-dev libbenchmark-dev python3               # tests, benchmarks, independent checks
+  libsimdjson-dev                                     # PyTorch trace (JSON) reader
+  libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses
 )

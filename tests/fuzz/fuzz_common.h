@@ -59,6 +59,7 @@ inline void check_profile(const model::Profile& p) {
     check(l.metrics_first + l.metrics_count <= p.metric_samples.size(), "metrics span out of range");
     for (const auto& m : p.metrics_of(l)) check(m.id < p.metrics.size(), "metric id out of range");
   }
+  for (const auto& r : p.stage_ranges) check(r.stage < p.stages.size(), "stage range stage out of range");
 }
 
 // One reader on a fresh profile, as read_input_bytes calls it once the format is detected.

@@ -12,10 +12,10 @@ import collections
 import csv
 import gzip
 import io
-import json
-import subprocess
 import sys
 from decimal import Decimal
+
+from kernel_totals import analyze, compare_kernels, report
 
 # Duration units Nsight Compute prints, in ns (current and older spellings).
 NS_PER_UNIT = {"ns": 1, "nsecond": 1, "us": 1000, "usecond": 1000, "ms": 10**6,
@@ -90,39 +90,10 @@ def expected_totals(path):
 
 
 def check(kernlens, path):
-    out = subprocess.run([kernlens, "analyze", path, "--format", "json"], capture_output=True, text=True)
-    if out.returncode != 0:
-        return [f"kernlens exited {out.returncode}: {out.stderr.strip()}"]
-    doc = json.loads(out.stdout)
-    want = expected_totals(path)
-    errors = []
-    total = sum(t for t, _ in want.values())
-    launches = sum(n for _, n in want.values())
-
-    def differs(a, b):  # to the last nanosecond
-        return abs(Decimal(repr(a)) - b) >= Decimal("0.5")
-
-    if differs(doc["totals"]["kernel_time_ns"], total):
-        errors.append(f"kernel_time_ns {doc['totals']['kernel_time_ns']} != {total}")
-    if doc["totals"]["launches"] != launches:
-        errors.append(f"launches {doc['totals']['launches']} != {launches}")
-    if doc["totals"]["unique_kernels"] != len(want):
-        errors.append(f"unique_kernels {doc['totals']['unique_kernels']} != {len(want)}")
-    # A kernel's name as the file spells it: kernlens shows mangled names demangled.
-    def source_name(k):
-        return k.get("mangled_name", k["name"])
-
-    got = {source_name(k): (k["total_ns"], k["launches"]) for k in doc["kernels"]}
-    for name, (ns, n) in want.items():
-        if name not in got:
-            errors.append(f"missing kernel {name[:80]}")
-        elif differs(got[name][0], ns) or got[name][1] != n:
-            errors.append(f"{name[:80]}: {got[name]} != ({ns}, {n})")
-    ranked = [source_name(k) for k in doc["kernels"]]
-    want_ranked = [n for n, _ in sorted(want.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))]
-    if ranked != want_ranked:
-        errors.append("kernels are not ranked by total time")
-    return errors
+    doc, failure = analyze(kernlens, path)
+    if failure:
+        return [failure]
+    return compare_kernels(doc, expected_totals(path))
 
 
 def main():
@@ -133,10 +104,7 @@ def main():
     failed = 0
     for path in args.files:
         errors = check(args.kernlens, path)
-        print(("FAIL " if errors else "ok   ") + path)
-        for e in errors:
-            print("     " + e)
-        failed += bool(errors)
+        failed += report(path, errors)
     return 1 if failed else 0
 
 

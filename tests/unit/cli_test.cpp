@@ -206,5 +206,33 @@ TEST(Cli, RulesFilesComeBeforeTheBuiltInRules) {
   }
 }
 
+// PyTorch traces damaged as files get damaged: exit 2 and a message that says what and where.
+TEST(Cli, BadPytorchTracesExitTwo) {
+  test::TempDir dir;
+  const std::string gz = slurp(test::fixture("pytorch/llama_torch_trace.json.gz"));
+  const std::string small_gz = slurp(test::fixture("pytorch/nested_stages_trace.json.gz"));
+  std::string json = test::fixture_bytes("pytorch/gemm_zoo_trace.json.gz");
+  dir.write("cut.json.gz", gz.substr(0, gz.size() / 2));  // 7 MB in: found while streaming
+  dir.write("cut_small.json.gz", small_gz.substr(0, small_gz.size() / 2));
+  dir.write("cut.json", json.substr(0, json.size() / 2));
+  for (std::size_t at = 0; (at = json.find("\"cat\": \"kernel\"", at)) != std::string::npos;) {
+    json.replace(at, 15, "\"cat\": \"other\"");
+  }
+  dir.write("no_kernels.json", json);
+  const std::pair<std::string, std::string> cases[] = {
+      {"cut.json.gz", ":[0-9]+: gzip data ends early: the file is truncated"},
+      {"cut_small.json.gz", ": gzip data ends early: the file is truncated"},
+      {"cut.json", ":[0-9]+: the file ends inside an event: the trace is truncated \\(byte [0-9]+\\)"},
+      {"no_kernels.json", ": no kernel events \\(\"cat\": \"kernel\"\\) in the trace.*"},
+  };
+  for (const auto& [file, message] : cases) {
+    auto r = run_cli({"analyze", dir.file(file), "-o", dir.file("out.txt")});
+    EXPECT_EQ(r.exit_code, 2) << file;
+    EXPECT_TRUE(std::regex_match(r.err, std::regex("kernlens: error: " + dir.file(file) + message + "\n")))
+        << "stderr: " << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("out.txt")));
+  }
+}
+
 }  // namespace
 }  // namespace kernlens

@@ -25,11 +25,19 @@ TEST(Detect, EveryNcuFixtureByContent) {
   for (const auto& [file, id] : cases) EXPECT_EQ(detected(test::fixture_bytes(file)), id) << file;
 }
 
+TEST(Detect, PytorchTraceByTraceEventsNearTheStart) {
+  EXPECT_EQ(detected(test::fixture_bytes("pytorch/llama_torch_trace.json.gz")), "pytorch-trace");
+  EXPECT_EQ(detected("\xEF\xBB\xBF \n{\"traceEvents\": []}"), "pytorch-trace");
+  // Only the first MiB is looked at: a trace is not scanned whole to be recognised.
+  EXPECT_EQ(detected("{\"x\": \"" + std::string(1 << 20, 'a') + "\", \"traceEvents\": []}").substr(0, 8), "unknown:");
+}
+
 TEST(Detect, RejectsWhatIsNotAnExport) {
   EXPECT_NE(detected(std::string("SQLite format 3\0rest", 20)).find("SQLite database"), std::string::npos);
   EXPECT_NE(detected(std::string("\x7f" "ELF\x02\x01\x01\0\0\0", 10)).find("binary file"), std::string::npos);
   EXPECT_NE(detected("name,value\nfoo,1\n").find("no CSV header with a 'Kernel Name' column"), std::string::npos);
-  EXPECT_NE(detected("{\"traceEvents\": []}").find("expected an Nsight Compute CSV export"), std::string::npos);
+  EXPECT_NE(detected("{\"schemaVersion\": 1}").find("a JSON document without \"traceEvents\""), std::string::npos);
+  EXPECT_NE(detected("[{\"ph\": \"X\"}]").find("not a PyTorch profiler trace"), std::string::npos);
   // The ncu log of a run that profiled nothing is not an export either.
   EXPECT_NE(detected(test::fixture_bytes("ncu/ncu_no_kernel_matched_stdout.log")).find("no CSV header"),
             std::string::npos);

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "kernlens/common/gzip.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -69,6 +70,45 @@ TEST(InputBuffer, ClearErrors) {
     ASSERT_FALSE(buf.ok()) << path;
     EXPECT_EQ(buf.error().file, path);
     EXPECT_NE(buf.error().message.find(message), std::string::npos) << buf.error().to_string();
+  }
+}
+
+// Everything a GzipChunkReader hands out, less the carried tails: the file's inflated bytes.
+Result<std::string> stream_all(const std::string& path, std::size_t chunk, std::size_t carry) {
+  auto reader = GzipChunkReader::open(path, chunk, carry);
+  if (!reader) return reader.error();
+  std::string all;
+  std::string_view tail;
+  while (true) {
+    auto window = (*reader)->next(tail);
+    if (!window) return window.error();
+    all += window->substr(tail.size());
+    if ((*reader)->at_end()) return all;
+    tail = window->substr(window->size() - std::min<std::size_t>(window->size(), carry / 2));
+  }
+}
+
+TEST(GzipChunkReader, WindowsOfConcatenatedMembersAndTheSameErrors) {
+  test::TempDir dir;
+  std::string data;
+  for (int i = 0; data.size() < 300000; ++i) data += "line " + std::to_string(i * 7919 % 100003) + "\n";
+  dir.write("two.gz", gzip(data.substr(0, 100000)) + gzip(data.substr(100000)));
+  auto all = stream_all(dir.file("two.gz"), 4096, 1024);
+  ASSERT_TRUE(all.ok()) << all.error().to_string();
+  EXPECT_EQ(*all, data);
+  auto head = read_gzip_head(dir.file("two.gz"), 1000);
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(*head, data.substr(0, 1000));
+
+  const std::string gz = gzip(data);
+  dir.write("cut.gz", gz.substr(0, gz.size() / 2));
+  dir.write("corrupt.gz", gz.substr(0, 20) + std::string(200, 'x'));
+  for (const auto& [file, message] : {std::pair{"cut.gz", "gzip data ends early: the file is truncated"},
+                                      std::pair{"corrupt.gz", "corrupt gzip data"}}) {
+    auto r = stream_all(dir.file(file), 4096, 1024);
+    ASSERT_FALSE(r.ok()) << file;
+    EXPECT_NE(r.error().message.find(message), std::string::npos) << r.error().to_string();
+    EXPECT_EQ(r.error().file, dir.file(file));
   }
 }
 

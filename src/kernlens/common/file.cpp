@@ -4,7 +4,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -14,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernlens/common/gzip.h"
 #include "kernlens/common/memory.h"
 
 namespace kernlens {
@@ -60,36 +60,14 @@ std::string errno_text(int err) { return std::strerror(err); }
 
 
 Result<std::string> inflate_gzip(const std::string& path, std::string_view in) {
-  z_stream zs{};
-  // 16 + MAX_WBITS: gzip wrapper; concatenated members are handled by the loop below.
-  if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK) {
-    return make_error(path, 0, "cannot start gzip decompression");
-  }
+  Inflater inflater(path);
   std::string out;
   out.reserve(in.size() * 4);
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-  zs.avail_in = static_cast<uInt>(in.size());
   char chunk[1 << 16];
-  int rc = Z_OK;
-  while (true) {
-    zs.next_out = reinterpret_cast<Bytef*>(chunk);
-    zs.avail_out = sizeof(chunk);
-    rc = inflate(&zs, Z_NO_FLUSH);
-    out.append(chunk, sizeof(chunk) - zs.avail_out);
-    if (rc == Z_STREAM_END) {
-      if (zs.avail_in == 0) break;
-      inflateReset(&zs);  // another gzip member follows
-      continue;
-    }
-    if (rc != Z_OK) break;
-    if (zs.avail_in == 0 && zs.avail_out != 0) break;  // input ended mid-stream
-  }
-  inflateEnd(&zs);
-  if (rc != Z_STREAM_END) {
-    return make_error(path, 0,
-                      rc == Z_OK || rc == Z_BUF_ERROR
-                          ? "gzip data ends early: the file is truncated"
-                          : std::string("corrupt gzip data: ") + (zs.msg ? zs.msg : "inflate failed"));
+  while (!inflater.done()) {
+    auto n = inflater.inflate(in, chunk, sizeof(chunk), true);
+    if (!n) return n.error();
+    out.append(chunk, *n);
   }
   return out;
 }

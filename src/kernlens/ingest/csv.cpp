@@ -8,6 +8,8 @@
 #include <immintrin.h>
 #endif
 
+#include "kernlens/common/bits.h"
+
 namespace kernlens::ingest {
 namespace {
 
@@ -21,18 +23,6 @@ struct BlockMasks {
 #else
 #define KERNLENS_INLINE inline
 #endif
-
-// Bit i of the result is the XOR of bits 0..i: 1 from an opening quote up to (not
-// including) its closing quote. Doubled quotes toggle twice and so stay inside.
-KERNLENS_INLINE std::uint64_t prefix_xor_shifts(std::uint64_t x) {
-  x ^= x << 1;
-  x ^= x << 2;
-  x ^= x << 4;
-  x ^= x << 8;
-  x ^= x << 16;
-  x ^= x << 32;
-  return x;
-}
 
 // The baseline: SSE2 compares 16 bytes at a time (or plain C++ off x86).
 struct BaselineIsa {
@@ -60,7 +50,8 @@ struct BaselineIsa {
 #endif
     return m;
   }
-  static KERNLENS_INLINE std::uint64_t prefix_xor(std::uint64_t x) { return prefix_xor_shifts(x); }
+  // Doubled quotes toggle twice and so stay inside.
+  static KERNLENS_INLINE std::uint64_t prefix_xor(std::uint64_t x) { return kernlens::prefix_xor(x); }
 };
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -116,8 +107,6 @@ bool cpu_has_avx2() {
   return has;
 }
 #endif
-
-std::uint64_t bits_below(unsigned n) { return n >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << n) - 1; }
 
 }  // namespace
 

@@ -12,6 +12,7 @@
 #include "kernlens/ingest/ncu_details.h"
 #include "kernlens/ingest/ncu_raw.h"
 #include "kernlens/ingest/ncu_summary.h"
+#include "kernlens/ingest/pytorch_trace.h"
 
 namespace kernlens::ingest {
 namespace {
@@ -20,6 +21,8 @@ constexpr std::array kFormats = {
     FormatInfo{"ncu-details-csv", "Nsight Compute details page CSV", &read_ncu_details_csv},
     FormatInfo{"ncu-summary-csv", "Nsight Compute summary CSV", &read_ncu_summary_csv},
     FormatInfo{"ncu-raw-csv", "Nsight Compute raw page CSV", &read_ncu_raw_csv, &read_ncu_raw_csv_file},
+    FormatInfo{"pytorch-trace", "PyTorch profiler trace (chrome trace JSON)", &read_pytorch_trace,
+               &read_pytorch_trace_file, true},
 };
 
 // A CSV page is recognised by columns its header must have. First match wins.
@@ -64,7 +67,18 @@ std::optional<FirstLine> first_csv_line(std::string_view bytes) {
 
 constexpr std::string_view kExpected =
     "expected an Nsight Compute CSV export (--page raw --csv, --page details --csv, or "
-    "--csv --print-summary per-kernel)";
+    "--csv --print-summary per-kernel) or a PyTorch profiler trace (.json, .json.gz)";
+
+// A JSON object, or an array of them (the other form of chrome trace), judged by its first
+// bytes: no CSV export starts so.
+bool looks_like_json(std::string_view bytes) {
+  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
+  constexpr std::string_view kSpace = " \t\r\n";
+  std::size_t at = bytes.find_first_not_of(kSpace);
+  if (at == std::string_view::npos) return false;
+  if (bytes[at] == '[') at = bytes.find_first_not_of(kSpace, at + 1);
+  return at != std::string_view::npos && bytes[at] == '{';
+}
 
 }  // namespace
 
@@ -74,6 +88,11 @@ Detection detect_format(std::string_view bytes) {
   if (bytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
     return {nullptr, "an SQLite database, which this version of kernlens does not read; " +
                          std::string(kExpected)};
+  }
+  if (looks_like_chrome_trace(bytes)) return {format_by_id("pytorch-trace"), {}};
+  if (looks_like_json(bytes)) {
+    return {nullptr, "a JSON document without \"traceEvents\" near its start, not a PyTorch profiler "
+                     "trace (torch.profiler's export_chrome_trace writes one)"};
   }
   std::string_view head = bytes.substr(0, 1 << 16);
   if (std::memchr(head.data(), '\0', head.size()) != nullptr) {

@@ -15,6 +15,7 @@ struct FormatInfo {
   std::string_view description;  // for people ("Nsight Compute raw page CSV")
   ReadFn read;
   ReadFileFn read_file = nullptr;  // streams large plain files, when the format can
+  bool read_file_inflates = false;  // read_file also streams gzip files, inflating as it goes
 };
 
 // Every format kernlens reads, in detection order.

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "kernlens/common/file.h"
+#include "kernlens/common/gzip.h"
 #include "kernlens/common/progress.h"
 #include "kernlens/ingest/detect.h"
 
@@ -53,18 +54,35 @@ Status read_input_bytes(std::string_view bytes, const std::string& path, model::
                     [&](ReadContext& ctx) { return detected.format->read(bytes, ctx); });
 }
 
+namespace {
+
+// The format of a file that is streamed rather than read whole: a large plain file of a
+// format that streams, or a gzip file of one that streams inflating. Null otherwise.
+Result<const FormatInfo*> streamed_format(const std::string& path, std::uint64_t size) {
+  auto head = read_file_head(path, size >= kStreamFrom ? kDetectBytes : 2);
+  if (!head) return head.error();
+  if (is_gzip(*head)) {
+    auto inflated = read_gzip_head(path, kDetectBytes);
+    if (!inflated) return nullptr;  // read whole, which reports the problem
+    const FormatInfo* format = detect_format(*inflated).format;
+    return format && format->read_file && format->read_file_inflates ? format : nullptr;
+  }
+  if (size < kStreamFrom) return nullptr;
+  const FormatInfo* format = detect_format(*head).format;
+  return format && format->read_file ? format : nullptr;
+}
+
+}  // namespace
+
 Status read_input(const std::string& path, model::Profile& profile, const ReadOptions& options) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      static_cast<std::uint64_t>(st.st_size) >= kStreamFrom) {
-    auto head = read_file_head(path, kDetectBytes);
-    if (!head) return head.error();
-    Detection detected = is_gzip(*head) ? Detection{} : detect_format(*head);
-    if (detected.format && detected.format->read_file) {
-      const auto size = static_cast<std::uint64_t>(st.st_size);
-      return run_reader(path, profile, options, *detected.format, size, [&](ReadContext& ctx) {
-        return detected.format->read_file(path, size, ctx);
-      });
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    auto format = streamed_format(path, size);
+    if (!format) return format.error();
+    if (*format) {
+      return run_reader(path, profile, options, **format, size,
+                        [&](ReadContext& ctx) { return (*format)->read_file(path, size, ctx); });
     }
   }
   auto buffer = InputBuffer::open(path);

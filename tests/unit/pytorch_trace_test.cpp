@@ -1,0 +1,346 @@
+// The PyTorch profiler trace reader on real H100 traces (tests/fixtures/pytorch), on those
+// traces with events taken out (as other profiler settings leave them), and damaged.
+#include "kernlens/ingest/pytorch_trace.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/ingest/json_trace_tokenizer.h"
+#include "test_util.h"
+
+namespace kernlens {
+namespace {
+
+using test::fixture_bytes;
+using test::read_bytes;
+using test::read_fixture;
+using Json = nlohmann::ordered_json;
+
+std::string path_of(const model::Profile& p, const model::Launch& l) { return model::push_pop_path(p.stages[l.stage]); }
+
+// Launches per stage path.
+std::map<std::string, int> launches_by_stage(const model::Profile& p) {
+  std::map<std::string, int> n;
+  for (const auto& l : p.launches) ++n[path_of(p, l)];
+  return n;
+}
+
+std::int64_t kernel_ns(const model::Profile& p) {
+  std::int64_t ns = 0;
+  for (const auto& l : p.launches) {
+    if (l.kind == model::LaunchKind::kKernel) ns += static_cast<std::int64_t>(*l.duration_ns);
+  }
+  return ns;
+}
+
+// A fixture with the events `drop` selects taken out, written back as JSON.
+std::string without_events(const std::string& fixture, const std::function<bool(const Json&)>& drop) {
+  Json doc = Json::parse(fixture_bytes(fixture));
+  Json& events = doc["traceEvents"];
+  Json kept = Json::array();
+  for (auto& e : events) {
+    if (!drop(e)) kept.push_back(std::move(e));
+  }
+  events = std::move(kept);
+  return doc.dump(1);
+}
+
+bool category_in(const Json& e, std::initializer_list<const char*> cats) {
+  for (const char* c : cats) {
+    if (e.value("cat", "") == c) return true;
+  }
+  return false;
+}
+
+TEST(MicrosecondsToNs, ExactDecimalsRoundingAndRejects) {
+  using ingest::microseconds_to_ns;
+  EXPECT_EQ(microseconds_to_ns("4507091301106.658"), 4507091301106658);  // a double would miss by 1
+  EXPECT_EQ(microseconds_to_ns("3.104 \n "), 3104);
+  EXPECT_EQ(microseconds_to_ns("0.769"), 769);
+  EXPECT_EQ(microseconds_to_ns("12"), 12000);
+  EXPECT_EQ(microseconds_to_ns("1.5"), 1500);
+  EXPECT_EQ(microseconds_to_ns("1.2344"), 1234);
+  EXPECT_EQ(microseconds_to_ns("1.2345"), 1235);
+  EXPECT_EQ(microseconds_to_ns("-2.5"), -2500);
+  EXPECT_EQ(microseconds_to_ns("1.5e3"), 1500000);
+  EXPECT_EQ(microseconds_to_ns("2E-3"), 2);
+  for (const char* bad : {"", "-", "1.", ".5", "1.2.3", "abc", "\"1.0\"", "1e", "9223372036854775.807", "1e300"}) {
+    EXPECT_EQ(microseconds_to_ns(bad), std::nullopt) << bad;
+  }
+}
+
+TEST(PytorchTrace, LlamaKernelsMemsetsAndDevice) {
+  auto r = read_fixture("pytorch/llama_torch_trace.json.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const model::Profile& p = r.profile;
+  EXPECT_EQ(p.inputs[0].format, "pytorch-trace");
+  EXPECT_TRUE(p.inputs[0].warnings.empty());
+  int kernels = 0, memsets = 0;
+  for (const auto& l : p.launches) {
+    kernels += l.kind == model::LaunchKind::kKernel;
+    memsets += l.kind == model::LaunchKind::kMemset;
+  }
+  EXPECT_EQ(kernels, 5608);
+  EXPECT_EQ(memsets, 9);
+  // The sum of the trace's 5608 kernel "dur" values, computed with Python's decimal module
+  // (tests/independent/check_pytorch_totals.py recomputes it on every run).
+  EXPECT_EQ(kernel_ns(p), 14645195);
+
+  // The first kernel event, field by field as the trace writes it.
+  const model::Launch& k = p.launches[0];
+  EXPECT_EQ(p.names[k.name], "void at::native::vectorized_gather_kernel<16, long>(char*, char*, long*, int, long, long, long, long, bool)");
+  EXPECT_EQ(k.start_ns, 4480540436238493);
+  EXPECT_EQ(k.duration_ns, 3072);
+  EXPECT_EQ(k.id, 20);  // correlation
+  EXPECT_EQ(k.device_ordinal, 0);
+  EXPECT_EQ(k.stream_id, 7);
+  EXPECT_EQ(k.context_id, 1);
+  EXPECT_EQ(k.grid, (model::Dim3{1024, 1, 1}));
+  EXPECT_EQ(k.block, (model::Dim3{128, 1, 1}));
+  EXPECT_EQ(k.registers_per_thread, 32);
+  EXPECT_EQ(k.static_shared_bytes, 0);  // "shared memory": 0, so neither kind
+  EXPECT_EQ(k.dynamic_shared_bytes, 0);
+  EXPECT_EQ(k.thread_id, 727);  // the CPU thread of its cudaLaunchKernel
+  EXPECT_EQ(p.processes[k.process].pid, 727);
+  EXPECT_EQ(p.processes[k.process].name, "python3");
+  EXPECT_EQ(k.stage, 0u);
+
+  const model::Device* d = p.find_device(0);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(d->cc, "9.0");
+  EXPECT_EQ(d->sm_count, 132);
+  EXPECT_EQ(d->memory_total_bytes, 85017493504);
+  EXPECT_EQ(d->max_threads_per_sm, 2048);
+  EXPECT_EQ(d->max_shared_memory_per_sm_bytes, 233472);
+  EXPECT_TRUE(p.stage_ranges.empty());
+
+  // No record_function ranges: the stage table is the whole run, with its idle gaps.
+  analysis::Aggregate agg = analysis::aggregate(p, test::builtin_classifier());
+  ASSERT_EQ(agg.stages.size(), 1u);
+  EXPECT_EQ(agg.stages[0].name, analysis::kWholeRunStage);
+  EXPECT_EQ(agg.stages[0].launches, 5608u);
+  EXPECT_EQ(agg.stages[0].gaps->count, 5607u);  // decode is launch-bound: a gap after every kernel
+  EXPECT_LT(*agg.stages[0].busy_fraction(), 0.1);
+}
+
+TEST(PytorchTrace, SharedMemoryIsAMetricWhenAsked) {
+  auto r = read_fixture("pytorch/qwen_compile_trace.json.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const model::Profile& p = r.profile;
+  auto id = p.metrics.find("shared memory");
+  ASSERT_TRUE(id);
+  int with_shared = 0;
+  for (const auto& l : p.launches) {
+    const model::MetricSample* m = p.find_metric(l, *id);
+    if (!m) continue;
+    ++with_shared;
+    EXPECT_GT(m->value, 0);
+    EXPECT_EQ(l.static_shared_bytes, model::kUnknown);  // the sum of both, which does not split
+  }
+  EXPECT_GT(with_shared, 0);
+}
+
+TEST(PytorchTrace, MemcpyWithBytes) {
+  auto r = read_fixture("pytorch/gemm_zoo_trace.json.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  int copies = 0;
+  for (const auto& l : r.profile.launches) {
+    if (l.kind != model::LaunchKind::kMemcpy) continue;
+    ++copies;
+    EXPECT_EQ(r.profile.names[l.name], "Memcpy HtoD (Pageable -> Device)");
+    EXPECT_EQ(l.bytes, 4);
+    EXPECT_EQ(l.duration_ns, 864);
+  }
+  EXPECT_EQ(copies, 1);
+}
+
+TEST(PytorchTrace, RecordFunctionStagesWithExtentsOfTheirKernels) {
+  auto r = read_fixture("pytorch/llama_stages_trace.json.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const model::Profile& p = r.profile;
+  auto n = launches_by_stage(p);
+  EXPECT_EQ(n["prefill"], 342 + 9);  // kernels + the memsets launched in it
+  EXPECT_EQ(n["decode"], 5250);
+  EXPECT_EQ(n[""], 0);
+  ASSERT_EQ(p.stage_ranges.size(), 2u);
+  // Kineto's own GPU-side "prefill" spans 11,089.198 us: its ts and dur round the first and
+  // last kernel times (written to the same 1 ns) outwards by 1 ns.
+  const model::StageRange& prefill = p.stage_ranges[0];
+  EXPECT_EQ(model::push_pop_path(p.stages[prefill.stage]), "prefill");
+  EXPECT_EQ(prefill.end_ns - prefill.start_ns, 11089196);
+  analysis::Aggregate agg = analysis::aggregate(p, test::builtin_classifier());
+  ASSERT_EQ(agg.stages.size(), 3u);
+  for (const auto& s : agg.stages) {
+    ASSERT_TRUE(s.busy_fraction()) << s.name;
+    EXPECT_GT(*s.busy_fraction(), 0.05) << s.name;
+    EXPECT_LT(*s.busy_fraction(), 0.2) << s.name;  // a small model's decode waits on launches
+  }
+  EXPECT_EQ(agg.stages[1].launches + agg.stages[2].launches, agg.stages[0].launches);
+}
+
+// The launches per stage of nested_stages_trace.json.gz, two profiled steps of: prefill
+// (a kernel, layer0 and layer1 of 3 kernels each, a kernel), decode (3 x layer0 of 3),
+// side (2 GEMM kernels on a second stream), then one kernel in the step itself.
+const std::map<std::string, int> kNestedStages = {
+    {"ProfilerStep", 2}, {"ProfilerStep/prefill", 4}, {"ProfilerStep/prefill/layer0", 6},
+    {"ProfilerStep/prefill/layer1", 6}, {"ProfilerStep/decode/layer0", 18}, {"ProfilerStep/side", 4},
+};
+
+TEST(PytorchTrace, NestedRangesAndProfilerStepsFromTheCpuSide) {
+  auto r = read_fixture("pytorch/nested_stages_trace.json.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const model::Profile& p = r.profile;
+  EXPECT_EQ(launches_by_stage(p), kNestedStages);
+  for (const auto& l : p.launches) {
+    EXPECT_EQ(l.stream_id == 13, path_of(p, l) == "ProfilerStep/side") << p.names[l.name];
+  }
+  // One extent per range instance that launched a kernel: per step, the step, prefill and
+  // its two layers, decode and its three layers, side. "decode" has no gpu_user_annotation
+  // at all (no kernel of its own): its extent comes from its layers' kernels.
+  EXPECT_EQ(p.stage_ranges.size(), 18u);
+  analysis::Aggregate agg = analysis::aggregate(p, test::builtin_classifier());
+  std::map<std::string, const analysis::StageRow*> rows;
+  for (const auto& s : agg.stages) rows[s.name] = &s;
+  ASSERT_TRUE(rows.count("ProfilerStep/decode"));
+  EXPECT_EQ(rows["ProfilerStep/decode"]->launches, 18u);
+  EXPECT_GT(*rows["ProfilerStep/decode"]->wall_ns, *rows["ProfilerStep/decode/layer0"]->wall_ns);
+  EXPECT_EQ(rows["ProfilerStep"]->launches, 40u);
+}
+
+TEST(PytorchTrace, FlowsStandInForMissingCudaCalls) {
+  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) {
+    return category_in(e, {"cuda_runtime", "cuda_driver"});
+  }));
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  EXPECT_EQ(launches_by_stage(r.profile), kNestedStages);
+}
+
+TEST(PytorchTrace, GpuSideRangesWhenNothingLinksLaunchesToTheCpu) {
+  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) {
+    return category_in(e, {"cuda_runtime", "cuda_driver", "ac2g"});
+  }));
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  // Kineto's GPU-side ranges, nested by time on their stream: they cover only the kernels
+  // whose innermost range they are, so decode's layers stand alone and a step holds only
+  // the kernel launched directly in it.
+  const std::map<std::string, int> expected = {
+      {"ProfilerStep", 2}, {"prefill", 4}, {"prefill/layer0", 6}, {"prefill/layer1", 6},
+      {"layer0", 18}, {"side", 4},
+  };
+  EXPECT_EQ(launches_by_stage(r.profile), expected);
+  for (const auto& l : r.profile.launches) EXPECT_EQ(l.thread_id, model::kUnknown);
+}
+
+TEST(PytorchTrace, RangeThatNeverEndedWarnsAndRunsToTheEnd) {
+  // The last "side" range without its "dur": it then holds the step's last kernel too.
+  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) {
+    if (e.value("cat", "") == "user_annotation" && e.value("name", "") == "side" && e["args"]["External id"] == 65) {
+      const_cast<Json&>(e).erase("dur");
+    }
+    return false;
+  }));
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& warnings = r.profile.inputs[0].warnings;
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_GT(warnings[0].line, 1);
+  EXPECT_NE(warnings[0].message.find("range 'side' has no \"dur\": it never ended"), std::string::npos)
+      << warnings[0].message;
+  auto n = launches_by_stage(r.profile);
+  EXPECT_EQ(n["ProfilerStep/side"], 5);
+  EXPECT_EQ(n["ProfilerStep"], 1);
+}
+
+TEST(PytorchTrace, StreamedWindowsAndWholeBytesAgree) {
+  const std::string bytes = fixture_bytes("pytorch/llama_stages_trace.json.gz");
+  test::TempDir dir;
+  dir.write("trace.json", bytes);
+  model::Profile streamed, whole, inflated;
+  streamed.inputs.push_back({"trace.json", "pytorch-trace", {}});
+  ingest::ReadContext ctx{"trace.json", streamed, 0, {}};
+  ASSERT_TRUE(ingest::read_pytorch_trace_file(dir.file("trace.json"), bytes.size(), ctx).ok());  // 15 windows
+  ASSERT_TRUE(ingest::read_input_bytes(bytes, "trace.json", whole).ok());
+  ASSERT_TRUE(ingest::read_input(test::fixture("pytorch/llama_stages_trace.json.gz"), inflated).ok());
+  for (const model::Profile* p : {&streamed, &inflated}) {
+    ASSERT_EQ(p->launches.size(), whole.launches.size());
+    for (std::size_t i = 0; i < whole.launches.size(); ++i) {
+      const model::Launch &a = p->launches[i], &b = whole.launches[i];
+      ASSERT_EQ(p->names[a.name], whole.names[b.name]);
+      ASSERT_EQ(a.start_ns, b.start_ns);
+      ASSERT_EQ(a.duration_ns, b.duration_ns);
+      ASSERT_EQ(path_of(*p, a), path_of(whole, b));
+    }
+    EXPECT_EQ(p->stage_ranges.size(), whole.stage_ranges.size());
+  }
+}
+
+TEST(PytorchTrace, BadInputsAreClearErrors) {
+  const std::string trace = fixture_bytes("pytorch/nested_stages_trace.json.gz");
+  const std::size_t kernel_at = trace.find("\"cat\": \"kernel\"");
+  ASSERT_NE(kernel_at, std::string::npos);
+  auto cut_and_patch = [&](std::string s, const std::string& from, const std::string& to) {
+    return s.replace(s.find(from), from.size(), to);
+  };
+  const std::pair<std::string, std::string> cases[] = {
+      {trace.substr(0, kernel_at), "the file ends inside an event: the trace is truncated"},
+      {trace.substr(0, trace.size() / 2), "the trace is truncated"},
+      {cut_and_patch(trace, "\"cat\": \"kernel\"", "\"cat\": \"kernel\" \"x\": 1"), "malformed JSON in the event at byte"},
+      {cut_and_patch(trace, "\"dur\": 1.152", "\"dur\": 1.1.52"), "\"dur\" is not a time in microseconds within 73 years: 1.1.52"},
+      {cut_and_patch(trace, "\"dur\": 1.152", "\"dur\": 9e15"), "\"dur\" is not a time in microseconds within 73 years: 9e15"},
+      {cut_and_patch(trace, "\n  },\n  {", "\n  }\n  {"), "expected ',' or ']' after an event, found '{'"},
+      {trace + "{}", "more data after the end of the JSON document"},
+      {without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) { return category_in(e, {"kernel"}); }),
+       "no kernel events (\"cat\": \"kernel\") in the trace"},
+      {"{\"schemaVersion\": 1, \"deviceProperties\": []}", "a JSON document without \"traceEvents\""},
+      {"{\"traceEvents\": {}}", "\"traceEvents\" is not an array"},
+      {"{\"traceEvents\": [1]}", "expected an event (a JSON object) in \"traceEvents\", found '1'"},
+  };
+  for (const auto& [bytes, message] : cases) {
+    auto r = read_bytes(bytes, "t.json");
+    ASSERT_FALSE(r.status.ok()) << message;
+    EXPECT_NE(r.status.error().message.find(message), std::string::npos) << r.status.error().to_string();
+  }
+  // A cut trace's error names the line where the cut event starts.
+  auto cut = read_bytes(trace.substr(0, kernel_at + 100), "t.json");
+  ASSERT_FALSE(cut.status.ok());
+  EXPECT_EQ(cut.status.error().line, std::count(trace.begin(), trace.begin() + kernel_at, '\n'));
+}
+
+// Feeding a trace in two windows, cut anywhere, yields the same parts as one window.
+TEST(TraceTokenizer, AnyWindowCutGivesTheSameParts) {
+  const std::string trace = fixture_bytes("pytorch/gemm_zoo_trace.json.gz");
+  // The head, three events and the tail: every kind of part, small enough to cut everywhere.
+  std::size_t third = trace.find("\"traceEvents\"");
+  for (int i = 0; i < 3; ++i) third = trace.find("\n  {", third + 1);
+  const std::string doc = trace.substr(0, trace.find("\n  }", third) + 4) + "\n  ],\n  \"traceName\": \"x\"\n}\n";
+  using Part = std::tuple<int, std::string, std::string, std::uint64_t, std::int64_t>;
+  auto parts_of = [&](std::size_t cut) {
+    ingest::TraceTokenizer tokens("t.json");
+    std::vector<Part> parts;
+    std::string window = doc.substr(0, cut);
+    for (bool last : {false, true}) {
+      tokens.set_window(window, last);
+      while (true) {
+        auto part = tokens.next();
+        EXPECT_TRUE(part.ok()) << part.error().to_string();
+        if (!part.ok() || !*part) break;
+        const ingest::TracePart& t = **part;
+        parts.emplace_back(static_cast<int>(t.kind), std::string(t.key), std::string(t.value), t.offset, t.line);
+      }
+      window = window.substr(tokens.consumed()) + doc.substr(cut);
+    }
+    EXPECT_TRUE(tokens.saw_trace_events());
+    return parts;
+  };
+  const std::vector<Part> whole = parts_of(doc.size());
+  ASSERT_EQ(whole.size(), 13u);  // 9 members before "traceEvents", 3 events, "traceName"
+  for (std::size_t cut = 0; cut < doc.size(); ++cut) ASSERT_EQ(parts_of(cut), whole) << "cut at " << cut;
+}
+
+}  // namespace
+}  // namespace kernlens
