@@ -7,15 +7,14 @@ each file's kernel time, launch count and per-kernel totals, then compares them 
 
     check_ncu_totals.py --kernlens build/kernlens tests/fixtures/ncu/*.csv*
 """
-import argparse
 import collections
 import csv
 import gzip
 import io
-import json
-import subprocess
 import sys
 from decimal import Decimal
+
+from kernel_totals import compare_kernels, main
 
 # Duration units Nsight Compute prints, in ns (current and older spellings).
 NS_PER_UNIT = {"ns": 1, "nsecond": 1, "us": 1000, "usecond": 1000, "ms": 10**6,
@@ -89,52 +88,5 @@ def expected_totals(path):
     return totals_raw(rows)
 
 
-def check(kernlens, path):
-    out = subprocess.run([kernlens, "analyze", path, "--format", "json"], capture_output=True, text=True)
-    if out.returncode != 0:
-        return [f"kernlens exited {out.returncode}: {out.stderr.strip()}"]
-    doc = json.loads(out.stdout)
-    want = expected_totals(path)
-    errors = []
-    total = sum(t for t, _ in want.values())
-    launches = sum(n for _, n in want.values())
-
-    def differs(a, b):  # to the last nanosecond
-        return abs(Decimal(repr(a)) - b) >= Decimal("0.5")
-
-    if differs(doc["totals"]["kernel_time_ns"], total):
-        errors.append(f"kernel_time_ns {doc['totals']['kernel_time_ns']} != {total}")
-    if doc["totals"]["launches"] != launches:
-        errors.append(f"launches {doc['totals']['launches']} != {launches}")
-    if doc["totals"]["unique_kernels"] != len(want):
-        errors.append(f"unique_kernels {doc['totals']['unique_kernels']} != {len(want)}")
-    got = {k["name"]: (k["total_ns"], k["launches"]) for k in doc["kernels"]}
-    for name, (ns, n) in want.items():
-        if name not in got:
-            errors.append(f"missing kernel {name[:80]}")
-        elif differs(got[name][0], ns) or got[name][1] != n:
-            errors.append(f"{name[:80]}: {got[name]} != ({ns}, {n})")
-    ranked = [k["name"] for k in doc["kernels"]]
-    want_ranked = [n for n, _ in sorted(want.items(), key=lambda kv: (-kv[1][0], -kv[1][1], kv[0]))]
-    if ranked != want_ranked:
-        errors.append("kernels are not ranked by total time")
-    return errors
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kernlens", required=True)
-    parser.add_argument("files", nargs="+")
-    args = parser.parse_args()
-    failed = 0
-    for path in args.files:
-        errors = check(args.kernlens, path)
-        print(("FAIL " if errors else "ok   ") + path)
-        for e in errors:
-            print("     " + e)
-        failed += bool(errors)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, lambda doc, path: compare_kernels(doc, expected_totals(path))))

@@ -12,6 +12,9 @@
 #include "kernlens/ingest/ncu_details.h"
 #include "kernlens/ingest/ncu_raw.h"
 #include "kernlens/ingest/ncu_summary.h"
+#include "kernlens/ingest/nsys_sqlite.h"
+#include "kernlens/ingest/nsys_stats.h"
+#include "kernlens/ingest/sqlite_db.h"
 
 namespace kernlens::ingest {
 namespace {
@@ -20,6 +23,8 @@ constexpr std::array kFormats = {
     FormatInfo{"ncu-details-csv", "Nsight Compute details page CSV", &read_ncu_details_csv},
     FormatInfo{"ncu-summary-csv", "Nsight Compute summary CSV", &read_ncu_summary_csv},
     FormatInfo{"ncu-raw-csv", "Nsight Compute raw page CSV", &read_ncu_raw_csv, &read_ncu_raw_csv_file},
+    FormatInfo{"nsys-sqlite", "Nsight Systems SQLite export", &read_nsys_sqlite, &read_nsys_sqlite_file},
+    FormatInfo{"nsys-stats-csv", "Nsight Systems stats kernel summary CSV", &read_nsys_stats_csv},
 };
 
 // A CSV page is recognised by columns its header must have. First match wins.
@@ -64,23 +69,24 @@ std::optional<FirstLine> first_csv_line(std::string_view bytes) {
 
 constexpr std::string_view kExpected =
     "expected an Nsight Compute CSV export (--page raw --csv, --page details --csv, or "
-    "--csv --print-summary per-kernel)";
+    "--csv --print-summary per-kernel), an nsys SQLite export or an nsys stats CSV "
+    "(--report cuda_gpu_kern_sum --format csv)";
 
 }  // namespace
 
 std::span<const FormatInfo> formats() { return kFormats; }
 
 Detection detect_format(std::string_view bytes) {
-  if (bytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
-    return {nullptr, "an SQLite database, which this version of kernlens does not read; " +
-                         std::string(kExpected)};
-  }
+  // An SQLite file is taken for an nsys export; the reader says which tables it lacks if not.
+  if (is_sqlite_header(bytes)) return {format_by_id("nsys-sqlite"), {}};
   std::string_view head = bytes.substr(0, 1 << 16);
   if (std::memchr(head.data(), '\0', head.size()) != nullptr) {
     return {nullptr, "a binary file, not a text export; " + std::string(kExpected)};
   }
+  if (find_nsys_stats_header(bytes)) return {format_by_id("nsys-stats-csv"), {}};
   auto header_at = find_ncu_header(bytes);
   if (!header_at) {
+    if (auto other = describe_other_nsys_stats(bytes)) return {nullptr, *other};
     if (auto first = first_csv_line(bytes)) {
       for (auto marker : kNcuMarkerColumns) {
         if (std::find(first->fields.begin(), first->fields.end(), marker) != first->fields.end()) {
