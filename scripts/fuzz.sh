@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (tests/fuzz) with clang, seeds a corpus per target from
-# small pieces of tests/fixtures/ncu, and runs each target for FUZZ_SECONDS.
+# small pieces of tests/fixtures/ncu and tests/fixtures/nsys, and runs each target for FUZZ_SECONDS.
 # Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
 #
 # Usage: scripts/fuzz.sh
 # Env:   FUZZ_SECONDS  seconds per target (default 30)
 #        FUZZ_TARGETS  space-separated subset of the targets below (default: all)
 #        FUZZ_CXX      the clang++ to use (default clang++, else clang++-14)
-# Needs clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev), cmake, ninja, gzip.
+# Needs clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev), cmake, ninja, gzip, python3.
 # Reproduce a crash: build/fuzz/tests/fuzz/TARGET build/fuzz/crashes/TARGET-crash-...
 set -euo pipefail
 
@@ -15,7 +15,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build/fuzz
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
-all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner fuzz_ncu_cells"
+all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner fuzz_ncu_cells fuzz_nsys_stats fuzz_nsys_sqlite"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
@@ -30,7 +30,7 @@ if [[ -z $cxx ]]; then
   done
 fi
 [[ -n $cxx ]] || die "clang++ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)"
-for tool in cmake ninja gzip truncate; do command -v $tool >/dev/null || die "$tool not found"; done
+for tool in cmake ninja gzip truncate python3; do command -v $tool >/dev/null || die "$tool not found"; done
 
 echo "== build ($cxx, $build)"
 mkdir -p "$build"
@@ -74,6 +74,20 @@ for f in "$fixtures"/*; do
     *summary*) targets_of_file+=(fuzz_ncu_summary) ;;
   esac
   add_pieces "$name" "$tmp/$name" "${targets_of_file[@]}"
+done
+# nsys: the stats CSVs whole (they are small); the SQLite exports as small copies of the tables
+# the reader reads (whole ones exceed -max_len).
+for f in "$root"/tests/fixtures/nsys/*.csv; do
+  for t in fuzz_nsys_stats fuzz_read_any fuzz_csv_scanner; do cp "$f" "$corpus/$t/seed-$(basename "$f")"; done
+done
+for f in "$root"/tests/fixtures/nsys/*.sqlite; do
+  seed=$tmp/seed-$(basename "$f")
+  if (($(stat -c %s "$f") < 65536)); then
+    cp "$f" "$seed"
+  else
+    python3 "$root/scripts/make_nsys_fixture.py" seed "$f" --rows 12 -o "$seed" > /dev/null
+  fi
+  for t in fuzz_nsys_sqlite fuzz_read_any; do cp "$seed" "$corpus/$t/"; done
 done
 # Pages of one report, NUL-separated: fuzz_read_any reads them as separate inputs.
 join_pages() {

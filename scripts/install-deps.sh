@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
-  libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev  # libraries
+  libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libsqlite3-dev  # libraries
   libgtest-dev libbenchmark-dev python3               # tests, benchmarks, independent checks
   clang                                               # libFuzzer harnesses
 )

@@ -19,6 +19,10 @@ CUPTI_ACTIVITY_KIND_RUNTIME and NVTX_EVENTS. Like nsys, it creates only the tabl
         launches, one launch call each, under NVTX ranges generate > prefill|decode > layer_NN
         (the layer ranges in a named domain).
 
+    make_nsys_fixture.py seed EXPORT.sqlite --rows N -o OUT.sqlite
+        A fuzzing seed: the tables kernlens reads, their first N rows (StringIds: the strings
+        those rows name), in 512-byte pages, so that the file stays under libFuzzer's -max_len.
+
 What a Kineto trace does not hold is written as documented defaults; see
 tests/fixtures/nsys/README.md for the list.
 """
@@ -319,6 +323,41 @@ def bench(args):
     print(f"{args.output}: {len(krows)} kernels, {len(crows)} launch calls, {len(nvtx)} NVTX events")
 
 
+# StringIds last: it keeps the strings the other tables' rows name.
+SEED_TABLES = ["META_DATA_EXPORT", "EXPORT_META_DATA", "TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE",
+               "PROCESSES", "ENUM_NSYS_EVENT_TYPE", "ENUM_CUDA_MEMCPY_OPER", "CUPTI_ACTIVITY_KIND_KERNEL",
+               "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_RUNTIME",
+               "NVTX_EVENTS"]
+STRING_ID_COLUMNS = {"demangledName", "shortName", "mangledName", "textId", "nameId"}
+
+
+def seed(args):
+    src = sqlite3.connect(f"file:{args.export}?mode=ro", uri=True)
+    present = {r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if os.path.exists(args.output):
+        os.remove(args.output)
+    out = sqlite3.connect(args.output)
+    out.execute("PRAGMA page_size = 512")
+    string_ids = set()
+    for table in [t for t in SEED_TABLES + ["StringIds"] if t in present]:
+        cols = src.execute(f"PRAGMA table_info({table})").fetchall()  # cid, name, type, notnull, dflt, pk
+        decl = ", ".join(f'"{c[1]}" {c[2]}' + (" NOT NULL" if c[3] else "") + (" PRIMARY KEY" if c[5] else "")
+                         for c in cols)
+        out.execute(f"CREATE TABLE {table} ({decl})")
+        if table == "StringIds":
+            rows = [r for r in src.execute("SELECT * FROM StringIds") if r[0] in string_ids]
+        else:
+            rows = src.execute(f"SELECT * FROM {table} LIMIT {args.rows}").fetchall()
+            for c in cols:
+                if c[1] in STRING_ID_COLUMNS:
+                    string_ids.update(r[c[0]] for r in rows)
+        if rows:
+            out.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", rows)
+    out.commit()
+    out.execute("VACUUM")
+    out.close()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -329,8 +368,12 @@ def main():
     b.add_argument("--template", required=True, help="an export written by the trace command")
     b.add_argument("--launches", type=int, default=1_000_000)
     b.add_argument("-o", "--output", required=True)
+    s = sub.add_parser("seed", help="a small copy of an export, for fuzzing")
+    s.add_argument("export")
+    s.add_argument("--rows", type=int, default=8)
+    s.add_argument("-o", "--output", required=True)
     args = parser.parse_args()
-    (from_trace if args.command == "trace" else bench)(args)
+    {"trace": from_trace, "bench": bench, "seed": seed}[args.command](args)
     return 0
 
 
