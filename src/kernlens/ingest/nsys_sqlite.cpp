@@ -228,16 +228,22 @@ std::vector<Column> op_columns(std::span<const std::string_view> extra) {
   return cols;
 }
 
-// One launch's identity besides the Launch itself: whose API call launched it.
-struct GpuOp {
-  std::int64_t process;
-  std::int64_t correlation;
-  std::uint32_t launch;  // index into profile.launches
+// A GPU operation (index into profile.launches) or an API call (index into the rows read),
+// with its call key: (process, correlation id) as one number, to sort and merge on.
+struct Keyed {
+  std::uint64_t key;
+  std::uint32_t index;
 };
+
+// Sorts by key, unless already sorted: both tables usually come in correlation-id order.
+void sort_by_key(std::vector<Keyed>& v) {
+  auto by_key = [](const Keyed& a, const Keyed& b) { return a.key < b.key; };
+  if (!std::is_sorted(v.begin(), v.end(), by_key)) std::sort(v.begin(), v.end(), by_key);
+}
 
 // A CUDA API call as the export records it.
 struct ApiRow {
-  std::int64_t process, correlation, global_tid, start, end;
+  std::int64_t global_tid, correlation, start, end;
 };
 
 class NsysReader {
@@ -410,9 +416,8 @@ class NsysReader {
     if (correlation) l.id = *correlation;
     if (global_pid) l.process = process_index(*global_pid);
     trace_end_ = std::max(trace_end_, *end);
-    if (correlation && global_pid) {
-      ops_.push_back(GpuOp{process_of(*global_pid), *correlation,
-                           static_cast<std::uint32_t>(ctx_.profile.launches.size())});
+    if (auto key = correlation && global_pid ? call_key(*global_pid, *correlation) : std::nullopt) {
+      ops_.push_back(Keyed{*key, static_cast<std::uint32_t>(ctx_.profile.launches.size())});
     }
     return ok_status();
   }
@@ -561,8 +566,7 @@ class NsysReader {
     reserve_huge(rows, estimate);
     while (stmt->step()) {
       if (stmt->is_null(0) || stmt->is_null(1)) continue;
-      std::int64_t tid = stmt->int64(0);
-      rows.push_back(ApiRow{process_of(tid), stmt->int64(1), tid, stmt->int64(2), stmt->int64(3)});
+      rows.push_back(ApiRow{stmt->int64(0), stmt->int64(1), stmt->int64(2), stmt->int64(3)});
     }
     if (stmt->error()) return make_error("", 0, *stmt->error());
     return rows;
@@ -573,33 +577,51 @@ class NsysReader {
   // inner call, the one any enclosing range must contain.
   Status match_api_calls(Result<std::vector<ApiRow>> rows) {
     if (!rows) return schema_.unreadable("table " + std::string(kRuntime) + ": " + rows.error().message);
-    call_of_op_.assign(ops_.size(), kNoCall);
     for (const ApiRow& r : *rows) trace_end_ = std::max(trace_end_, r.end);
-    match_calls(std::move(*rows));
+    match_calls(*rows);
     return ok_status();
   }
 
-  void match_calls(std::vector<ApiRow> rows) {
-    std::sort(rows.begin(), rows.end(), [](const ApiRow& a, const ApiRow& b) {
-      return std::tie(a.process, a.correlation, b.start, a.end) < std::tie(b.process, b.correlation, a.start, b.end);
-    });
-    std::vector<std::uint32_t> order(ops_.size());
-    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-      return std::tie(ops_[a].process, ops_[a].correlation, a) < std::tie(ops_[b].process, ops_[b].correlation, b);
-    });
+  // Processes are few and CUPTI's correlation ids 32-bit: (process, correlation id) fits one
+  // 64-bit key, and sorting keys is several times cheaper than sorting the rows.
+  std::optional<std::uint64_t> call_key(std::int64_t global_id, std::int64_t correlation) {
+    if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+    std::int64_t process = process_of(global_id);
+    auto it = std::find(process_keys_.begin(), process_keys_.end(), process);
+    if (it == process_keys_.end()) it = process_keys_.insert(it, process);
+    return static_cast<std::uint64_t>(it - process_keys_.begin()) << 32 | static_cast<std::uint64_t>(correlation);
+  }
+
+  void match_calls(const std::vector<ApiRow>& rows) {
+    std::vector<Keyed> by_key;
+    by_key.reserve(rows.size());
+    for (std::uint32_t i = 0; i < rows.size(); ++i) {
+      if (auto key = call_key(rows[i].global_tid, rows[i].correlation)) by_key.push_back(Keyed{*key, i});
+    }
+    sort_by_key(by_key);
+    sort_by_key(ops_);
+    call_of_op_.assign(ops_.size(), kNoCall);
     std::size_t r = 0;
-    for (std::size_t i = 0; i < order.size();) {
-      const GpuOp& op = ops_[order[i]];
-      auto key = std::tie(op.process, op.correlation);
-      while (r < rows.size() && std::tie(rows[r].process, rows[r].correlation) < key) ++r;
-      bool found = r < rows.size() && std::tie(rows[r].process, rows[r].correlation) == key;
-      if (found) calls_.push_back(ApiCall{rows[r].global_tid, rows[r].start, rows[r].end});
+    for (std::size_t i = 0; i < ops_.size();) {
+      const std::uint64_t key = ops_[i].key;
+      while (r < by_key.size() && by_key[r].key < key) ++r;
+      bool found = r < by_key.size() && by_key[r].key == key;
+      if (found) calls_.push_back(innermost_call(rows, by_key, r));
       // Every operation of one call (a CUDA graph launch starts many kernels) shares it.
-      for (; i < order.size() && std::tie(ops_[order[i]].process, ops_[order[i]].correlation) == key; ++i) {
-        if (found) call_of_op_[order[i]] = static_cast<std::uint32_t>(calls_.size() - 1);
+      for (; i < ops_.size() && ops_[i].key == key; ++i) {
+        if (found) call_of_op_[i] = static_cast<std::uint32_t>(calls_.size() - 1);
       }
     }
+  }
+
+  // Of the rows with the key at `at`, the last to start (then the first to end).
+  static ApiCall innermost_call(const std::vector<ApiRow>& rows, const std::vector<Keyed>& by_key, std::size_t at) {
+    const ApiRow* best = &rows[by_key[at].index];
+    for (std::size_t j = at + 1; j < by_key.size() && by_key[j].key == by_key[at].key; ++j) {
+      const ApiRow& r = rows[by_key[j].index];
+      if (r.start > best->start || (r.start == best->start && r.end < best->end)) best = &r;
+    }
+    return ApiCall{best->global_tid, best->start, best->end};
   }
 
   Result<NvtxTypes> nvtx_types() {
@@ -692,14 +714,14 @@ class NsysReader {
     }
     std::vector<KernelSpan> kernels;
     for (std::size_t i = 0; i < ops_.size(); ++i) {
-      const model::Launch& l = ctx_.profile.launches[ops_[i].launch];
+      const model::Launch& l = ctx_.profile.launches[ops_[i].index];
       if (call_of_op_[i] == kNoCall || l.kind != model::LaunchKind::kKernel) continue;
       kernels.push_back(KernelSpan{call_of_op_[i], *l.start_ns, *l.start_ns + static_cast<std::int64_t>(*l.duration_ns)});
     }
     std::vector<model::StageId> stage_of_call = project_nvtx(calls_, ranges_, kernels, ctx_.profile);
     std::size_t unmatched = 0;
     for (std::size_t i = 0; i < ops_.size(); ++i) {
-      model::Launch& l = ctx_.profile.launches[ops_[i].launch];
+      model::Launch& l = ctx_.profile.launches[ops_[i].index];
       if (call_of_op_[i] == kNoCall) {
         unmatched += l.kind == model::LaunchKind::kKernel;
         continue;
@@ -745,7 +767,8 @@ class NsysReader {
   std::unordered_map<std::int64_t, std::uint32_t> process_index_;  // globalPid -> Profile::processes
   std::unordered_map<std::int64_t, model::NameId> name_of_demangled_;
   std::map<std::int64_t, std::string> memcpy_labels_;
-  std::vector<GpuOp> ops_;
+  std::vector<Keyed> ops_;
+  std::vector<std::int64_t> process_keys_;  // call keys number the processes in first-seen order
   std::vector<std::uint32_t> call_of_op_;
   std::vector<ApiCall> calls_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> domains_;  // (pid, domainId) -> name

@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace kernlens::ingest {
 namespace {
@@ -12,13 +13,16 @@ using RangeSet = std::vector<std::uint32_t>;  // indices into the ranges, in Sta
 
 bool is_push_pop(const RangeInstance& r) { return r.range.kind == model::RangeKind::kPushPop; }
 
+// Indices of `items` in `less` order (ties in input order). Calls usually come in time order
+// already: checking costs a pass, sorting a million indices ten.
 template <class T, class Less>
 std::vector<std::uint32_t> order_by(const std::vector<T>& items, Less less) {
   std::vector<std::uint32_t> order(items.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+  auto by = [&](std::uint32_t a, std::uint32_t b) {
     return less(items[a], items[b]) || (!less(items[b], items[a]) && a < b);
-  });
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by)) std::sort(order.begin(), order.end(), by);
   return order;
 }
 
