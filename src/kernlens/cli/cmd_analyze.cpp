@@ -63,6 +63,8 @@ Command add_analyze_command(CLI::App& app) {
       "  Nsight Compute CSV: ncu --import R.ncu-rep --page raw --csv  (or --page details,\n"
       "  or --csv --print-summary per-kernel). Pages of the same report are merged, not\n"
       "  counted twice.\n"
+      "  Nsight Systems: nsys export --type sqlite R.nsys-rep, or nsys stats --report\n"
+      "  cuda_gpu_kern_sum --format csv --output - R.nsys-rep.\n"
       "Examples:\n"
       "  kernlens analyze profile_raw.csv\n"
       "  kernlens analyze profile_raw.csv profile_details.csv --format json -o analysis.json");
