@@ -33,7 +33,8 @@ void BM_ReadNsysSqlite(benchmark::State& state) {
     model::Profile profile;  // fresh each time; its destruction is timed, as in a CLI run
     if (Status s = ingest::read_input(path, profile); !s) {
       state.SkipWithError((s.error().to_string() + " (set KERNLENS_BENCH_NSYS_SQLITE, or run "
-                                                   "`ninja bench_big_nsys`)").c_str());
+                                                   "`ninja bench_big_nsys`)")
+                              .c_str());
       return;
     }
     if (profile.inputs[0].format != "nsys-sqlite") {

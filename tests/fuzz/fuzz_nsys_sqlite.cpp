@@ -6,6 +6,7 @@
 #include "kernlens/ingest/nsys_sqlite.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  kernlens::fuzz::run_reader(&kernlens::ingest::read_nsys_sqlite, "nsys-sqlite", kernlens::fuzz::as_text(data, size));
+  kernlens::fuzz::run_reader(&kernlens::ingest::read_nsys_sqlite, "nsys-sqlite",
+                             kernlens::fuzz::as_text(data, size));
   return 0;
 }

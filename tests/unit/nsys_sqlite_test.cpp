@@ -55,17 +55,19 @@ constexpr std::int64_t kTid = kPid | 8;
 
 // One kernel of `gemm_kernel` on [start, end) launched by an API call on [call, call + 5).
 std::string kernel(int correlation, std::int64_t call, std::int64_t start, std::int64_t end) {
-  return "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + std::to_string(start) + ", " + std::to_string(end) +
-         ", 0, 7, " + std::to_string(correlation) + ", " + std::to_string(kPid) + ", 1, 1);" +
-         "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" + std::to_string(call) + ", " +
-         std::to_string(call + 5) + ", " + std::to_string(kTid) + ", " + std::to_string(correlation) + ", 0);";
+  return "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + std::to_string(start) + ", " +
+         std::to_string(end) + ", 0, 7, " + std::to_string(correlation) + ", " +
+         std::to_string(kPid) + ", 1, 1);" + "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" +
+         std::to_string(call) + ", " + std::to_string(call + 5) + ", " + std::to_string(kTid) +
+         ", " + std::to_string(correlation) + ", 0);";
 }
 
 std::string nvtx(std::int64_t start, const std::string& end, int type, const std::string& text,
                  const std::string& text_id = "NULL", const std::string& domain = "0",
                  const std::string& end_tid = "NULL") {
-  return "INSERT INTO NVTX_EVENTS VALUES (" + std::to_string(start) + ", " + end + ", " + std::to_string(type) +
-         ", " + text + ", " + std::to_string(kTid) + ", " + end_tid + ", " + text_id + ", " + domain + ");";
+  return "INSERT INTO NVTX_EVENTS VALUES (" + std::to_string(start) + ", " + end + ", " +
+         std::to_string(type) + ", " + text + ", " + std::to_string(kTid) + ", " + end_tid + ", " +
+         text_id + ", " + domain + ");";
 }
 
 std::string stage_of(const model::Profile& p, const model::Launch& l) {
@@ -207,11 +209,12 @@ TEST(NsysSqlite, LlamaFixtureTotalsEqualTheSourceTrace) {
 // ---- NVTX attribution on built exports ----------------------------------------------------
 
 TEST(NsysSqlite, RangeThatNeverEndsWarnsAndEndsWithTheTrace) {
-  auto r = read_bytes(database(std::string(kExport) + kernel(1, 10, 100, 200) + kernel(2, 300, 400, 900) +
-                               nvtx(0, "NULL", 59, "'decode'")));
+  auto r = read_bytes(database(std::string(kExport) + kernel(1, 10, 100, 200) +
+                               kernel(2, 300, 400, 900) + nvtx(0, "NULL", 59, "'decode'")));
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   for (const auto& l : r.profile.launches) EXPECT_EQ(stage_of(r.profile, l), "decode");
-  EXPECT_EQ(warnings(r.profile), "NVTX range 'decode' never ends: it is taken to end with the trace, at 900 ns\n");
+  EXPECT_EQ(warnings(r.profile),
+            "NVTX range 'decode' never ends: it is taken to end with the trace, at 900 ns\n");
   ASSERT_EQ(r.profile.stage_ranges.size(), 1u);
   EXPECT_EQ(r.profile.stage_ranges[0].start_ns, 100);
   EXPECT_EQ(r.profile.stage_ranges[0].end_ns, 900);
@@ -220,19 +223,20 @@ TEST(NsysSqlite, RangeThatNeverEndsWarnsAndEndsWithTheTrace) {
 TEST(NsysSqlite, DomainsStartEndRangesAndRegisteredStrings) {
   // Domain 1 is created as "llm" (a registered string); a push/pop range in it named by textId;
   // a start/end range on the same thread; a start/end range that ends on another thread.
-  auto r = read_bytes(database(
-      std::string(kExport) + kernel(1, 20, 100, 110) + kernel(2, 60, 120, 130) +
-      nvtx(0, "NULL", 75, "NULL", "2", "1") + nvtx(0, "1000", 59, "'step'") +
-      nvtx(10, "50", 59, "NULL", "3", "1") + nvtx(5, "70", 60, "'io'") +
-      nvtx(5, "70", 60, "'handoff'", "NULL", "0", std::to_string(kTid + 1))));
+  auto r =
+      read_bytes(database(std::string(kExport) + kernel(1, 20, 100, 110) + kernel(2, 60, 120, 130) +
+                          nvtx(0, "NULL", 75, "NULL", "2", "1") + nvtx(0, "1000", 59, "'step'") +
+                          nvtx(10, "50", 59, "NULL", "3", "1") + nvtx(5, "70", 60, "'io'") +
+                          nvtx(5, "70", 60, "'handoff'", "NULL", "0", std::to_string(kTid + 1))));
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
   ASSERT_EQ(p.launches.size(), 2u);
   EXPECT_EQ(stage_of(p, p.launches[0]), "step/llm@attention [io]");
   EXPECT_EQ(stage_of(p, p.launches[1]), "step [io]");
   EXPECT_EQ(p.launches[0].thread_id, 8);
-  EXPECT_EQ(warnings(p), "1 NVTX ranges end on another thread than the one they start on; like Nsight "
-                         "Systems' GPU projection, kernlens attributes no kernel to them\n");
+  EXPECT_EQ(warnings(p),
+            "1 NVTX ranges end on another thread than the one they start on; like Nsight "
+            "Systems' GPU projection, kernlens attributes no kernel to them\n");
 }
 
 TEST(NsysSqlite, EventTypesByNameFromTheEnumTable) {
@@ -240,26 +244,31 @@ TEST(NsysSqlite, EventTypesByNameFromTheEnumTable) {
   auto r = read_bytes(database(
       std::string(kExport) +
       "CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);"
-      "INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (1000, 'NvtxPushPopRange', NULL), (59, 'Other', NULL);" +
-      kernel(1, 20, 100, 110) + nvtx(0, "100", 1000, "'prefill'") + nvtx(0, "100", 59, "'not a range'")));
+      "INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (1000, 'NvtxPushPopRange', NULL), (59, 'Other', "
+      "NULL);" +
+      kernel(1, 20, 100, 110) + nvtx(0, "100", 1000, "'prefill'") +
+      nvtx(0, "100", 59, "'not a range'")));
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   EXPECT_EQ(stage_of(r.profile, r.profile.launches[0]), "prefill");
 }
 
 TEST(NsysSqlite, KernelWithoutItsApiCallIsOutsideEveryRange) {
-  auto r = read_bytes(database(std::string(kExport) + kernel(1, 20, 100, 110) +
-                               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 210, 0, 7, 99, " +
-                               std::to_string(kPid) + ", 1, 1);" + nvtx(0, "1000", 59, "'step'")));
+  auto r =
+      read_bytes(database(std::string(kExport) + kernel(1, 20, 100, 110) +
+                          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 210, 0, 7, 99, " +
+                          std::to_string(kPid) + ", 1, 1);" + nvtx(0, "1000", 59, "'step'")));
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(stage_of(r.profile, r.profile.launches[1]), "");
   EXPECT_EQ(r.profile.launches[1].thread_id, model::kUnknown);
-  EXPECT_NE(warnings(r.profile).find("1 kernels have no CUDA API call with their correlation id"), std::string::npos);
+  EXPECT_NE(warnings(r.profile).find("1 kernels have no CUDA API call with their correlation id"),
+            std::string::npos);
 }
 
 TEST(NsysSqlite, MemcpyNamesFromTheEnumTable) {
   auto r = read_bytes(database(
       std::string(kExport) + kernel(1, 20, 100, 110) +
-      "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, bytes INTEGER,"
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+      "bytes INTEGER,"
       " copyKind INTEGER);"
       "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (0, 10, 4096, 1), (20, 30, 16, 42);"
       "CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);"
@@ -289,13 +298,15 @@ TEST(NsysSqlite, ExportWithoutKernelTableNamesIt) {
   expect_error(database("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
                         "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.20.3');"
                         "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"),
-               "no table CUPTI_ACTIVITY_KIND_KERNEL (export schema 3.20.3): the report holds no CUDA kernels");
+               "no table CUPTI_ACTIVITY_KIND_KERNEL (export schema 3.20.3): the report holds no "
+               "CUDA kernels");
 }
 
 TEST(NsysSqlite, MissingColumnsAndEmptyTables) {
-  expect_error(database("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
-                        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, demangledName INTEGER);"),
-               "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end'");
+  expect_error(
+      database("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, demangledName INTEGER);"),
+      "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end'");
   expect_error(database("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
                         "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER);"),
                "has none of the name columns demangledName, shortName, mangledName");
@@ -309,14 +320,17 @@ TEST(NsysSqlite, BadRowsNameTheirTableAndRow) {
                "CUPTI_ACTIVITY_KIND_KERNEL row 2: ends (200 ns) before it starts (300 ns)");
   expect_error(database(std::string(kExport) + kernel(1, 0, 100, 4611686018427387904LL)),
                "CUPTI_ACTIVITY_KIND_KERNEL row 1: time out of range");
-  expect_error(database(std::string(kExport) + "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 1, 0, 7, 1, 0, 77, 78);"),
-               "CUPTI_ACTIVITY_KIND_KERNEL row 1: no kernel name in StringIds");
+  expect_error(
+      database(std::string(kExport) +
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 1, 0, 7, 1, 0, 77, 78);"),
+      "CUPTI_ACTIVITY_KIND_KERNEL row 1: no kernel name in StringIds");
 }
 
 TEST(NsysSqlite, TruncatedAndDamagedFiles) {
   std::string saxpy = fixture_bytes("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
-  expect_error(saxpy.substr(0, saxpy.size() / 2),
-               "the SQLite file is truncated: its header declares 1613824 bytes, the file has 806912");
+  expect_error(
+      saxpy.substr(0, saxpy.size() / 2),
+      "the SQLite file is truncated: its header declares 1613824 bytes, the file has 806912");
   expect_error(std::string("SQLite format 3\0garbage", 23), "cannot read the SQLite database (");
   // A page in the middle overwritten: SQLite reports the damage, the reader names the table.
   std::string damaged = saxpy;

@@ -18,7 +18,8 @@ using test::read_fixture;
 constexpr const char* kSaxpy = "saxpy(double *, double *, double *, double, int)";
 
 // The one row every saxpy summary holds: 5 instances, 88,573,480 ns in all.
-void expect_saxpy(const std::string& fixture, const std::string& name, const std::string& stage = "") {
+void expect_saxpy(const std::string& fixture, const std::string& name,
+                  const std::string& stage = "") {
   auto r = read_fixture("nsys/" + fixture);
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
@@ -57,11 +58,13 @@ TEST(NsysStats, DetectedByContentAndToldApartFromOtherReports) {
   }
   auto nvtx = read_fixture("nsys/saxpy_stats_nvtx_sum.csv");
   ASSERT_FALSE(nvtx.status.ok());
-  EXPECT_NE(nvtx.status.error().message.find("nsys stats output without a kernel summary"), std::string::npos);
+  EXPECT_NE(nvtx.status.error().message.find("nsys stats output without a kernel summary"),
+            std::string::npos);
   auto skipped = read_fixture("nsys/saxpy_stats_cuda_gpu_mem_time_sum.csv");
   ASSERT_FALSE(skipped.status.ok());
-  EXPECT_NE(skipped.status.error().message.find("SKIPPED: work_saxpy-mpi-cuda_nsys2022.2.sqlite does not contain "
-                                                "ENUM_CUDA_MEMCPY_OPER table."),
+  EXPECT_NE(skipped.status.error().message.find(
+                "SKIPPED: work_saxpy-mpi-cuda_nsys2022.2.sqlite does not contain "
+                "ENUM_CUDA_MEMCPY_OPER table."),
             std::string::npos);
   // nsys 2025 no longer knows "gpukernsum": its output is the preamble alone.
   EXPECT_FALSE(read_fixture("nsys/saxpy_stats_gpukernsum_unknown_to_nsys2025.csv").status.ok());
@@ -70,7 +73,8 @@ TEST(NsysStats, DetectedByContentAndToldApartFromOtherReports) {
 TEST(NsysStats, NvtxNameSplitsAtTheLastSlashOutsideBrackets) {
   using ingest::split_nvtx_name;
   using Split = std::optional<std::pair<std::string_view, std::string_view>>;
-  EXPECT_EQ(split_nvtx_name("saxpy/saxpy(double *, int)"), (Split{{"saxpy", "saxpy(double *, int)"}}));
+  EXPECT_EQ(split_nvtx_name("saxpy/saxpy(double *, int)"),
+            (Split{{"saxpy", "saxpy(double *, int)"}}));
   EXPECT_EQ(split_nvtx_name("decode/layer_0/void f<std::divides<float>, 2/1>(float*)"),
             (Split{{"decode/layer_0", "void f<std::divides<float>, 2/1>(float*)"}}));
   EXPECT_EQ(split_nvtx_name("step (1/2)/gemm"), (Split{{"step (1/2)", "gemm"}}));
@@ -80,23 +84,26 @@ TEST(NsysStats, NvtxNameSplitsAtTheLastSlashOutsideBrackets) {
 
 const std::string kPreamble =
     "Processing [r.sqlite] with [/opt/nvidia/nsight-systems/reports/cuda_gpu_kern_sum.py]... \n";
-const std::string kHeader = "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n";
+const std::string kHeader =
+    "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n";
 
 TEST(NsysStats, NamesAreNotSplitWhenThePreambleShowsNoNvtxName) {
   auto r = read_bytes(kPreamble + kHeader + "100.0,10,2,5.0,5.0,4,6,1.4,a/b\n");
   ASSERT_TRUE(r.status.ok());
   EXPECT_EQ(r.profile.names[r.profile.launches[0].name], "a/b");
   EXPECT_EQ(r.profile.launches[0].stage, 0u);
-  auto split = read_bytes("Processing [r.sqlite] with [/x/cuda_gpu_kern_sum.py](nvtx-name:base)... \n" + kHeader +
-                          "100.0,10,2,5.0,5.0,4,6,1.4,decode/gemm\n");
+  auto split =
+      read_bytes("Processing [r.sqlite] with [/x/cuda_gpu_kern_sum.py](nvtx-name:base)... \n" +
+                 kHeader + "100.0,10,2,5.0,5.0,4,6,1.4,decode/gemm\n");
   ASSERT_TRUE(split.status.ok());
   EXPECT_EQ(split.profile.names[split.profile.launches[0].name], "gemm");
   EXPECT_EQ(model::push_pop_path(split.profile.stages[split.profile.launches[0].stage]), "decode");
 }
 
 TEST(NsysStats, TableEndsAtTheNextReport) {
-  auto r = read_bytes(kPreamble + kHeader + "100.0,10,2,5.0,5.0,4,6,1.4,k\n" +
-                      "Processing [r.sqlite] with [/x/nvtx_sum.py]... \nTime (%),Total Time (ns),Range\n1,2,x\n");
+  auto r = read_bytes(
+      kPreamble + kHeader + "100.0,10,2,5.0,5.0,4,6,1.4,k\n" +
+      "Processing [r.sqlite] with [/x/nvtx_sum.py]... \nTime (%),Total Time (ns),Range\n1,2,x\n");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   EXPECT_EQ(r.profile.launches.size(), 1u);
 }
@@ -108,20 +115,23 @@ TEST(NsysStats, BadCellsNameTheLineAndColumn) {
   EXPECT_EQ(bad_time.status.error().message, "column 'Total Time': expected a time, got 'lots'");
   auto zero = read_bytes(kPreamble + kHeader + "100.0,10,0,5.0,5.0,4,6,1.4,k\n");
   ASSERT_FALSE(zero.status.ok());
-  EXPECT_EQ(zero.status.error().message, "column 'Instances': expected a positive integer, got '0'");
+  EXPECT_EQ(zero.status.error().message,
+            "column 'Instances': expected a positive integer, got '0'");
   auto unit = read_bytes("Time (%),Total Time (furlongs),Instances,Name\n1,2,3,k\n");
   ASSERT_FALSE(unit.status.ok());
   EXPECT_EQ(unit.status.error().line, 1);
   auto empty = read_bytes(kPreamble + kHeader);
   ASSERT_FALSE(empty.status.ok());
   EXPECT_EQ(empty.status.error().message, "no kernels after the header row");
-  auto grid = read_bytes("Total Time (ns),Instances,GridXYZ,BlockXYZ,Name\n10,1,   2    1,  32    1    1,k\n");
+  auto grid = read_bytes(
+      "Total Time (ns),Instances,GridXYZ,BlockXYZ,Name\n10,1,   2    1,  32    1    1,k\n");
   ASSERT_FALSE(grid.status.ok());
   EXPECT_EQ(grid.status.error().message, "column 'GridXYZ': expected three integers, got '2    1'");
 }
 
 TEST(NsysStats, TruncatedLastRowWarns) {
-  auto r = read_bytes(kPreamble + kHeader + "60.0,10,2,5.0,5.0,4,6,1.4,k\n40.0,7,1,7.0,7.0,7,7,0.0,\"void f(int");
+  auto r = read_bytes(kPreamble + kHeader +
+                      "60.0,10,2,5.0,5.0,4,6,1.4,k\n40.0,7,1,7.0,7.0,7,7,0.0,\"void f(int");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   EXPECT_EQ(r.profile.launches.size(), 1u);
   ASSERT_EQ(r.profile.inputs[0].warnings.size(), 1u);

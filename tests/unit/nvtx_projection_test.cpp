@@ -15,7 +15,8 @@ RangeInstance push(std::int64_t thread, std::int64_t start, std::int64_t end, st
   return {thread, start, end, NvtxRange{std::move(domain), std::move(name), RangeKind::kPushPop}};
 }
 
-RangeInstance start_end(std::int64_t thread, std::int64_t start, std::int64_t end, std::string name) {
+RangeInstance start_end(std::int64_t thread, std::int64_t start, std::int64_t end,
+                        std::string name) {
   return {thread, start, end, NvtxRange{"", std::move(name), RangeKind::kStartEnd}};
 }
 
@@ -79,8 +80,10 @@ TEST(NvtxProjection, ExtentPerRangeInstanceFromItsKernels) {
   for (const auto& r : p.stage_ranges) got.emplace_back(path_of(p, r.stage), r.start_ns, r.end_ns);
   std::sort(got.begin(), got.end());
   // A CUDA graph launch (call 1 here) can start several kernels: the extent spans them all.
-  EXPECT_EQ(got, (decltype(got){{"decode", 30, 130}, {"decode", 400, 410},
-                                {"decode/layer", 30, 40}, {"decode/layer", 400, 410}}));
+  EXPECT_EQ(got, (decltype(got){{"decode", 30, 130},
+                                {"decode", 400, 410},
+                                {"decode/layer", 30, 40},
+                                {"decode/layer", 400, 410}}));
 }
 
 TEST(NvtxProjection, InstanceKeyOfAStartEndRangeIsItselfAlone) {

@@ -1,8 +1,8 @@
 #include "kernlens/ingest/nsys_sqlite.h"
 
 #include <algorithm>
-#include <future>
 #include <array>
+#include <future>
 #include <limits>
 #include <map>
 #include <optional>
@@ -27,17 +27,26 @@ constexpr std::string_view kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
 constexpr std::string_view kNvtx = "NVTX_EVENTS";
 constexpr std::string_view kStrings = "StringIds";
 // The export's own description: EXPORT_META_DATA in schema 2.x, META_DATA_EXPORT in 3.x.
-constexpr std::array<std::string_view, 2> kMetadataTables = {"META_DATA_EXPORT", "EXPORT_META_DATA"};
+constexpr std::array<std::string_view, 2> kMetadataTables = {"META_DATA_EXPORT",
+                                                             "EXPORT_META_DATA"};
 
 // Timestamps are ns since the session start. Far beyond a century they are damage, and
 // rejecting them keeps every later difference and sum of two timestamps within 64 bits.
-bool plausible_time(std::int64_t ns) { return ns > -(std::int64_t{1} << 61) && ns < (std::int64_t{1} << 61); }
+bool plausible_time(std::int64_t ns) {
+  return ns > -(std::int64_t{1} << 61) && ns < (std::int64_t{1} << 61);
+}
 
 // Serialized global ids (nsys's report scripts decode them so): the process id in bits 24-47,
 // the thread id in bits 0-23. A globalPid is the globalTid of its process with no thread bits.
-std::int64_t process_of(std::int64_t global_id) { return global_id & ~std::int64_t{0xFFFFFF}; }
-std::int64_t pid_of(std::int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
-std::int64_t tid_of(std::int64_t global_id) { return global_id & 0xFFFFFF; }
+std::int64_t process_of(std::int64_t global_id) {
+  return global_id & ~std::int64_t{0xFFFFFF};
+}
+std::int64_t pid_of(std::int64_t global_id) {
+  return (global_id >> 24) & 0xFFFFFF;
+}
+std::int64_t tid_of(std::int64_t global_id) {
+  return global_id & 0xFFFFFF;
+}
 
 struct Column {
   std::string_view name;
@@ -49,7 +58,9 @@ struct DbSource {
   std::string_view bytes;  // the database in memory, unless
   std::string path;        // it is read from this file
 
-  Result<SqliteDb> open() const { return path.empty() ? SqliteDb::open_bytes(bytes) : SqliteDb::open_file(path); }
+  Result<SqliteDb> open() const {
+    return path.empty() ? SqliteDb::open_bytes(bytes) : SqliteDb::open_file(path);
+  }
 };
 
 // Reserves before the first touch, with huge pages: each 4 KiB page fault costs about a
@@ -79,8 +90,9 @@ class Schema {
     return std::find(tables_.begin(), tables_.end(), table) != tables_.end();
   }
   bool has_any_table_starting(std::string_view prefix) const {
-    return std::any_of(tables_.begin(), tables_.end(),
-                       [&](const std::string& t) { return std::string_view(t).substr(0, prefix.size()) == prefix; });
+    return std::any_of(tables_.begin(), tables_.end(), [&](const std::string& t) {
+      return std::string_view(t).substr(0, prefix.size()) == prefix;
+    });
   }
   bool has_column(std::string_view table, std::string_view column) {
     const auto* cols = columns(table);
@@ -130,7 +142,8 @@ class Schema {
     if (!has(table)) return 0;
     auto stmt = db_.prepare("SELECT max(rowid) FROM " + sql_quote(table));
     if (!stmt || !stmt->step() || stmt->int64(0) <= 0) return 0;
-    return static_cast<std::size_t>(std::min(static_cast<std::uint64_t>(stmt->int64(0)), file_bytes / kMinRowBytes));
+    return static_cast<std::size_t>(
+        std::min(static_cast<std::uint64_t>(stmt->int64(0)), file_bytes / kMinRowBytes));
   }
 
   std::string version_note() const {
@@ -151,7 +164,8 @@ class Schema {
   void read_version() {
     for (auto table : kMetadataTables) {
       if (!has(table)) continue;
-      auto stmt = db_.prepare("SELECT value FROM " + sql_quote(table) + " WHERE name = 'EXPORT_SCHEMA_VERSION'");
+      auto stmt = db_.prepare("SELECT value FROM " + sql_quote(table) +
+                              " WHERE name = 'EXPORT_SCHEMA_VERSION'");
       if (stmt && stmt->step()) version_ = std::string(stmt->text(0));
       return;
     }
@@ -206,21 +220,57 @@ struct NvtxTypes {
 // API reference: UNKNOWN 0, HTOD 1, DTOH 2, HTOA 3, ATOH 4, ATOA 5, ATOD 6, DTOA 7, DTOD 8,
 // HTOH 9, PTOP 10).
 constexpr std::array<std::string_view, 11> kMemcpyKindLabels = {
-    "Unknown", "Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host", "Array-to-Array",
-    "Array-to-Device", "Device-to-Array", "Device-to-Device", "Host-to-Host", "Peer-to-Peer"};
+    "Unknown",          "Host-to-Device", "Device-to-Host",  "Host-to-Array",
+    "Array-to-Host",    "Array-to-Array", "Array-to-Device", "Device-to-Array",
+    "Device-to-Device", "Host-to-Host",   "Peer-to-Peer"};
 
 // Columns every GPU activity table has, first in every SELECT of one.
-enum OpColumn : int { kStart, kEnd, kDeviceId, kContextId, kStreamId, kCorrelationId, kGlobalPid, kExtra };
-constexpr std::array<Column, kExtra> kOpColumns = {{{"start", true}, {"end", true}, {"deviceId"},
-                                                    {"contextId"}, {"streamId"}, {"correlationId"}, {"globalPid"}}};
+enum OpColumn : int {
+  kStart,
+  kEnd,
+  kDeviceId,
+  kContextId,
+  kStreamId,
+  kCorrelationId,
+  kGlobalPid,
+  kExtra
+};
+constexpr std::array<Column, kExtra> kOpColumns = {{{"start", true},
+                                                    {"end", true},
+                                                    {"deviceId"},
+                                                    {"contextId"},
+                                                    {"streamId"},
+                                                    {"correlationId"},
+                                                    {"globalPid"}}};
 
 enum KernelColumn : int {
-  kDemangled = kExtra, kShortName, kMangled, kGridX, kGridY, kGridZ, kBlockX, kBlockY, kBlockZ,
-  kRegisters, kStaticShared, kDynamicShared, kKernelColumnCount
+  kDemangled = kExtra,
+  kShortName,
+  kMangled,
+  kGridX,
+  kGridY,
+  kGridZ,
+  kBlockX,
+  kBlockY,
+  kBlockZ,
+  kRegisters,
+  kStaticShared,
+  kDynamicShared,
+  kKernelColumnCount
 };
 constexpr std::array<std::string_view, kKernelColumnCount - int{kExtra}> kKernelExtraColumns = {
-    "demangledName", "shortName", "mangledName", "gridX", "gridY", "gridZ", "blockX", "blockY",
-    "blockZ", "registersPerThread", "staticSharedMemory", "dynamicSharedMemory"};
+    "demangledName",
+    "shortName",
+    "mangledName",
+    "gridX",
+    "gridY",
+    "gridZ",
+    "blockX",
+    "blockY",
+    "blockZ",
+    "registersPerThread",
+    "staticSharedMemory",
+    "dynamicSharedMemory"};
 
 std::vector<Column> op_columns(std::span<const std::string_view> extra) {
   std::vector<Column> cols(kOpColumns.begin(), kOpColumns.end());
@@ -249,7 +299,11 @@ struct ApiRow {
 class NsysReader {
  public:
   NsysReader(SqliteDb db, DbSource source, std::uint64_t file_bytes, ReadContext& ctx)
-      : db_(std::move(db)), source_(std::move(source)), file_bytes_(file_bytes), ctx_(ctx), schema_(db_, ctx) {}
+      : db_(std::move(db)),
+        source_(std::move(source)),
+        file_bytes_(file_bytes),
+        ctx_(ctx),
+        schema_(db_, ctx) {}
 
   Status read() {
     if (auto s = schema_.load(); !s) return s;
@@ -257,8 +311,9 @@ class NsysReader {
     if (auto s = strings_.open(schema_); !s) return s;
     reserve();
     auto api_calls = start_reading_api_calls();
-    for (auto step : {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
-                      &NsysReader::read_memcpys, &NsysReader::read_memsets, &NsysReader::read_nvtx}) {
+    for (auto step :
+         {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
+          &NsysReader::read_memcpys, &NsysReader::read_memsets, &NsysReader::read_nvtx}) {
       if (auto s = (this->*step)(); !s) return s;
     }
     if (auto s = match_api_calls(api_calls.get()); !s) return s;
@@ -272,11 +327,13 @@ class NsysReader {
   Status check_is_nsys_export() {
     bool nsys = std::any_of(kMetadataTables.begin(), kMetadataTables.end(),
                             [&](auto t) { return schema_.has(t); }) ||
-                schema_.has(kStrings) || schema_.has(kNvtx) || schema_.has_any_table_starting("CUPTI_ACTIVITY_KIND_");
+                schema_.has(kStrings) || schema_.has(kNvtx) ||
+                schema_.has_any_table_starting("CUPTI_ACTIVITY_KIND_");
     if (!nsys) {
-      return ctx_.error(0, "an SQLite database, but not an Nsight Systems export: it has none of the "
-                           "tables `nsys export --type sqlite` writes (META_DATA_EXPORT, StringIds, "
-                           "CUPTI_ACTIVITY_KIND_*)");
+      return ctx_.error(0,
+                        "an SQLite database, but not an Nsight Systems export: it has none of the "
+                        "tables `nsys export --type sqlite` writes (META_DATA_EXPORT, StringIds, "
+                        "CUPTI_ACTIVITY_KIND_*)");
     }
     if (!schema_.has(kKernels)) {
       return ctx_.error(0, "no table " + std::string(kKernels) + schema_.version_note() +
@@ -284,18 +341,19 @@ class NsysReader {
                                "what it recorded; profile with --trace=cuda)");
     }
     if (!schema_.has(kStrings)) {
-      return ctx_.error(0, "no table StringIds" + schema_.version_note() + ": kernel names cannot be read");
+      return ctx_.error(
+          0, "no table StringIds" + schema_.version_note() + ": kernel names cannot be read");
     }
     return ok_status();
   }
 
   void reserve() {
-    std::size_t ops = schema_.row_estimate(kKernels, file_bytes_) + schema_.row_estimate(kMemcpy, file_bytes_) +
+    std::size_t ops = schema_.row_estimate(kKernels, file_bytes_) +
+                      schema_.row_estimate(kMemcpy, file_bytes_) +
                       schema_.row_estimate(kMemset, file_bytes_);
     reserve_huge(ctx_.profile.launches, ctx_.profile.launches.size() + ops);
     reserve_huge(ops_, ops);
   }
-
 
   Error row_error(std::string_view table, std::uint64_t row, const std::string& what) const {
     return ctx_.error(0, std::string(table) + " row " + std::to_string(row) + ": " + what);
@@ -310,9 +368,10 @@ class NsysReader {
 
   Status read_gpu_info() {
     static constexpr std::array kColumns = {
-        Column{"id", true}, Column{"name"}, Column{"computeMajor"}, Column{"computeMinor"},
-        Column{"smCount"}, Column{"clockRate"}, Column{"totalMemory"}, Column{"l2CacheSize"},
-        Column{"maxShmemPerSm"}, Column{"maxWarpsPerSm"}, Column{"threadsPerWarp"}};
+        Column{"id", true},      Column{"name"},          Column{"computeMajor"},
+        Column{"computeMinor"},  Column{"smCount"},       Column{"clockRate"},
+        Column{"totalMemory"},   Column{"l2CacheSize"},   Column{"maxShmemPerSm"},
+        Column{"maxWarpsPerSm"}, Column{"threadsPerWarp"}};
     if (!schema_.has("TARGET_INFO_GPU")) return ok_status();
     auto stmt = schema_.select("TARGET_INFO_GPU", kColumns);
     if (!stmt) return stmt.error();
@@ -331,7 +390,8 @@ class NsysReader {
       d.memory_total_bytes = positive(6);
       d.l2_cache_bytes = positive(7);
       d.max_shared_memory_per_sm_bytes = positive(8);
-      if (auto warps = positive(9), warp = positive(10); warps && warp) d.max_threads_per_sm = *warps * *warp;
+      if (auto warps = positive(9), warp = positive(10); warps && warp)
+        d.max_threads_per_sm = *warps * *warp;
     }
     return finished(*stmt, "TARGET_INFO_GPU");
   }
@@ -382,20 +442,25 @@ class NsysReader {
   // ---- GPU activity -----------------------------------------------------------------------
 
   Status finished(const SqliteStatement& stmt, std::string_view table) const {
-    if (stmt.error()) return schema_.unreadable("table " + std::string(table) + ": " + *stmt.error());
+    if (stmt.error())
+      return schema_.unreadable("table " + std::string(table) + ": " + *stmt.error());
     return ok_status();
   }
 
   // The columns every GPU activity row has: time, where it ran, and who launched it.
-  Status read_op(const SqliteStatement& stmt, std::string_view table, std::uint64_t row, model::Launch& l) {
+  Status read_op(const SqliteStatement& stmt, std::string_view table, std::uint64_t row,
+                 model::Launch& l) {
     auto start = stmt.opt_int64(kStart), end = stmt.opt_int64(kEnd);
     if (!start || !end) return row_error(table, row, "no start or end time");
     if (!plausible_time(*start) || !plausible_time(*end)) {
-      return row_error(table, row, "time out of range (" + std::to_string(*start) + " to " + std::to_string(*end) + " ns)");
+      return row_error(
+          table, row,
+          "time out of range (" + std::to_string(*start) + " to " + std::to_string(*end) + " ns)");
     }
     if (*end < *start) {
-      return row_error(table, row, "ends (" + std::to_string(*end) + " ns) before it starts (" +
-                                       std::to_string(*start) + " ns)");
+      return row_error(table, row,
+                       "ends (" + std::to_string(*end) + " ns) before it starts (" +
+                           std::to_string(*start) + " ns)");
     }
     l.start_ns = *start;
     l.duration_ns = static_cast<double>(*end - *start);
@@ -404,10 +469,12 @@ class NsysReader {
     l.stream_id = stmt.opt_int64(kStreamId).value_or(model::kUnknown);
     if (auto device = stmt.opt_int64(kDeviceId)) {
       if (*device < 0 || *device > std::numeric_limits<std::int32_t>::max()) {
-        return row_error(table, row, "deviceId " + std::to_string(*device) + " is not a device ordinal");
+        return row_error(table, row,
+                         "deviceId " + std::to_string(*device) + " is not a device ordinal");
       }
       l.device_ordinal = static_cast<std::int32_t>(*device);
-      if (std::find(devices_used_.begin(), devices_used_.end(), l.device_ordinal) == devices_used_.end()) {
+      if (std::find(devices_used_.begin(), devices_used_.end(), l.device_ordinal) ==
+          devices_used_.end()) {
         devices_used_.push_back(l.device_ordinal);
       }
     }
@@ -425,8 +492,10 @@ class NsysReader {
   Status read_kernels() {
     if (!std::any_of(kKernelExtraColumns.begin(), kKernelExtraColumns.begin() + 3,
                      [&](auto c) { return schema_.has_column(kKernels, c); })) {
-      return ctx_.error(0, "table " + std::string(kKernels) + " has none of the name columns "
-                           "demangledName, shortName, mangledName" + schema_.version_note());
+      return ctx_.error(0, "table " + std::string(kKernels) +
+                               " has none of the name columns "
+                               "demangledName, shortName, mangledName" +
+                               schema_.version_note());
     }
     auto cols = op_columns(kKernelExtraColumns);
     auto stmt = schema_.select(kKernels, cols);
@@ -450,20 +519,27 @@ class NsysReader {
     std::string bad;
     auto u32 = [&](int col, std::string_view what) -> std::uint32_t {
       auto v = stmt.opt_int64(col).value_or(0);
-      if (v < 0 || v > std::numeric_limits<std::uint32_t>::max()) bad = std::string(what) + " " + std::to_string(v);
-      return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, std::numeric_limits<std::uint32_t>::max()));
+      if (v < 0 || v > std::numeric_limits<std::uint32_t>::max())
+        bad = std::string(what) + " " + std::to_string(v);
+      return static_cast<std::uint32_t>(
+          std::clamp<std::int64_t>(v, 0, std::numeric_limits<std::uint32_t>::max()));
     };
     l.grid = {u32(kGridX, "gridX"), u32(kGridY, "gridY"), u32(kGridZ, "gridZ")};
     l.block = {u32(kBlockX, "blockX"), u32(kBlockY, "blockY"), u32(kBlockZ, "blockZ")};
     if (auto regs = stmt.opt_int64(kRegisters)) {
-      if (*regs < 0 || *regs > std::numeric_limits<std::int32_t>::max()) bad = "registersPerThread " + std::to_string(*regs);
-      else l.registers_per_thread = static_cast<std::int32_t>(*regs);
+      if (*regs < 0 || *regs > std::numeric_limits<std::int32_t>::max())
+        bad = "registersPerThread " + std::to_string(*regs);
+      else
+        l.registers_per_thread = static_cast<std::int32_t>(*regs);
     }
-    for (auto [col, slot, what] : {std::tuple{kStaticShared, &l.static_shared_bytes, "staticSharedMemory"},
-                                   std::tuple{kDynamicShared, &l.dynamic_shared_bytes, "dynamicSharedMemory"}}) {
+    for (auto [col, slot, what] :
+         {std::tuple{kStaticShared, &l.static_shared_bytes, "staticSharedMemory"},
+          std::tuple{kDynamicShared, &l.dynamic_shared_bytes, "dynamicSharedMemory"}}) {
       if (auto v = stmt.opt_int64(col)) {
-        if (*v < 0) bad = std::string(what) + " " + std::to_string(*v);
-        else *slot = *v;
+        if (*v < 0)
+          bad = std::string(what) + " " + std::to_string(*v);
+        else
+          *slot = *v;
       }
     }
     if (!bad.empty()) return row_error(kKernels, row, bad + " is out of range");
@@ -474,7 +550,8 @@ class NsysReader {
   std::optional<model::NameId> kernel_name(const SqliteStatement& stmt) {
     auto demangled = stmt.opt_int64(kDemangled);
     if (demangled) {
-      if (auto it = name_of_demangled_.find(*demangled); it != name_of_demangled_.end()) return it->second;
+      if (auto it = name_of_demangled_.find(*demangled); it != name_of_demangled_.end())
+        return it->second;
     }
     for (int col : {kDemangled, kShortName, kMangled}) {
       auto id = stmt.opt_int64(col);
@@ -524,7 +601,8 @@ class NsysReader {
     return ctx_.profile.names.intern("[CUDA memcpy " + label + "]");
   }
 
-  Status read_memory_ops(std::string_view table, std::span<const std::string_view> extra, model::LaunchKind kind) {
+  Status read_memory_ops(std::string_view table, std::span<const std::string_view> extra,
+                         model::LaunchKind kind) {
     auto cols = op_columns(extra);
     auto stmt = schema_.select(table, cols);
     if (!stmt) return stmt.error();
@@ -534,7 +612,8 @@ class NsysReader {
       l.kind = kind;
       if (auto s = read_op(*stmt, table, ++row, l); !s) return s;
       if (auto bytes = stmt->opt_int64(kExtra); bytes && *bytes >= 0) l.bytes = *bytes;
-      l.name = memory_op_name(kind, kind == model::LaunchKind::kMemcpy ? stmt->opt_int64(kExtra + 1) : std::nullopt);
+      l.name = memory_op_name(
+          kind, kind == model::LaunchKind::kMemcpy ? stmt->opt_int64(kExtra + 1) : std::nullopt);
       ctx_.profile.launches.push_back(std::move(l));
     }
     return finished(*stmt, table);
@@ -545,21 +624,26 @@ class NsysReader {
   // The CUDA API calls, read on a connection of their own and on another CPU when there is
   // one: the table is about as long as the kernel table and independent of it.
   std::future<Result<std::vector<ApiRow>>> start_reading_api_calls() {
-    static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
-                                            Column{"start", true}, Column{"end", true}};
+    static constexpr std::array kColumns = {Column{"globalTid", true},
+                                            Column{"correlationId", true}, Column{"start", true},
+                                            Column{"end", true}};
     using Rows = Result<std::vector<ApiRow>>;
-    if (!schema_.has(kRuntime)) return std::async(std::launch::deferred, [] { return Rows(std::vector<ApiRow>{}); });
+    if (!schema_.has(kRuntime))
+      return std::async(std::launch::deferred, [] { return Rows(std::vector<ApiRow>{}); });
     auto sql = schema_.select_sql(kRuntime, kColumns);
     if (!sql) return std::async(std::launch::deferred, [e = sql.error()] { return Rows(e); });
     auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
-    return std::async(policy, [source = source_, sql = *sql, rows = schema_.row_estimate(kRuntime, file_bytes_)]() -> Rows {
-      auto db = source.open();
-      if (!db) return db.error();
-      return read_api_rows(*db, sql, rows);
-    });
+    return std::async(policy,
+                      [source = source_, sql = *sql,
+                       rows = schema_.row_estimate(kRuntime, file_bytes_)]() -> Rows {
+                        auto db = source.open();
+                        if (!db) return db.error();
+                        return read_api_rows(*db, sql, rows);
+                      });
   }
 
-  static Result<std::vector<ApiRow>> read_api_rows(const SqliteDb& db, const std::string& sql, std::size_t estimate) {
+  static Result<std::vector<ApiRow>> read_api_rows(const SqliteDb& db, const std::string& sql,
+                                                   std::size_t estimate) {
     auto stmt = db.prepare(sql);
     if (!stmt) return stmt.error();
     std::vector<ApiRow> rows;
@@ -576,7 +660,8 @@ class NsysReader {
   // twice (cudaLaunchKernel wrapping cudaLaunchKernel_v7000 on the same thread) keeps the
   // inner call, the one any enclosing range must contain.
   Status match_api_calls(Result<std::vector<ApiRow>> rows) {
-    if (!rows) return schema_.unreadable("table " + std::string(kRuntime) + ": " + rows.error().message);
+    if (!rows)
+      return schema_.unreadable("table " + std::string(kRuntime) + ": " + rows.error().message);
     for (const ApiRow& r : *rows) trace_end_ = std::max(trace_end_, r.end);
     match_calls(*rows);
     return ok_status();
@@ -585,18 +670,21 @@ class NsysReader {
   // Processes are few and CUPTI's correlation ids 32-bit: (process, correlation id) fits one
   // 64-bit key, and sorting keys is several times cheaper than sorting the rows.
   std::optional<std::uint64_t> call_key(std::int64_t global_id, std::int64_t correlation) {
-    if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+    if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max())
+      return std::nullopt;
     std::int64_t process = process_of(global_id);
     auto it = std::find(process_keys_.begin(), process_keys_.end(), process);
     if (it == process_keys_.end()) it = process_keys_.insert(it, process);
-    return static_cast<std::uint64_t>(it - process_keys_.begin()) << 32 | static_cast<std::uint64_t>(correlation);
+    return static_cast<std::uint64_t>(it - process_keys_.begin()) << 32 |
+           static_cast<std::uint64_t>(correlation);
   }
 
   void match_calls(const std::vector<ApiRow>& rows) {
     std::vector<Keyed> by_key;
     by_key.reserve(rows.size());
     for (std::uint32_t i = 0; i < rows.size(); ++i) {
-      if (auto key = call_key(rows[i].global_tid, rows[i].correlation)) by_key.push_back(Keyed{*key, i});
+      if (auto key = call_key(rows[i].global_tid, rows[i].correlation))
+        by_key.push_back(Keyed{*key, i});
     }
     sort_by_key(by_key);
     sort_by_key(ops_);
@@ -615,7 +703,8 @@ class NsysReader {
   }
 
   // Of the rows with the key at `at`, the last to start (then the first to end).
-  static ApiCall innermost_call(const std::vector<ApiRow>& rows, const std::vector<Keyed>& by_key, std::size_t at) {
+  static ApiCall innermost_call(const std::vector<ApiRow>& rows, const std::vector<Keyed>& by_key,
+                                std::size_t at) {
     const ApiRow* best = &rows[by_key[at].index];
     for (std::size_t j = at + 1; j < by_key.size() && by_key[j].key == by_key[at].key; ++j) {
       const ApiRow& r = rows[by_key[j].index];
@@ -634,7 +723,8 @@ class NsysReader {
       std::string_view name = stmt->text(1);
       std::int64_t id = stmt->int64(0);
       if (name == "NvtxPushPopRange" || name == "NvtxtPushPopRange") types.push_pop.push_back(id);
-      if (name == "NvtxStartEndRange" || name == "NvtxtStartEndRange") types.start_end.push_back(id);
+      if (name == "NvtxStartEndRange" || name == "NvtxtStartEndRange")
+        types.start_end.push_back(id);
       if (name == "NvtxDomainCreate") types.domain_create = id;
     }
     if (auto s = finished(*stmt, "ENUM_NSYS_EVENT_TYPE"); !s) return s.error();
@@ -652,8 +742,8 @@ class NsysReader {
   }
 
   static constexpr std::array kNvtxColumns = {
-      Column{"start", true}, Column{"end"}, Column{"eventType", true}, Column{"text"}, Column{"textId"},
-      Column{"domainId"}, Column{"globalTid", true}, Column{"endGlobalTid"}};
+      Column{"start", true}, Column{"end"},      Column{"eventType", true}, Column{"text"},
+      Column{"textId"},      Column{"domainId"}, Column{"globalTid", true}, Column{"endGlobalTid"}};
   enum NvtxColumn : int { kNStart, kNEnd, kNType, kNText, kNTextId, kNDomain, kNTid, kNEndTid };
 
   // A range's or domain's text: the registered string (textId), else the explicit text.
@@ -666,7 +756,8 @@ class NsysReader {
 
   Status read_domains(const NvtxTypes& types) {
     if (!types.domain_create) return ok_status();
-    auto stmt = schema_.select(kNvtx, kNvtxColumns, "eventType = " + std::to_string(*types.domain_create));
+    auto stmt =
+        schema_.select(kNvtx, kNvtxColumns, "eventType = " + std::to_string(*types.domain_create));
     if (!stmt) return stmt.error();
     while (stmt->step()) {
       auto domain = stmt->opt_int64(kNDomain);
@@ -695,8 +786,8 @@ class NsysReader {
       std::int64_t tid = stmt->int64(kNTid);
       auto domain = stmt->opt_int64(kNDomain);
       auto d = domain ? domains_.find({pid_of(tid), *domain}) : domains_.end();
-      bool push_pop = std::find(types->push_pop.begin(), types->push_pop.end(), stmt->int64(kNType)) !=
-                      types->push_pop.end();
+      bool push_pop = std::find(types->push_pop.begin(), types->push_pop.end(),
+                                stmt->int64(kNType)) != types->push_pop.end();
       model::NvtxRange range{d == domains_.end() ? std::string() : d->second, nvtx_text(*stmt),
                              push_pop ? model::RangeKind::kPushPop : model::RangeKind::kStartEnd};
       std::int64_t start = stmt->int64(kNStart);
@@ -716,9 +807,11 @@ class NsysReader {
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       const model::Launch& l = ctx_.profile.launches[ops_[i].index];
       if (call_of_op_[i] == kNoCall || l.kind != model::LaunchKind::kKernel) continue;
-      kernels.push_back(KernelSpan{call_of_op_[i], *l.start_ns, *l.start_ns + static_cast<std::int64_t>(*l.duration_ns)});
+      kernels.push_back(KernelSpan{call_of_op_[i], *l.start_ns,
+                                   *l.start_ns + static_cast<std::int64_t>(*l.duration_ns)});
     }
-    std::vector<model::StageId> stage_of_call = project_nvtx(calls_, ranges_, kernels, ctx_.profile);
+    std::vector<model::StageId> stage_of_call =
+        project_nvtx(calls_, ranges_, kernels, ctx_.profile);
     std::size_t unmatched = 0;
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       model::Launch& l = ctx_.profile.launches[ops_[i].index];
@@ -736,7 +829,8 @@ class NsysReader {
     for (const auto& [label, count] : unended_) {
       ctx_.warn(0, "NVTX range '" + label + "' never ends" +
                        (count > 1 ? " (" + std::to_string(count) + " instances)" : "") +
-                       ": it is taken to end with the trace, at " + std::to_string(trace_end_) + " ns");
+                       ": it is taken to end with the trace, at " + std::to_string(trace_end_) +
+                       " ns");
     }
     if (ranges_across_threads_ > 0) {
       ctx_.warn(0, std::to_string(ranges_across_threads_) +
@@ -745,10 +839,13 @@ class NsysReader {
     }
     if (ranges_.empty()) return;
     if (!schema_.has(kRuntime)) {
-      ctx_.warn(0, "no table " + std::string(kRuntime) + ": kernels cannot be attributed to NVTX ranges");
+      ctx_.warn(
+          0, "no table " + std::string(kRuntime) + ": kernels cannot be attributed to NVTX ranges");
     } else if (unmatched_kernels > 0) {
-      ctx_.warn(0, std::to_string(unmatched_kernels) + " kernels have no CUDA API call with their "
-                   "correlation id in " + std::string(kRuntime) + ": they count outside every NVTX range");
+      ctx_.warn(0, std::to_string(unmatched_kernels) +
+                       " kernels have no CUDA API call with their "
+                       "correlation id in " +
+                       std::string(kRuntime) + ": they count outside every NVTX range");
     }
   }
 
@@ -764,7 +861,8 @@ class NsysReader {
   std::map<std::int64_t, model::Device> gpus_;  // TARGET_INFO_GPU id -> device
   std::vector<std::int32_t> devices_used_;
   std::unordered_map<std::int64_t, std::string> process_names_;  // globalPid -> name
-  std::unordered_map<std::int64_t, std::uint32_t> process_index_;  // globalPid -> Profile::processes
+  std::unordered_map<std::int64_t, std::uint32_t>
+      process_index_;  // globalPid -> Profile::processes
   std::unordered_map<std::int64_t, model::NameId> name_of_demangled_;
   std::map<std::int64_t, std::string> memcpy_labels_;
   std::vector<Keyed> ops_;
@@ -785,8 +883,9 @@ Status read_database(DbSource source, std::uint64_t file_bytes, ReadContext& ctx
 }
 
 Error truncated(std::uint64_t declared, std::uint64_t size, ReadContext& ctx) {
-  return ctx.error(0, "the SQLite file is truncated: its header declares " + std::to_string(declared) +
-                          " bytes, the file has " + std::to_string(size));
+  return ctx.error(0, "the SQLite file is truncated: its header declares " +
+                          std::to_string(declared) + " bytes, the file has " +
+                          std::to_string(size));
 }
 
 }  // namespace
@@ -801,7 +900,8 @@ Status read_nsys_sqlite(std::string_view bytes, ReadContext& ctx) {
 Status read_nsys_sqlite_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
   auto head = read_file_head(path, 100);
   if (!head) return head.error();
-  if (auto declared = sqlite_declared_size_beyond(*head, file_bytes)) return truncated(*declared, file_bytes, ctx);
+  if (auto declared = sqlite_declared_size_beyond(*head, file_bytes))
+    return truncated(*declared, file_bytes, ctx);
   return read_database(DbSource{{}, path}, file_bytes, ctx);
 }
 

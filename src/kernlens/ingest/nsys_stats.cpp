@@ -69,11 +69,12 @@ class StatsReader {
       if (!scanner.next(rec) || is_blank_record(rec)) break;
       if (rec.fields.size() != width_ || !rec.closed) {
         if (!rec.closed || scanner.at_end()) {
-          ctx_.warn(rec.line, "the last row is cut short: the file is truncated; that row is ignored");
+          ctx_.warn(rec.line,
+                    "the last row is cut short: the file is truncated; that row is ignored");
           break;
         }
-        return ctx_.error(rec.line, "row has " + std::to_string(rec.fields.size()) + " fields, the header has " +
-                                        std::to_string(width_));
+        return ctx_.error(rec.line, "row has " + std::to_string(rec.fields.size()) +
+                                        " fields, the header has " + std::to_string(width_));
       }
       if (auto s = read_row(rec); !s) return s;
       ++rows;
@@ -85,8 +86,10 @@ class StatsReader {
  private:
   Status no_header() const {
     if (auto other = describe_other_nsys_stats(bytes_)) return ctx_.error(0, *other);
-    return ctx_.error(0, "not an nsys stats kernel summary: no header row with 'Total Time', 'Instances' "
-                         "and 'Name' columns");
+    return ctx_.error(
+        0,
+        "not an nsys stats kernel summary: no header row with 'Total Time', 'Instances' "
+        "and 'Name' columns");
   }
 
   Status read_columns(const CsvRecord& header) {
@@ -101,7 +104,8 @@ class StatsReader {
     std::string_view label = columns.name(total_);
     std::string_view unit = trim(label.substr(10));
     if (unit.empty()) return ok_status();
-    if (unit.size() < 2 || unit.front() != '(' || unit.back() != ')') return bad_unit(header.line, label);
+    if (unit.size() < 2 || unit.front() != '(' || unit.back() != ')')
+      return bad_unit(header.line, label);
     model::UnitScale scale = model::to_base_unit(unit.substr(1, unit.size() - 2));
     if (!scale.known || scale.base_unit != "ns") return bad_unit(header.line, label);
     pow10_ = scale.pow10;
@@ -109,7 +113,8 @@ class StatsReader {
   }
 
   Status bad_unit(std::int64_t line, std::string_view label) const {
-    return ctx_.error(line, "column '" + std::string(label) + "': expected a time unit like (ns) or (us)");
+    return ctx_.error(
+        line, "column '" + std::string(label) + "': expected a time unit like (ns) or (us)");
   }
 
   Status read_row(const CsvRecord& rec) {
@@ -134,7 +139,8 @@ class StatsReader {
     if (split && !split->first.empty() && !split->second.empty()) {
       name = split->second;
       model::StageKey key;
-      key.push_pop.push_back(model::NvtxRange{"", std::string(split->first), model::RangeKind::kPushPop});
+      key.push_pop.push_back(
+          model::NvtxRange{"", std::string(split->first), model::RangeKind::kPushPop});
       l.stage = ctx_.profile.intern_stage(std::move(key));
     }
     l.name = ctx_.profile.names.intern(name);
@@ -143,11 +149,13 @@ class StatsReader {
   }
 
   Status read_dims(const CsvRecord& rec, model::Launch& l) const {
-    for (auto [col, what, dim] : {std::tuple{grid_, "GridXYZ", &l.grid}, std::tuple{block_, "BlockXYZ", &l.block}}) {
+    for (auto [col, what, dim] :
+         {std::tuple{grid_, "GridXYZ", &l.grid}, std::tuple{block_, "BlockXYZ", &l.block}}) {
       if (!col) continue;
       auto d = parse_xyz(rec.fields[*col]);
       if (!d) {
-        return ctx_.error(rec.line, std::string("column '") + what + "': expected three integers, got '" +
+        return ctx_.error(rec.line, std::string("column '") + what +
+                                        "': expected three integers, got '" +
                                         std::string(trim(rec.fields[*col])) + "'");
       }
       *dim = *d;
@@ -173,11 +181,13 @@ std::optional<HeaderLocation> find_nsys_stats_header(std::string_view data) {
 
 std::optional<std::string> describe_other_nsys_stats(std::string_view bytes) {
   std::string_view head = bytes.substr(0, 4096);
-  if (head.find(kProcessing) == std::string_view::npos || head.find("] with [") == std::string_view::npos) {
+  if (head.find(kProcessing) == std::string_view::npos ||
+      head.find("] with [") == std::string_view::npos) {
     return std::nullopt;
   }
-  std::string what = "nsys stats output without a kernel summary (kernlens reads the "
-                     "cuda_gpu_kern_sum report, formerly gpukernsum)";
+  std::string what =
+      "nsys stats output without a kernel summary (kernlens reads the "
+      "cuda_gpu_kern_sum report, formerly gpukernsum)";
   if (std::size_t at = head.find("SKIPPED:"); at != std::string_view::npos) {
     std::string_view line = head.substr(at);
     what += "; nsys says: " + std::string(trim(line.substr(0, line.find('\n'))));
@@ -185,22 +195,36 @@ std::optional<std::string> describe_other_nsys_stats(std::string_view bytes) {
   return what;
 }
 
-std::optional<std::pair<std::string_view, std::string_view>> split_nvtx_name(std::string_view name) {
+std::optional<std::pair<std::string_view, std::string_view>> split_nvtx_name(
+    std::string_view name) {
   // From the right, so that only the kernel name's brackets need to balance.
   int depth = 0;
   for (std::size_t i = name.size(); i-- > 0;) {
     switch (name[i]) {
-      case ')': case '>': case ']': case '}': ++depth; break;
-      case '(': case '<': case '[': case '{': --depth; break;
+      case ')':
+      case '>':
+      case ']':
+      case '}':
+        ++depth;
+        break;
+      case '(':
+      case '<':
+      case '[':
+      case '{':
+        --depth;
+        break;
       case '/':
         if (depth == 0) return std::pair{name.substr(0, i), name.substr(i + 1)};
         break;
-      default: break;
+      default:
+        break;
     }
   }
   return std::nullopt;
 }
 
-Status read_nsys_stats_csv(std::string_view bytes, ReadContext& ctx) { return StatsReader(bytes, ctx).read(); }
+Status read_nsys_stats_csv(std::string_view bytes, ReadContext& ctx) {
+  return StatsReader(bytes, ctx).read();
+}
 
 }  // namespace kernlens::ingest

@@ -11,7 +11,9 @@ namespace {
 
 using RangeSet = std::vector<std::uint32_t>;  // indices into the ranges, in StageKey order
 
-bool is_push_pop(const RangeInstance& r) { return r.range.kind == model::RangeKind::kPushPop; }
+bool is_push_pop(const RangeInstance& r) {
+  return r.range.kind == model::RangeKind::kPushPop;
+}
 
 // Indices of `items` in `less` order (ties in input order). Calls usually come in time order
 // already: checking costs a pass, sorting a million indices ten.
@@ -82,7 +84,8 @@ class Sweep {
     for (std::uint32_t a : active_) {
       if (ranges_[a].end_ns >= call.end_ns) set.push_back(a);
     }
-    std::stable_partition(set.begin(), set.end(), [&](std::uint32_t a) { return is_push_pop(ranges_[a]); });
+    std::stable_partition(set.begin(), set.end(),
+                          [&](std::uint32_t a) { return is_push_pop(ranges_[a]); });
   }
 
   std::uint32_t intern(const RangeSet& set) {
@@ -99,7 +102,8 @@ class Sweep {
   RangeSet current_, scratch_;
 };
 
-model::StageKey key_of(const std::vector<RangeInstance>& ranges, const RangeSet& set, std::size_t count) {
+model::StageKey key_of(const std::vector<RangeInstance>& ranges, const RangeSet& set,
+                       std::size_t count) {
   model::StageKey key;
   for (std::size_t i = 0; i < count; ++i) {
     const RangeInstance& r = ranges[set[i]];
@@ -110,7 +114,8 @@ model::StageKey key_of(const std::vector<RangeInstance>& ranges, const RangeSet&
 
 // The key of one range instance: its enclosing push/pop ranges and itself (push/pop ranges
 // come first in a set, outermost first), or a start/end range alone.
-model::StageKey instance_key(const std::vector<RangeInstance>& ranges, const RangeSet& set, std::size_t at) {
+model::StageKey instance_key(const std::vector<RangeInstance>& ranges, const RangeSet& set,
+                             std::size_t at) {
   if (is_push_pop(ranges[set[at]])) return key_of(ranges, set, at + 1);
   model::StageKey key;
   key.start_end.push_back(ranges[set[at]].range);
@@ -148,11 +153,13 @@ std::vector<model::StageId> project_nvtx(const std::vector<ApiCall>& calls,
     }
   }
   for (const Extent& e : extents) {
-    if (e.stage != kNoStage) profile.stage_ranges.push_back(model::StageRange{e.stage, e.start, e.end});
+    if (e.stage != kNoStage)
+      profile.stage_ranges.push_back(model::StageRange{e.stage, e.start, e.end});
   }
 
   std::vector<model::StageId> stage_of_call(calls.size());
-  for (std::size_t c = 0; c < calls.size(); ++c) stage_of_call[c] = stage_of_set[enc.set_of_call[c]];
+  for (std::size_t c = 0; c < calls.size(); ++c)
+    stage_of_call[c] = stage_of_set[enc.set_of_call[c]];
   return stage_of_call;
 }
 

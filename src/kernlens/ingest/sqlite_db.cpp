@@ -21,7 +21,9 @@ SqliteStatement& SqliteStatement::operator=(SqliteStatement&& other) noexcept {
   return *this;
 }
 
-SqliteStatement::~SqliteStatement() { sqlite3_finalize(stmt_); }
+SqliteStatement::~SqliteStatement() {
+  sqlite3_finalize(stmt_);
+}
 
 bool SqliteStatement::step() {
   if (error_) return false;
@@ -35,7 +37,9 @@ bool SqliteStatement::is_null(int column) const {
   return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
 }
 
-std::int64_t SqliteStatement::int64(int column) const { return sqlite3_column_int64(stmt_, column); }
+std::int64_t SqliteStatement::int64(int column) const {
+  return sqlite3_column_int64(stmt_, column);
+}
 
 std::optional<std::int64_t> SqliteStatement::opt_int64(int column) const {
   // NULL reads as 0: only a 0 needs the second call that tells the two apart. A kernel row
@@ -75,7 +79,9 @@ SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
   return *this;
 }
 
-SqliteDb::~SqliteDb() { sqlite3_close(db_); }
+SqliteDb::~SqliteDb() {
+  sqlite3_close(db_);
+}
 
 // One connection is used by one thread at a time: without SQLite's per-call mutex, reading a
 // million rows is ~10% faster.
@@ -129,14 +135,15 @@ std::string file_uri(const std::string& path) {
 
 Result<SqliteDb> SqliteDb::open_file(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(file_uri(path).c_str(), &raw, kOpenFlags | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
-                           nullptr);
+  int rc = sqlite3_open_v2(file_uri(path).c_str(), &raw,
+                           kOpenFlags | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   return configured(raw, rc);
 }
 
 Result<SqliteStatement> SqliteDb::prepare(const std::string& sql) const {
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, nullptr) !=
+      SQLITE_OK) {
     sqlite3_finalize(stmt);
     return make_error("", 0, sqlite3_errmsg(db_));
   }
@@ -161,7 +168,9 @@ Result<std::vector<std::string>> SqliteDb::columns(std::string_view table) const
   return names;
 }
 
-std::string SqliteDb::message() const { return db_ ? sqlite3_errmsg(db_) : "no database"; }
+std::string SqliteDb::message() const {
+  return db_ ? sqlite3_errmsg(db_) : "no database";
+}
 
 std::string sql_quote(std::string_view identifier) {
   std::string out = "\"";
@@ -186,7 +195,8 @@ std::uint32_t big_endian(std::string_view bytes, std::size_t at, std::size_t wid
 
 }  // namespace
 
-std::optional<std::uint64_t> sqlite_declared_size_beyond(std::string_view header, std::uint64_t size) {
+std::optional<std::uint64_t> sqlite_declared_size_beyond(std::string_view header,
+                                                         std::uint64_t size) {
   if (header.size() < 100 || !is_sqlite_header(header)) return std::nullopt;
   // File format: page size at offset 16 (1 means 65536); the page count at 28 is valid only
   // when the change counter at 24 equals the version-valid-for number at 92.

@@ -84,6 +84,7 @@ bool is_sqlite_header(std::string_view bytes);
 
 // When the header (whose in-header size SQLite trusts) declares more bytes than `size`, the
 // declared size: the file was cut short. nullopt when it fits or the header does not say.
-std::optional<std::uint64_t> sqlite_declared_size_beyond(std::string_view header, std::uint64_t size);
+std::optional<std::uint64_t> sqlite_declared_size_beyond(std::string_view header,
+                                                         std::uint64_t size);
 
 }  // namespace kernlens::ingest
