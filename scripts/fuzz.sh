@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (tests/fuzz) with clang, seeds a corpus per target from
-# small pieces of tests/fixtures/ncu and tests/fixtures/pytorch (fuzz_names: the kernel names
-# of tests/fixtures/names and the rules files), and runs each target for FUZZ_SECONDS.
+# small pieces of tests/fixtures/ncu, tests/fixtures/pytorch and tests/fixtures/nsys (fuzz_names:
+# the kernel names of tests/fixtures/names and the rules files), and runs each target for
+# FUZZ_SECONDS.
 # Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
 #
 # Usage: scripts/fuzz.sh
@@ -17,7 +18,7 @@ build=$root/build/fuzz
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
 all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner \
-fuzz_ncu_cells fuzz_names fuzz_pytorch_trace"
+fuzz_ncu_cells fuzz_names fuzz_pytorch_trace fuzz_nsys_stats fuzz_nsys_sqlite"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
@@ -76,6 +77,20 @@ for f in "$fixtures"/*; do
     *summary*) targets_of_file+=(fuzz_ncu_summary) ;;
   esac
   add_pieces "$name" "$tmp/$name" "${targets_of_file[@]}"
+done
+# nsys: the stats CSVs whole (they are small); the SQLite exports as small copies of the tables
+# the reader reads (whole ones exceed -max_len).
+for f in "$root"/tests/fixtures/nsys/*.csv; do
+  for t in fuzz_nsys_stats fuzz_read_any fuzz_csv_scanner; do cp "$f" "$corpus/$t/seed-$(basename "$f")"; done
+done
+for f in "$root"/tests/fixtures/nsys/*.sqlite; do
+  seed=$tmp/seed-$(basename "$f")
+  if (($(stat -c %s "$f") < 65536)); then
+    cp "$f" "$seed"
+  else
+    python3 "$root/scripts/make_nsys_fixture.py" seed "$f" --rows 12 -o "$seed" > /dev/null
+  fi
+  for t in fuzz_nsys_sqlite fuzz_read_any; do cp "$seed" "$corpus/$t/"; done
 done
 # Pages of one report, NUL-separated: fuzz_read_any reads them as separate inputs.
 join_pages() {

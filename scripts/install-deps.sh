@@ -7,6 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
   libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libre2-dev  # libraries
   libsimdjson-dev                                     # PyTorch trace (JSON) reader
+  libsqlite3-dev                                      # Nsight Systems SQLite exports
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses

@@ -7,7 +7,6 @@ each file's kernel time, launch count and per-kernel totals, then compares them 
 
     check_ncu_totals.py --kernlens build/kernlens tests/fixtures/ncu/*.csv*
 """
-import argparse
 import collections
 import csv
 import gzip
@@ -15,7 +14,7 @@ import io
 import sys
 from decimal import Decimal
 
-from kernel_totals import analyze, compare_kernels, report
+from kernel_totals import compare_kernels, main
 
 # Duration units Nsight Compute prints, in ns (current and older spellings).
 NS_PER_UNIT = {"ns": 1, "nsecond": 1, "us": 1000, "usecond": 1000, "ms": 10**6,
@@ -89,24 +88,5 @@ def expected_totals(path):
     return totals_raw(rows)
 
 
-def check(kernlens, path):
-    doc, failure = analyze(kernlens, path)
-    if failure:
-        return [failure]
-    return compare_kernels(doc, expected_totals(path))
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--kernlens", required=True)
-    parser.add_argument("files", nargs="+")
-    args = parser.parse_args()
-    failed = 0
-    for path in args.files:
-        errors = check(args.kernlens, path)
-        failed += report(path, errors)
-    return 1 if failed else 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(__doc__, lambda doc, path: compare_kernels(doc, expected_totals(path))))

@@ -1,5 +1,7 @@
-"""What the independent checks compare: `kernlens analyze --format json` against totals
-recomputed with exact decimals, to the nanosecond. Shared by check_*_totals.py."""
+"""What the independent checks share: running `kernlens analyze --format json` on each file,
+comparing its kernel table with totals recomputed without kernlens (exact decimals, to the
+nanosecond), and reporting per file. Used by check_*_totals.py."""
+import argparse
 import json
 import subprocess
 from decimal import Decimal
@@ -29,6 +31,7 @@ def compare_kernels(doc, want):
         errors.append(f"launches {doc['totals']['launches']} != {launches}")
     if doc["totals"]["unique_kernels"] != len(want):
         errors.append(f"unique_kernels {doc['totals']['unique_kernels']} != {len(want)}")
+
     # A kernel's name as the file spells it: kernlens shows mangled names demangled.
     def source_name(k):
         return k.get("mangled_name", k["name"])
@@ -52,3 +55,16 @@ def report(path, errors):
     for e in errors:
         print("     " + e)
     return bool(errors)
+
+
+def main(description, check_file):
+    """Runs `check_file(doc, path) -> [error]` on every file given; exit status 1 on any error."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--kernlens", required=True)
+    parser.add_argument("files", nargs="+")
+    args = parser.parse_args()
+    failed = 0
+    for path in args.files:
+        doc, failure = analyze(args.kernlens, path)
+        failed += report(path, [failure] if failure else check_file(doc, path))
+    return 1 if failed else 0

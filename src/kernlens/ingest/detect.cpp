@@ -12,7 +12,10 @@
 #include "kernlens/ingest/ncu_details.h"
 #include "kernlens/ingest/ncu_raw.h"
 #include "kernlens/ingest/ncu_summary.h"
+#include "kernlens/ingest/nsys_sqlite.h"
+#include "kernlens/ingest/nsys_stats.h"
 #include "kernlens/ingest/pytorch_trace.h"
+#include "kernlens/ingest/sqlite_db.h"
 
 namespace kernlens::ingest {
 namespace {
@@ -23,6 +26,8 @@ constexpr std::array kFormats = {
     FormatInfo{"ncu-raw-csv", "Nsight Compute raw page CSV", &read_ncu_raw_csv, &read_ncu_raw_csv_file},
     FormatInfo{"pytorch-trace", "PyTorch profiler trace (chrome trace JSON)", &read_pytorch_trace,
                &read_pytorch_trace_file, true},
+    FormatInfo{"nsys-sqlite", "Nsight Systems SQLite export", &read_nsys_sqlite, &read_nsys_sqlite_file},
+    FormatInfo{"nsys-stats-csv", "Nsight Systems stats kernel summary CSV", &read_nsys_stats_csv},
 };
 
 // A CSV page is recognised by columns its header must have. First match wins.
@@ -67,7 +72,8 @@ std::optional<FirstLine> first_csv_line(std::string_view bytes) {
 
 constexpr std::string_view kExpected =
     "expected an Nsight Compute CSV export (--page raw --csv, --page details --csv, or "
-    "--csv --print-summary per-kernel) or a PyTorch profiler trace (.json, .json.gz)";
+    "--csv --print-summary per-kernel), an nsys SQLite export, an nsys stats CSV "
+    "(--report cuda_gpu_kern_sum --format csv) or a PyTorch profiler trace (.json, .json.gz)";
 
 // A JSON object, or an array of them (the other form of chrome trace), judged by its first
 // bytes: no CSV export starts so.
@@ -85,10 +91,8 @@ bool looks_like_json(std::string_view bytes) {
 std::span<const FormatInfo> formats() { return kFormats; }
 
 Detection detect_format(std::string_view bytes) {
-  if (bytes.substr(0, 16) == std::string_view("SQLite format 3\0", 16)) {
-    return {nullptr, "an SQLite database, which this version of kernlens does not read; " +
-                         std::string(kExpected)};
-  }
+  // An SQLite file is taken for an nsys export; the reader says which tables it lacks if not.
+  if (is_sqlite_header(bytes)) return {format_by_id("nsys-sqlite"), {}};
   if (looks_like_chrome_trace(bytes)) return {format_by_id("pytorch-trace"), {}};
   if (looks_like_json(bytes)) {
     return {nullptr, "a JSON document without \"traceEvents\" near its start, not a PyTorch profiler "
@@ -98,8 +102,10 @@ Detection detect_format(std::string_view bytes) {
   if (std::memchr(head.data(), '\0', head.size()) != nullptr) {
     return {nullptr, "a binary file, not a text export; " + std::string(kExpected)};
   }
+  if (find_nsys_stats_header(bytes)) return {format_by_id("nsys-stats-csv"), {}};
   auto header_at = find_ncu_header(bytes);
   if (!header_at) {
+    if (auto other = describe_other_nsys_stats(bytes)) return {nullptr, *other};
     if (auto first = first_csv_line(bytes)) {
       for (auto marker : kNcuMarkerColumns) {
         if (std::find(first->fields.begin(), first->fields.end(), marker) != first->fields.end()) {

@@ -9,7 +9,8 @@
 
 namespace kernlens::ingest {
 
-std::optional<HeaderLocation> find_ncu_header(std::string_view data) {
+std::optional<HeaderLocation> find_csv_header(std::string_view data, std::string_view marker,
+                                              const std::function<bool(const CsvRecord&)>& is_header) {
   std::string_view body = strip_bom(data);
   const std::size_t bom = data.size() - body.size();
   CsvScanner scanner(body);
@@ -17,16 +18,20 @@ std::optional<HeaderLocation> find_ncu_header(std::string_view data) {
   while (!scanner.at_end()) {
     std::size_t offset = scanner.offset();
     std::int64_t line = scanner.line();
-    if (scanner.peek_line().find("Kernel Name") == std::string_view::npos) {
+    if (scanner.peek_line().find(marker) == std::string_view::npos) {
       scanner.skip_line();
       continue;
     }
     if (!scanner.next(rec)) break;
-    if (std::find(rec.fields.begin(), rec.fields.end(), "Kernel Name") != rec.fields.end()) {
-      return HeaderLocation{offset + bom, line};
-    }
+    if (is_header(rec)) return HeaderLocation{offset + bom, line};
   }
   return std::nullopt;
+}
+
+std::optional<HeaderLocation> find_ncu_header(std::string_view data) {
+  return find_csv_header(data, "Kernel Name", [](const CsvRecord& rec) {
+    return std::find(rec.fields.begin(), rec.fields.end(), "Kernel Name") != rec.fields.end();
+  });
 }
 
 Result<NcuHeader> read_ncu_header(std::string_view bytes, std::string_view page,

@@ -3,6 +3,7 @@
 // columns (name, ids, dimensions, device, NVTX state) common to all pages.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -23,6 +24,11 @@ struct HeaderLocation {
 // Finds the CSV header: the first line with a "Kernel Name" field. Lines before it (ncu's
 // ==PROF== progress, the program's own output) are skipped. nullopt when there is none.
 std::optional<HeaderLocation> find_ncu_header(std::string_view data);
+
+// The first line that `is_header` accepts as a CSV record. Only lines whose text contains
+// `marker` are parsed, so that long foreign lines cost a search, not a parse.
+std::optional<HeaderLocation> find_csv_header(std::string_view data, std::string_view marker,
+                                              const std::function<bool(const CsvRecord&)>& is_header);
 
 class ColumnMap;
 struct NcuHeader;

@@ -1,0 +1,89 @@
+// Ranking a million kernel launches from an Nsight Systems SQLite export, with NVTX stage
+// attribution: reading the file (kernels, launch calls, NVTX ranges, the projection of the
+// ranges onto the GPU) and analysis::aggregate (the kernel table and the stage figures).
+// Input: $KERNLENS_BENCH_NSYS_SQLITE, else the file `ninja bench_big_nsys` generates
+// (scripts/make_nsys_fixture.py bench: 1,000,000 launches under generate > prefill|decode >
+// layer_NN ranges). The file is read through read_input as `kernlens analyze` reads it; the
+// first, untimed pass brings it into the page cache.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/ingest/nvtx_projection.h"
+#include "kernlens/ingest/reader.h"
+#include "kernlens/model/profile.h"
+#include "kernlens/names/classify.h"
+
+namespace kernlens::bench {
+namespace {
+
+std::string input_path() {
+  const char* env = std::getenv("KERNLENS_BENCH_NSYS_SQLITE");
+  return env && *env ? env : KERNLENS_BENCH_DEFAULT_NSYS_SQLITE;
+}
+
+// Arg 0: reading only. Arg 1: reading and ranking (what the 2 s target is about).
+void BM_ReadNsysSqlite(benchmark::State& state) {
+  const std::string path = input_path();
+  const bool rank = state.range(0) == 1;
+  state.SetLabel(rank ? "read + aggregate" : "read");
+  auto classifier = names::KernelClassifier::load({});
+  if (!classifier) {
+    state.SkipWithError(classifier.error().to_string().c_str());
+    return;
+  }
+  std::size_t launches = 0, stages = 0;
+  for (auto _ : state) {
+    model::Profile profile;  // fresh each time; its destruction is timed, as in a CLI run
+    if (Status s = ingest::read_input(path, profile); !s) {
+      state.SkipWithError((s.error().to_string() + " (set KERNLENS_BENCH_NSYS_SQLITE, or run "
+                                                   "`ninja bench_big_nsys`)")
+                              .c_str());
+      return;
+    }
+    if (profile.inputs[0].format != "nsys-sqlite") {
+      state.SkipWithError(("not an nsys export: " + profile.inputs[0].format).c_str());
+      return;
+    }
+    launches = profile.launches.size();
+    if (rank) {
+      analysis::Aggregate agg = analysis::aggregate(profile, *classifier);
+      stages = agg.stages.size();
+      benchmark::DoNotOptimize(agg.kernels.data());
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * launches));
+  state.counters["launches"] = static_cast<double>(launches);
+  if (rank) state.counters["stage_rows"] = static_cast<double>(stages);
+}
+BENCHMARK(BM_ReadNsysSqlite)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The projection alone: a million calls under 25,000 nested ranges on one thread.
+void BM_ProjectNvtx(benchmark::State& state) {
+  std::vector<ingest::ApiCall> calls;
+  std::vector<ingest::RangeInstance> ranges;
+  std::vector<ingest::KernelSpan> kernels;
+  std::int64_t t = 0;
+  for (std::uint32_t layer = 0; layer < 25'000; ++layer) {
+    ranges.push_back({1, t, t + 40 * 5'000, {"", "layer", model::RangeKind::kPushPop}});
+    for (int k = 0; k < 40; ++k, t += 5'000) {
+      kernels.push_back({static_cast<std::uint32_t>(calls.size()), t + 6'000, t + 8'000});
+      calls.push_back({1, t, t + 4'000});
+    }
+  }
+  ranges.push_back({1, 0, t, {"", "generate", model::RangeKind::kPushPop}});
+  for (auto _ : state) {
+    model::Profile profile;
+    auto stages = ingest::project_nvtx(calls, ranges, kernels, profile);
+    benchmark::DoNotOptimize(stages.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * calls.size()));
+}
+BENCHMARK(BM_ProjectNvtx)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace kernlens::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,90 @@
+// A thin read-only layer over SQLite for readers of SQLite exports: opening a database from
+// bytes in memory or from a file without ever writing to it, finding tables and columns by
+// name (export schemas change between versions), and stepping through query results.
+// SQLite's own messages are kept in errors; readers add which table they were reading.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernlens/common/error.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace kernlens::ingest {
+
+class SqliteStatement {
+ public:
+  SqliteStatement() = default;
+  SqliteStatement(SqliteStatement&& other) noexcept;
+  SqliteStatement& operator=(SqliteStatement&& other) noexcept;
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+  ~SqliteStatement();
+
+  // The next row: true with a row, false at the end. An error (a damaged file) is kept in
+  // error() and ends the rows.
+  bool step();
+  const std::optional<std::string>& error() const { return error_; }
+
+  bool is_null(int column) const;
+  std::int64_t int64(int column) const;
+  std::optional<std::int64_t> opt_int64(int column) const;
+  std::optional<double> opt_double(int column) const;
+  std::string_view text(int column) const;  // empty for NULL; valid until the next step()
+
+  void bind(int parameter, std::int64_t value);  // 1-based, as SQLite counts
+  void reset();
+
+ private:
+  friend class SqliteDb;
+  SqliteStatement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::optional<std::string> error_;
+};
+
+class SqliteDb {
+ public:
+  SqliteDb() = default;
+  SqliteDb(SqliteDb&& other) noexcept;
+  SqliteDb& operator=(SqliteDb&& other) noexcept;
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+  ~SqliteDb();
+
+  // The database in `bytes`, which must outlive it (no copy is made). Errors carry SQLite's
+  // message only; callers add the path.
+  static Result<SqliteDb> open_bytes(std::string_view bytes);
+  // The database file at `path`, opened immutable: SQLite takes no locks and never writes.
+  static Result<SqliteDb> open_file(const std::string& path);
+
+  Result<SqliteStatement> prepare(const std::string& sql) const;
+  // Tables (not views) by exact name, read once from sqlite_master.
+  Result<std::vector<std::string>> table_names() const;
+  // A table's column names in their order (PRAGMA table_info).
+  Result<std::vector<std::string>> columns(std::string_view table) const;
+  std::string message() const;  // SQLite's last error message
+
+ private:
+  explicit SqliteDb(sqlite3* db) : db_(db) {}
+  static Result<SqliteDb> configured(sqlite3* db, int open_rc);
+  sqlite3* db_ = nullptr;
+};
+
+// An SQL identifier in double quotes (embedded quotes doubled).
+std::string sql_quote(std::string_view identifier);
+
+// Whether `bytes` starts like an SQLite database file.
+bool is_sqlite_header(std::string_view bytes);
+
+// When the header (whose in-header size SQLite trusts) declares more bytes than `size`, the
+// declared size: the file was cut short. nullopt when it fits or the header does not say.
+std::optional<std::uint64_t> sqlite_declared_size_beyond(std::string_view header,
+                                                         std::uint64_t size);
+
+}  // namespace kernlens::ingest

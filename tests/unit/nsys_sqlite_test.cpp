@@ -1,0 +1,345 @@
+// The Nsight Systems SQLite reader: on a real nsys 2022.2 export (schema 2.9.1), on the export
+// generated from a real H100 PyTorch trace in the documented 3.x schema, and on small
+// databases built here for what the fixtures do not show (domains, start/end ranges, enum
+// tables, damage).
+#include "kernlens/ingest/nsys_sqlite.h"
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "test_util.h"
+
+namespace kernlens {
+namespace {
+
+using test::fixture_bytes;
+using test::read_bytes;
+using test::read_fixture;
+
+// A database built from SQL statements, as the bytes of its file.
+std::string database(const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(":memory:", &db);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_int64 size = 0;
+  unsigned char* data = sqlite3_serialize(db, "main", &size, 0);
+  std::string bytes(reinterpret_cast<const char*>(data), static_cast<std::size_t>(size));
+  sqlite3_free(data);
+  sqlite3_close(db);
+  return bytes;
+}
+
+// The tables a reader needs, with only some of nsys's columns: the reader looks them up by
+// name. Process 7, thread 8: globalPid 7 << 24, globalTid (7 << 24) | 8.
+constexpr const char* kExport = R"(
+  CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);
+  INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.28.1');
+  CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+  INSERT INTO StringIds VALUES (1, 'gemm_kernel'), (2, 'llm'), (3, 'attention');
+  CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    deviceId INTEGER, streamId INTEGER, correlationId INTEGER, globalPid INTEGER,
+    demangledName INTEGER, shortName INTEGER);
+  CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    globalTid INTEGER, correlationId INTEGER, nameId INTEGER);
+  CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+    text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER);
+)";
+constexpr std::int64_t kPid = std::int64_t{7} << 24;
+constexpr std::int64_t kTid = kPid | 8;
+
+// One kernel of `gemm_kernel` on [start, end) launched by an API call on [call, call + 5).
+std::string kernel(int correlation, std::int64_t call, std::int64_t start, std::int64_t end) {
+  return "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (" + std::to_string(start) + ", " +
+         std::to_string(end) + ", 0, 7, " + std::to_string(correlation) + ", " +
+         std::to_string(kPid) + ", 1, 1);" + "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (" +
+         std::to_string(call) + ", " + std::to_string(call + 5) + ", " + std::to_string(kTid) +
+         ", " + std::to_string(correlation) + ", 0);";
+}
+
+std::string nvtx(std::int64_t start, const std::string& end, int type, const std::string& text,
+                 const std::string& text_id = "NULL", const std::string& domain = "0",
+                 const std::string& end_tid = "NULL") {
+  return "INSERT INTO NVTX_EVENTS VALUES (" + std::to_string(start) + ", " + end + ", " +
+         std::to_string(type) + ", " + text + ", " + std::to_string(kTid) + ", " + end_tid + ", " +
+         text_id + ", " + domain + ");";
+}
+
+std::string stage_of(const model::Profile& p, const model::Launch& l) {
+  std::string out = model::push_pop_path(p.stages[l.stage]);
+  for (const auto& r : p.stages[l.stage].start_end) out += " [" + model::range_label(r) + "]";
+  return out;
+}
+
+std::string warnings(const model::Profile& p) {
+  std::string out;
+  for (const auto& w : p.inputs.at(0).warnings) out += w.message + "\n";
+  return out;
+}
+
+// ---- real exports -----------------------------------------------------------------------
+
+TEST(NsysSqlite, SaxpyExportOfNsys2022) {
+  auto r = read_fixture("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& p = r.profile;
+  EXPECT_EQ(p.inputs[0].format, "nsys-sqlite");
+  EXPECT_EQ(warnings(p), "");
+  std::vector<const model::Launch*> kernels;
+  double total = 0;
+  for (const auto& l : p.launches) {
+    if (l.kind != model::LaunchKind::kKernel) continue;
+    kernels.push_back(&l);
+    total += *l.total_duration_ns();
+  }
+  ASSERT_EQ(kernels.size(), 5u);
+  EXPECT_EQ(total, 88573480);  // nsys stats cuda_gpu_kern_sum on the same file says so too
+  const model::Launch& k = *kernels[0];
+  EXPECT_EQ(p.names[k.name], "saxpy(double *, double *, double *, double, int)");
+  EXPECT_EQ(k.id, 140);  // the correlation id
+  EXPECT_EQ(*k.start_ns, 924922186);
+  EXPECT_EQ(*k.duration_ns, 17704808);
+  EXPECT_EQ(k.grid, (model::Dim3{2, 1, 1}));
+  EXPECT_EQ(k.block, (model::Dim3{512, 1, 1}));
+  EXPECT_EQ(k.registers_per_thread, 26);
+  EXPECT_EQ(k.static_shared_bytes, 0);
+  EXPECT_EQ(k.dynamic_shared_bytes, 0);
+  EXPECT_EQ(k.stream_id, 7);
+  EXPECT_EQ(k.context_id, 1);
+  EXPECT_EQ(k.device_ordinal, 0);
+  EXPECT_EQ(k.thread_id, 1230493);
+  EXPECT_EQ(p.processes[k.process], (model::ProcessInfo{"", 1230493, "./saxpy-mpi-cuda"}));
+  // nvtx_sum of this file lists MPI:MPI_Init, MPI:MPI_Send, MPI:MPI_Recv, MPI:MPI_Finalize and
+  // :saxpy (5 instances); only the saxpy ranges enclose the kernels' launches.
+  for (const auto* l : kernels) EXPECT_EQ(stage_of(p, *l), "saxpy");
+  ASSERT_EQ(p.stage_ranges.size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(stage_of(p, *kernels[i]), model::push_pop_path(p.stages[p.stage_ranges[i].stage]));
+    EXPECT_EQ(p.stage_ranges[i].start_ns, *kernels[i]->start_ns);
+    EXPECT_EQ(p.stage_ranges[i].end_ns - *kernels[i]->start_ns, *kernels[i]->duration_ns);
+  }
+  const model::Device* d = p.find_device(0);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->name, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(d->cc, "8.0");
+  EXPECT_EQ(d->sm_count, 108);
+  EXPECT_EQ(d->sm_clock_max_hz, 1.41e9);
+  EXPECT_EQ(d->memory_total_bytes, 42297524224);
+  EXPECT_EQ(d->l2_cache_bytes, 41943040);
+  EXPECT_EQ(d->max_threads_per_sm, 2048);
+  EXPECT_EQ(d->max_shared_memory_per_sm_bytes, 167936);
+}
+
+TEST(NsysSqlite, SaxpyMemoryCopiesWithoutTheEnumTable) {
+  // Schema 2.9.1 has no ENUM_CUDA_MEMCPY_OPER: copyKind is CUPTI's memcpy kind.
+  auto r = read_fixture("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
+  ASSERT_TRUE(r.status.ok());
+  std::map<std::string, std::pair<int, std::int64_t>> copies;
+  for (const auto& l : r.profile.launches) {
+    if (l.kind != model::LaunchKind::kMemcpy) continue;
+    auto& c = copies[r.profile.names[l.name]];
+    ++c.first;
+    c.second += l.bytes;
+  }
+  EXPECT_EQ(copies, (std::map<std::string, std::pair<int, std::int64_t>>{
+                        {"[CUDA memcpy Device-to-Host]", {5, 5 * 262144000LL}},
+                        {"[CUDA memcpy Host-to-Device]", {10, 10 * 262144000LL}}}));
+}
+
+TEST(NsysSqlite, FileAndBytesReadTheSame) {
+  const std::string path = test::fixture("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
+  model::Profile from_file;
+  from_file.inputs.push_back(model::InputInfo{path, "nsys-sqlite", {}});
+  ingest::ReadContext ctx{path, from_file, 0, {}};
+  ASSERT_TRUE(ingest::read_nsys_sqlite_file(path, 1613824, ctx).ok());
+  auto from_bytes = read_bytes(fixture_bytes("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite"));
+  ASSERT_EQ(from_file.launches.size(), from_bytes.profile.launches.size());
+  for (std::size_t i = 0; i < from_file.launches.size(); ++i) {
+    EXPECT_EQ(from_file.launches[i].start_ns, from_bytes.profile.launches[i].start_ns);
+    EXPECT_EQ(from_file.launches[i].stage, from_bytes.profile.launches[i].stage);
+  }
+}
+
+TEST(NsysSqlite, LlamaFixtureTotalsEqualTheSourceTrace) {
+  // Sums over the source, llama_stages_trace.json.gz (PyTorch profiler, H100): 5592 kernel
+  // events, 14,705,478 ns; by the record_function range around each kernel's launch call:
+  // prefill 342 / 1,698,964 ns, decode 5250 / 13,006,514 ns; 9 memsets, 6,848 ns, 36 bytes.
+  auto r = read_fixture("nsys/llama_stages.sqlite");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& p = r.profile;
+  EXPECT_EQ(warnings(p), "");
+  std::map<std::string, std::pair<std::uint64_t, double>> by_stage;
+  std::uint64_t memsets = 0;
+  double memset_ns = 0;
+  std::int64_t memset_bytes = 0;
+  for (const auto& l : p.launches) {
+    if (l.kind == model::LaunchKind::kMemset) {
+      ++memsets;
+      memset_ns += *l.duration_ns;
+      memset_bytes += l.bytes;
+      continue;
+    }
+    auto& s = by_stage[stage_of(p, l)];
+    s.first += l.count;
+    s.second += *l.total_duration_ns();
+  }
+  EXPECT_EQ(by_stage, (std::map<std::string, std::pair<std::uint64_t, double>>{
+                          {"decode", {5250, 13006514}}, {"prefill", {342, 1698964}}}));
+  EXPECT_EQ(memsets, 9u);
+  EXPECT_EQ(memset_ns, 6848);
+  EXPECT_EQ(memset_bytes, 36);
+  EXPECT_EQ(p.names.size(), 36u + 1);  // 36 kernels and "[CUDA memset]"
+  // The GPU extents agree with Kineto's own gpu_user_annotation spans of the same ranges
+  // (11,089,198 and 153,944,405 ns, rounded through microseconds) to 2 ns.
+  ASSERT_EQ(p.stage_ranges.size(), 2u);
+  EXPECT_EQ(p.stage_ranges[0].end_ns - p.stage_ranges[0].start_ns, 11089196);
+  EXPECT_EQ(p.stage_ranges[1].end_ns - p.stage_ranges[1].start_ns, 153944403);
+  const model::Device* d = p.find_device(0);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(d->cc, "9.0");
+  EXPECT_EQ(d->sm_count, 132);
+}
+
+// ---- NVTX attribution on built exports ----------------------------------------------------
+
+TEST(NsysSqlite, RangeThatNeverEndsWarnsAndEndsWithTheTrace) {
+  auto r = read_bytes(database(std::string(kExport) + kernel(1, 10, 100, 200) +
+                               kernel(2, 300, 400, 900) + nvtx(0, "NULL", 59, "'decode'")));
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  for (const auto& l : r.profile.launches) EXPECT_EQ(stage_of(r.profile, l), "decode");
+  EXPECT_EQ(warnings(r.profile),
+            "NVTX range 'decode' never ends: it is taken to end with the trace, at 900 ns\n");
+  ASSERT_EQ(r.profile.stage_ranges.size(), 1u);
+  EXPECT_EQ(r.profile.stage_ranges[0].start_ns, 100);
+  EXPECT_EQ(r.profile.stage_ranges[0].end_ns, 900);
+}
+
+TEST(NsysSqlite, DomainsStartEndRangesAndRegisteredStrings) {
+  // Domain 1 is created as "llm" (a registered string); a push/pop range in it named by textId;
+  // a start/end range on the same thread; a start/end range that ends on another thread.
+  auto r =
+      read_bytes(database(std::string(kExport) + kernel(1, 20, 100, 110) + kernel(2, 60, 120, 130) +
+                          nvtx(0, "NULL", 75, "NULL", "2", "1") + nvtx(0, "1000", 59, "'step'") +
+                          nvtx(10, "50", 59, "NULL", "3", "1") + nvtx(5, "70", 60, "'io'") +
+                          nvtx(5, "70", 60, "'handoff'", "NULL", "0", std::to_string(kTid + 1))));
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& p = r.profile;
+  ASSERT_EQ(p.launches.size(), 2u);
+  EXPECT_EQ(stage_of(p, p.launches[0]), "step/llm@attention [io]");
+  EXPECT_EQ(stage_of(p, p.launches[1]), "step [io]");
+  EXPECT_EQ(p.launches[0].thread_id, 8);
+  EXPECT_EQ(warnings(p),
+            "1 NVTX ranges end on another thread than the one they start on; like Nsight "
+            "Systems' GPU projection, kernlens attributes no kernel to them\n");
+}
+
+TEST(NsysSqlite, EventTypesByNameFromTheEnumTable) {
+  // Here push/pop ranges are type 1000; type 59 means something else and is not a range.
+  auto r = read_bytes(database(
+      std::string(kExport) +
+      "CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);"
+      "INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (1000, 'NvtxPushPopRange', NULL), (59, 'Other', "
+      "NULL);" +
+      kernel(1, 20, 100, 110) + nvtx(0, "100", 1000, "'prefill'") +
+      nvtx(0, "100", 59, "'not a range'")));
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  EXPECT_EQ(stage_of(r.profile, r.profile.launches[0]), "prefill");
+}
+
+TEST(NsysSqlite, KernelWithoutItsApiCallIsOutsideEveryRange) {
+  auto r =
+      read_bytes(database(std::string(kExport) + kernel(1, 20, 100, 110) +
+                          "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 210, 0, 7, 99, " +
+                          std::to_string(kPid) + ", 1, 1);" + nvtx(0, "1000", 59, "'step'")));
+  ASSERT_TRUE(r.status.ok());
+  EXPECT_EQ(stage_of(r.profile, r.profile.launches[1]), "");
+  EXPECT_EQ(r.profile.launches[1].thread_id, model::kUnknown);
+  EXPECT_NE(warnings(r.profile).find("1 kernels have no CUDA API call with their correlation id"),
+            std::string::npos);
+}
+
+TEST(NsysSqlite, MemcpyNamesFromTheEnumTable) {
+  auto r = read_bytes(database(
+      std::string(kExport) + kernel(1, 20, 100, 110) +
+      "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL, "
+      "bytes INTEGER,"
+      " copyKind INTEGER);"
+      "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY VALUES (0, 10, 4096, 1), (20, 30, 16, 42);"
+      "CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);"
+      "INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (1, 'CUDA_MEMCPY_OPER_HTOD', 'Host-to-Device');"));
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  ASSERT_EQ(r.profile.launches.size(), 3u);
+  EXPECT_EQ(r.profile.names[r.profile.launches[1].name], "[CUDA memcpy Host-to-Device]");
+  EXPECT_EQ(r.profile.launches[1].bytes, 4096);
+  EXPECT_EQ(r.profile.names[r.profile.launches[2].name], "[CUDA memcpy kind 42]");
+}
+
+// ---- bad input -----------------------------------------------------------------------------
+
+void expect_error(const std::string& bytes, const std::string& message) {
+  auto r = read_bytes(bytes, "in.sqlite");
+  ASSERT_FALSE(r.status.ok()) << message;
+  EXPECT_NE(r.status.error().message.find(message), std::string::npos) << r.status.error().message;
+  EXPECT_EQ(r.status.error().file, "in.sqlite");
+}
+
+TEST(NsysSqlite, NotAnNsysExport) {
+  expect_error(fixture_bytes("nsys/not_an_nsys_export.sqlite"),
+               "an SQLite database, but not an Nsight Systems export: it has none of the tables");
+}
+
+TEST(NsysSqlite, ExportWithoutKernelTableNamesIt) {
+  expect_error(database("CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);"
+                        "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.20.3');"
+                        "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"),
+               "no table CUPTI_ACTIVITY_KIND_KERNEL (export schema 3.20.3): the report holds no "
+               "CUDA kernels");
+}
+
+TEST(NsysSqlite, MissingColumnsAndEmptyTables) {
+  expect_error(
+      database("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+               "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, demangledName INTEGER);"),
+      "table CUPTI_ACTIVITY_KIND_KERNEL has no column 'end'");
+  expect_error(database("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+                        "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER);"),
+               "has none of the name columns demangledName, shortName, mangledName");
+  expect_error(database(kExport), "table CUPTI_ACTIVITY_KIND_KERNEL holds no kernels");
+  expect_error(database("CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER);"),
+               "no table StringIds");
+}
+
+TEST(NsysSqlite, BadRowsNameTheirTableAndRow) {
+  expect_error(database(std::string(kExport) + kernel(1, 0, 100, 110) + kernel(2, 0, 300, 200)),
+               "CUPTI_ACTIVITY_KIND_KERNEL row 2: ends (200 ns) before it starts (300 ns)");
+  expect_error(database(std::string(kExport) + kernel(1, 0, 100, 4611686018427387904LL)),
+               "CUPTI_ACTIVITY_KIND_KERNEL row 1: time out of range");
+  expect_error(
+      database(std::string(kExport) +
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 1, 0, 7, 1, 0, 77, 78);"),
+      "CUPTI_ACTIVITY_KIND_KERNEL row 1: no kernel name in StringIds");
+}
+
+TEST(NsysSqlite, TruncatedAndDamagedFiles) {
+  std::string saxpy = fixture_bytes("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
+  expect_error(
+      saxpy.substr(0, saxpy.size() / 2),
+      "the SQLite file is truncated: its header declares 1613824 bytes, the file has 806912");
+  expect_error(std::string("SQLite format 3\0garbage", 23), "cannot read the SQLite database (");
+  // A page in the middle overwritten: SQLite reports the damage, the reader names the table.
+  std::string damaged = saxpy;
+  std::fill(damaged.begin() + 4096 * 60, damaged.begin() + 4096 * 200, '\x5a');
+  auto r = read_bytes(damaged, "in.sqlite");
+  if (!r.status.ok()) {
+    EXPECT_NE(r.status.error().message.find("damaged"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace kernlens

@@ -1,0 +1,108 @@
+// NVTX ranges projected onto the GPU through the API calls that launched the kernels, as
+// Nsight Systems' nvtx_gpu_proj_trace report does it.
+#include "kernlens/ingest/nvtx_projection.h"
+
+#include <gtest/gtest.h>
+
+namespace kernlens::ingest {
+namespace {
+
+using model::NvtxRange;
+using model::RangeKind;
+
+RangeInstance push(std::int64_t thread, std::int64_t start, std::int64_t end, std::string name,
+                   std::string domain = "") {
+  return {thread, start, end, NvtxRange{std::move(domain), std::move(name), RangeKind::kPushPop}};
+}
+
+RangeInstance start_end(std::int64_t thread, std::int64_t start, std::int64_t end,
+                        std::string name) {
+  return {thread, start, end, NvtxRange{"", std::move(name), RangeKind::kStartEnd}};
+}
+
+std::string path_of(const model::Profile& p, model::StageId s) {
+  std::string out = model::push_pop_path(p.stages[s]);
+  for (const auto& r : p.stages[s].start_end) out += " [" + model::range_label(r) + "]";
+  return out;
+}
+
+TEST(NvtxProjection, NestedPushPopOutermostFirstAndOnlyOnTheCallsThread) {
+  // Thread 1: step [0,100) > decode [10,90) > layer [20,40); thread 2 has its own range.
+  std::vector<RangeInstance> ranges = {push(1, 20, 40, "layer", "llm"), push(1, 0, 100, "step"),
+                                       push(1, 10, 90, "decode"), push(2, 0, 100, "other")};
+  std::vector<ApiCall> calls = {{1, 25, 30}, {1, 50, 55}, {1, 95, 99}, {1, 150, 151}, {2, 5, 6}};
+  model::Profile p;
+  auto stages = project_nvtx(calls, ranges, {}, p);
+  ASSERT_EQ(stages.size(), 5u);
+  EXPECT_EQ(path_of(p, stages[0]), "step/decode/llm@layer");
+  EXPECT_EQ(path_of(p, stages[1]), "step/decode");
+  EXPECT_EQ(path_of(p, stages[2]), "step");
+  EXPECT_EQ(stages[3], 0u);  // after every range
+  EXPECT_EQ(path_of(p, stages[4]), "other");
+}
+
+TEST(NvtxProjection, CallMustLieWhollyInsideTheRange) {
+  // A call that starts inside a range and ends after it is not in it (nsys compares both ends).
+  std::vector<RangeInstance> ranges = {push(1, 0, 10, "a")};
+  std::vector<ApiCall> calls = {{1, 5, 12}, {1, 0, 10}};
+  model::Profile p;
+  auto stages = project_nvtx(calls, ranges, {}, p);
+  EXPECT_EQ(stages[0], 0u);
+  EXPECT_EQ(path_of(p, stages[1]), "a");
+}
+
+TEST(NvtxProjection, StartEndRangesAfterPushPopAndOverlappingFreely) {
+  std::vector<RangeInstance> ranges = {start_end(1, 0, 50, "io"), push(1, 10, 60, "step"),
+                                       start_end(1, 5, 100, "epoch")};
+  std::vector<ApiCall> calls = {{1, 20, 21}, {1, 55, 56}};
+  model::Profile p;
+  auto stages = project_nvtx(calls, ranges, {}, p);
+  EXPECT_EQ(path_of(p, stages[0]), "step [io] [epoch]");
+  EXPECT_EQ(path_of(p, stages[1]), "step [epoch]");
+}
+
+TEST(NvtxProjection, EqualStartsPutTheLongerRangeOutside) {
+  std::vector<RangeInstance> ranges = {push(1, 0, 10, "inner"), push(1, 0, 20, "outer")};
+  model::Profile p;
+  auto stages = project_nvtx({{1, 1, 2}}, ranges, {}, p);
+  EXPECT_EQ(path_of(p, stages[0]), "outer/inner");
+}
+
+TEST(NvtxProjection, ExtentPerRangeInstanceFromItsKernels) {
+  // Two decode instances, each with a nested layer; kernels run after their launches.
+  std::vector<RangeInstance> ranges = {push(1, 0, 100, "decode"), push(1, 10, 50, "layer"),
+                                       push(1, 200, 300, "decode"), push(1, 210, 250, "layer")};
+  std::vector<ApiCall> calls = {{1, 20, 21}, {1, 60, 61}, {1, 220, 221}};
+  std::vector<KernelSpan> kernels = {{0, 30, 40}, {1, 70, 95}, {1, 96, 130}, {2, 400, 410}};
+  model::Profile p;
+  project_nvtx(calls, ranges, kernels, p);
+  std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> got;
+  for (const auto& r : p.stage_ranges) got.emplace_back(path_of(p, r.stage), r.start_ns, r.end_ns);
+  std::sort(got.begin(), got.end());
+  // A CUDA graph launch (call 1 here) can start several kernels: the extent spans them all.
+  EXPECT_EQ(got, (decltype(got){{"decode", 30, 130},
+                                {"decode", 400, 410},
+                                {"decode/layer", 30, 40},
+                                {"decode/layer", 400, 410}}));
+}
+
+TEST(NvtxProjection, InstanceKeyOfAStartEndRangeIsItselfAlone) {
+  std::vector<RangeInstance> ranges = {push(1, 0, 100, "step"), start_end(1, 0, 100, "io")};
+  model::Profile p;
+  project_nvtx({{1, 1, 2}}, ranges, {{0, 5, 6}}, p);
+  std::vector<std::string> keys;
+  for (const auto& r : p.stage_ranges) keys.push_back(path_of(p, r.stage));
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(keys, (std::vector<std::string>{" [io]", "step"}));
+}
+
+TEST(NvtxProjection, NoRangesNoCalls) {
+  model::Profile p;
+  EXPECT_TRUE(project_nvtx({}, {}, {}, p).empty());
+  auto stages = project_nvtx({{1, 0, 1}}, {}, {{0, 1, 2}}, p);
+  EXPECT_EQ(stages, (std::vector<model::StageId>{0}));
+  EXPECT_TRUE(p.stage_ranges.empty());
+}
+
+}  // namespace
+}  // namespace kernlens::ingest
