@@ -19,7 +19,9 @@
 #
 # Exit 1 when a report fails or kernel totals disagree (projection differences are listed).
 # Env: NSYS (default: nsys on PATH, else /opt/nvidia/*/host*/target-linux-x64/nsys),
-#      KERNLENS (default: build/kernlens).
+#      KERNLENS (default: build/kernlens),
+#      PHASE: all (default); nsys (only run nsys stats, e.g. on a machine without kernlens);
+#      compare (only kernlens and the comparison, on the CSVs a `PHASE=nsys` run left in OUTDIR).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,39 +29,48 @@ die() { echo "validate_nsys_fixture.sh: $*" >&2; exit 2; }
 (($# >= 2)) || die "usage: $0 OUTDIR FILE.sqlite..."
 out=$1
 shift
+phase=${PHASE:-all}
+[[ $phase == all || $phase == nsys || $phase == compare ]] || die "PHASE must be all, nsys or compare"
 nsys=${NSYS:-$(command -v nsys || true)}
-if [[ -z $nsys ]]; then
-  for candidate in /opt/nvidia/*/host*/target-linux-x64/nsys /opt/nvidia/*/*/host*/target-linux-x64/nsys; do
-    [[ -x $candidate ]] && nsys=$candidate && break
-  done
+if [[ $phase != compare ]]; then
+  if [[ -z $nsys ]]; then
+    for candidate in /opt/nvidia/*/host*/target-linux-x64/nsys /opt/nvidia/*/*/host*/target-linux-x64/nsys; do
+      [[ -x $candidate ]] && nsys=$candidate && break
+    done
+  fi
+  [[ -n $nsys && -x $nsys ]] || die "nsys not found (set NSYS)"
 fi
-[[ -n $nsys && -x $nsys ]] || die "nsys not found (set NSYS)"
 kernlens=${KERNLENS:-$root/build/kernlens}
-[[ -x $kernlens ]] || die "kernlens not found at $kernlens (build it, or set KERNLENS)"
-command -v python3 > /dev/null || die "python3 not found"
+if [[ $phase != nsys ]]; then
+  [[ -x $kernlens ]] || die "kernlens not found at $kernlens (build it, or set KERNLENS)"
+  command -v python3 > /dev/null || die "python3 not found"
+fi
 mkdir -p "$out"
-"$nsys" --version > "$out/nsys_version.txt"
+[[ $phase == compare ]] || "$nsys" --version > "$out/nsys_version.txt"
 
 failed=0
 for file in "$@"; do
   name=$(basename "$file" .sqlite)
   base=$out/$name
-  # nsys stats reads a copy: it must not touch the fixture (it may add files beside it).
-  cp "$file" "$base.sqlite"
-  for report in cuda_gpu_kern_sum cuda_gpu_kern_sum:base cuda_gpu_kern_sum:nvtx-name cuda_gpu_kern_gb_sum \
-                nvtx_gpu_proj_trace cuda_gpu_trace nvtx_sum; do
-    tag=${report/:/_}
-    rc=0
-    "$nsys" stats --report "$report" --format csv --output - "$base.sqlite" > "$base.$tag.csv" 2> "$base.$tag.err" || rc=$?
-    echo "rc=$rc" >> "$base.$tag.err"
-    if ((rc != 0)) || grep -q "^ERROR\|^SKIPPED" "$base.$tag.csv" "$base.$tag.err"; then
-      echo "$name: nsys stats --report $report failed or skipped, see $base.$tag.err" | tee -a "$out/failures.txt"
-      failed=1
-    fi
-  done
-  "$nsys" stats --report cuda_gpu_kern_sum --timeunit usec --format csv --output - "$base.sqlite" \
-    > "$base.cuda_gpu_kern_sum_usec.csv" 2> "$base.cuda_gpu_kern_sum_usec.err" || true
-  "$kernlens" analyze "$base.sqlite" --format json > "$base.kernlens.json" 2> "$base.kernlens.err" || failed=1
+  if [[ $phase != compare ]]; then
+    # nsys stats reads a copy: it must not touch the fixture (it may add files beside it).
+    cp "$file" "$base.sqlite"
+    for report in cuda_gpu_kern_sum cuda_gpu_kern_sum:base cuda_gpu_kern_sum:nvtx-name cuda_gpu_kern_gb_sum \
+                  nvtx_gpu_proj_trace cuda_gpu_trace nvtx_sum; do
+      tag=${report/:/_}
+      rc=0
+      "$nsys" stats --report "$report" --format csv --output - "$base.sqlite" > "$base.$tag.csv" 2> "$base.$tag.err" || rc=$?
+      echo "rc=$rc" >> "$base.$tag.err"
+      if ((rc != 0)) || grep -q "^ERROR\|^SKIPPED" "$base.$tag.csv" "$base.$tag.err"; then
+        echo "$name: nsys stats --report $report failed or skipped, see $base.$tag.err" | tee -a "$out/failures.txt"
+        failed=1
+      fi
+    done
+    "$nsys" stats --report cuda_gpu_kern_sum --timeunit usec --format csv --output - "$base.sqlite" \
+      > "$base.cuda_gpu_kern_sum_usec.csv" 2> "$base.cuda_gpu_kern_sum_usec.err" || true
+  fi
+  [[ $phase == nsys ]] && continue
+  "$kernlens" analyze "$file" --format json > "$base.kernlens.json" 2> "$base.kernlens.err" || failed=1
   "$kernlens" analyze "$base.cuda_gpu_kern_sum.csv" --format json > "$base.kernlens_stats.json" \
     2> "$base.kernlens_stats.err" || failed=1
   python3 - "$base" > "$base.compare.txt" <<'EOF' || failed=1
@@ -102,6 +113,9 @@ for label, (ns, n) in sorted(proj.items()):
     report(f"  {label} ({n} instances)", ns, walls.get(label), exact=False)
 
 trace = table(base + ".cuda_gpu_trace.csv")
+if not trace:  # nsys skipped the report (older exports lack ENUM_CUDA_MEMCPY_OPER)
+    print("skipped cuda_gpu_trace: nsys wrote no rows")
+    sys.exit(1 if bad else 0)
 ktime = sum(int(r["Duration (ns)"]) for r in trace if not r["Name"].startswith("[CUDA mem"))
 kcount = sum(1 for r in trace if not r["Name"].startswith("[CUDA mem"))
 report("cuda_gpu_trace kernels (count, ns)", (kcount, ktime), (db["totals"]["launches"], round(db["totals"]["kernel_time_ns"])))

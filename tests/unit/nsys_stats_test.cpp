@@ -1,9 +1,12 @@
 // The `nsys stats` kernel summary reader: real cuda_gpu_kern_sum output of Nsight Systems
-// 2025.3.1 (plain, :base, :nvtx-name), the older and other layouts (constructed from the same
-// numbers, see tests/fixtures/nsys/README.md), and damaged files.
+// 2025.3.1 (plain, :base, :nvtx-name, --timeunit usec, cuda_gpu_kern_gb_sum), the 2020 layout
+// (constructed from the same numbers, see tests/fixtures/nsys/README.md), and damaged files.
 #include "kernlens/ingest/nsys_stats.h"
 
 #include <gtest/gtest.h>
+
+#include <map>
+#include <utility>
 
 #include "kernlens/ingest/detect.h"
 #include "test_util.h"
@@ -42,16 +45,41 @@ TEST(NsysStats, RealKernelSummaries) {
 
 TEST(NsysStats, OlderAndOtherLayouts) {
   expect_saxpy("constructed_gpukernsum_2020.csv", kSaxpy);
-  expect_saxpy("constructed_cuda_gpu_kern_sum_us.csv", kSaxpy);
-  expect_saxpy("constructed_cuda_gpu_kern_gb_sum.csv", kSaxpy);
-  auto r = read_fixture("nsys/constructed_cuda_gpu_kern_gb_sum.csv");
+  expect_saxpy("saxpy_stats_cuda_gpu_kern_sum_usec.csv", kSaxpy);
+  expect_saxpy("saxpy_stats_cuda_gpu_kern_gb_sum.csv", kSaxpy);
+  auto r = read_fixture("nsys/saxpy_stats_cuda_gpu_kern_gb_sum.csv");
   EXPECT_EQ(r.profile.launches[0].grid, (model::Dim3{2, 1, 1}));
   EXPECT_EQ(r.profile.launches[0].block, (model::Dim3{512, 1, 1}));
 }
 
+// Kernel launches and kernel time per stage: the one model both inputs fill.
+std::map<std::string, std::pair<std::uint64_t, double>> per_stage(const model::Profile& p) {
+  std::map<std::string, std::pair<std::uint64_t, double>> out;
+  for (const auto& l : p.launches) {
+    if (l.kind != model::LaunchKind::kKernel) continue;  // the database has memsets too
+    auto& [launches, ns] = out[model::push_pop_path(p.stages[l.stage])];
+    launches += l.count;
+    ns += *l.total_duration_ns();
+  }
+  return out;
+}
+
+// nsys's own cuda_gpu_kern_sum:nvtx-name of llama_stages.sqlite (its NVTX projection, not
+// ours) gives the stages kernlens finds in the database: prefill 342 launches, decode 5250.
+TEST(NsysStats, NvtxNameSummaryAgreesWithTheDatabase) {
+  auto stats = read_fixture("nsys/llama_stages_stats_cuda_gpu_kern_sum_nvtx-name.csv");
+  ASSERT_TRUE(stats.status.ok()) << stats.status.error().to_string();
+  auto db = read_fixture("nsys/llama_stages.sqlite");
+  ASSERT_TRUE(db.status.ok()) << db.status.error().to_string();
+  auto from_stats = per_stage(stats.profile);
+  EXPECT_EQ(from_stats, per_stage(db.profile));
+  EXPECT_EQ(from_stats["prefill"], (std::pair<std::uint64_t, double>{342, 1698964}));
+  EXPECT_EQ(from_stats["decode"], (std::pair<std::uint64_t, double>{5250, 13006514}));
+}
+
 TEST(NsysStats, DetectedByContentAndToldApartFromOtherReports) {
   for (const char* f : {"saxpy_stats_cuda_gpu_kern_sum.csv", "constructed_gpukernsum_2020.csv",
-                        "constructed_cuda_gpu_kern_gb_sum.csv"}) {
+                        "saxpy_stats_cuda_gpu_kern_gb_sum.csv"}) {
     ingest::Detection d = ingest::detect_format(fixture_bytes(std::string("nsys/") + f));
     ASSERT_NE(d.format, nullptr) << f;
     EXPECT_EQ(d.format->id, "nsys-stats-csv");
