@@ -76,7 +76,7 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   for (const auto& launch : profile.launches) {
     if (launch.kind != model::LaunchKind::kKernel) continue;
     a.coverage.launches += launch.count;
-    if (resolver.get(launch, Figure::kSmPct)) a.coverage.deep_launches += launch.count;
+    if (launch.metrics_count && resolver.get(launch, Figure::kSmPct)) a.coverage.deep_launches += launch.count;
   }
   MfuInput mfu{profile, resolver, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
   auto stages = stage_work(mfu, a.agg.stages, options.work);

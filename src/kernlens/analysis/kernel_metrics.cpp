@@ -147,7 +147,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
   double stall_total = 0;
   double stall_weight = 0;
   const model::Launch* longest_with_limits = nullptr;
-  std::vector<const model::Launch*> timed;
+  std::vector<const model::Launch*> with_metrics;  // timed launches that carry metrics
   for (std::size_t index : launch_indices) {
     const model::Launch& launch = ctx.profile.launches[index];
     if (launch.kind != model::LaunchKind::kKernel) continue;
@@ -155,8 +155,12 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
     // Every figure is weighted by time, so a launch without a duration cannot be averaged in.
     auto w = launch.total_duration_ns();
     if (!w || *w <= 0) continue;
-    timed.push_back(&launch);
     m.time_ns += *w;
+    if (launch.metrics_count == 0) {  // a timeline's launch: nothing to resolve (a million of them)
+      if (m.flops_missing.empty()) launch_flops(r, launch, &m.flops_missing);
+      continue;
+    }
+    with_metrics.push_back(&launch);
     for (std::size_t f = 0; f < kFigureCount; ++f) {
       if (auto v = r.get(launch, static_cast<Figure>(f))) means[f].add(v->value, *w, v->source);
     }
@@ -207,7 +211,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
   // Roofs: the launches' own (weighted like the figures), else the GPU's datasheet peaks;
   // only next to what was measured against them.
   WeightedMean flops_peak, dram_peak;
-  for (const model::Launch* launch : timed) {
+  for (const model::Launch* launch : with_metrics) {
     double w = *launch->total_duration_ns();
     if (m.dominant_path) {
       if (auto roof = flops_roof(r, *launch, *m.dominant_path)) flops_peak.add(roof->value, w, roof->source);

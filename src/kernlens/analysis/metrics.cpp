@@ -187,10 +187,24 @@ std::vector<model::MetricId> MetricResolver::ids_of(std::span<const std::string_
   return ids;
 }
 
+const model::MetricSample* MetricResolver::sample(const model::Launch& launch, model::MetricId id) const {
+  if (indexed_ != &launch) {
+    if (indexed_) {
+      for (const auto& m : profile_.metrics_of(*indexed_)) by_id_[m.id] = nullptr;
+    }
+    by_id_.resize(profile_.metrics.size(), nullptr);
+    for (const auto& m : profile_.metrics_of(launch)) {
+      if (!by_id_[m.id]) by_id_[m.id] = &m;  // the first sample wins, as in find_metric
+    }
+    indexed_ = &launch;
+  }
+  return id < by_id_.size() ? by_id_[id] : nullptr;
+}
+
 std::optional<Sourced> MetricResolver::first(const model::Launch& launch,
                                              std::span<const model::MetricId> ids) const {
   for (auto id : ids) {
-    if (const auto* m = profile_.find_metric(launch, id)) return Sourced{m->value, profile_.metrics[id].name};
+    if (const auto* m = sample(launch, id)) return Sourced{m->value, profile_.metrics[id].name};
   }
   return std::nullopt;
 }
@@ -235,7 +249,7 @@ std::optional<Sourced> MetricResolver::dram_peak_bytes_per_cycle(const model::La
 std::vector<std::pair<std::string_view, double>> MetricResolver::stalls(const model::Launch& launch) const {
   std::vector<std::pair<std::string_view, double>> out;
   for (const auto& [reason, id] : stall_ids_) {
-    if (const auto* m = profile_.find_metric(launch, id)) out.emplace_back(reason, m->value);
+    if (const auto* m = sample(launch, id)) out.emplace_back(reason, m->value);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   return out;

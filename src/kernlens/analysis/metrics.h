@@ -88,8 +88,14 @@ class MetricResolver {
  private:
   std::optional<Sourced> first(const model::Launch& launch, std::span<const model::MetricId> ids) const;
   std::vector<model::MetricId> ids_of(std::span<const std::string_view> names) const;
+  const model::MetricSample* sample(const model::Launch& launch, model::MetricId id) const;
 
   const model::Profile& profile_;
+  // The samples of the launch asked about last, by metric id. The analysis asks dozens of
+  // questions of one launch in a row; scanning its samples for each was a fifth of
+  // `analyze` on a big raw page (perf). Not thread-safe, like the rest of the analysis.
+  mutable const model::Launch* indexed_ = nullptr;
+  mutable std::vector<const model::MetricSample*> by_id_;
   std::array<std::vector<model::MetricId>, static_cast<std::size_t>(Figure::kCount)> figures_;
   std::array<std::vector<model::MetricId>, static_cast<std::size_t>(SassOp::kCount)> sass_counts_, sass_rates_;
   std::array<std::vector<model::MetricId>, static_cast<std::size_t>(FlopPath::kCount)> tensor_, peaks_;

@@ -25,6 +25,7 @@ struct Measured {
     auto w = launch.total_duration_ns();
     if (!w) return;
     kernel_time_ns += *w;
+    if (launch.metrics_count == 0) return;  // a timeline's launch: nothing was measured
     if (r.get(launch, Figure::kSmPct)) deep_time_ns += *w;
     std::string why;
     if (auto lf = launch_flops(r, launch, &why)) {
