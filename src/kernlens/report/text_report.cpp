@@ -297,7 +297,8 @@ void append_memory_ops(std::string& out, const model::Profile& profile, const an
   out += fmt::format("{:>10}  {:>8}  {:>10}  {}\n", "time", "count", "bytes", "operation");
   for (const auto& m : agg.memory_ops) {
     out += fmt::format("{:>10}  {:>8}  {:>10}  {}\n", m.total_ns ? human_duration_ns(*m.total_ns) : "-",
-                       m.count, m.bytes ? std::to_string(*m.bytes) : "-", profile.names[m.name]);
+                       m.count, m.bytes ? human_si(static_cast<double>(*m.bytes), "B") : "-",
+                       profile.names[m.name]);
   }
 }
 
