@@ -1,0 +1,71 @@
+// Joining a deep ncu pass onto a discovery timeline: real H100 data of the same llama-like
+// workload (examples/workloads/llm_stages.py), ncu on 40 decode launches, nsys timeline.
+#include "kernlens/profile/deep_join.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/ingest/reader.h"
+#include "test_util.h"
+
+namespace kernlens::profile {
+namespace {
+
+model::Profile deep_decode() {
+  model::Profile deep;
+  for (const char* f : {"ncu/llama_decode_raw.csv", "ncu/llama_decode_details.csv.gz"}) {
+    EXPECT_TRUE(ingest::read_input(test::fixture(f), deep).ok()) << f;
+  }
+  ingest::reconcile_inputs(deep);
+  return deep;
+}
+
+std::size_t launches_with_metrics(const model::Profile& p) {
+  return static_cast<std::size_t>(
+      std::count_if(p.launches.begin(), p.launches.end(), [](const auto& l) { return l.metrics_count > 0; }));
+}
+
+TEST(DeepJoin, NcuMetricsLandOnTimelineLaunchesOfTheSameKernel) {
+  auto timeline = test::read_fixture("nsys/llama_stages.sqlite");
+  ASSERT_TRUE(timeline.status.ok());
+  model::Profile deep = deep_decode();
+  const std::size_t launches_before = timeline.profile.launches.size();
+  DeepJoin join = join_deep_metrics(timeline.profile, deep);
+  EXPECT_EQ(join.launches_joined + 0, launches_with_metrics(timeline.profile));
+  EXPECT_EQ(timeline.profile.launches.size(), launches_before);  // no launch added: time is the timeline's
+  for (const auto& name : join.unmatched) ADD_FAILURE() << "unmatched: " << name;
+  EXPECT_EQ(join.launches_joined, 40u);
+  // Each joined launch got the metrics of a launch of its own kernel: same base name, shape.
+  auto analysis = analysis::analyze(timeline.profile, test::builtin_classifier(), {});
+  ASSERT_TRUE(analysis.ok());
+  std::size_t explained = 0;
+  for (std::size_t k = 0; k < analysis->kernels.size(); ++k) {
+    const auto& m = analysis->kernels[k].metrics;
+    if (m.deep_time_ns > 0) {
+      ++explained;
+      EXPECT_TRUE(m.figures[static_cast<std::size_t>(analysis::Figure::kSmPct)].has_value());
+    }
+  }
+  EXPECT_GT(explained, 10u);
+  EXPECT_EQ(analysis->coverage.deep_launches, 40u);
+  EXPECT_EQ(analysis->coverage.launches, 5592u);
+  // The device gains what ncu knows and the timeline did not (the SM clock).
+  EXPECT_TRUE(timeline.profile.find_device(0)->sm_clock_max_hz.has_value());
+}
+
+TEST(DeepJoin, KernelsTheTimelineLacksAreReportedNotGuessed) {
+  auto timeline = test::read_fixture("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
+  ASSERT_TRUE(timeline.status.ok());
+  model::Profile deep = deep_decode();
+  DeepJoin join = join_deep_metrics(timeline.profile, deep);
+  EXPECT_EQ(join.launches_joined, 0u);
+  EXPECT_EQ(launches_with_metrics(timeline.profile), 0u);
+  EXPECT_GT(join.unmatched.size(), 10u);
+  EXPECT_EQ(std::set<std::string>(join.unmatched.begin(), join.unmatched.end()).size(), join.unmatched.size());
+}
+
+}  // namespace
+}  // namespace kernlens::profile
