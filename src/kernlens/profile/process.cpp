@@ -70,7 +70,7 @@ void write_all(int fd, std::string_view bytes) {
 // The handler only records the signal and wakes poll() through a self-pipe; the run loop does
 // the forwarding, so nothing unsafe happens inside the handler.
 
-volatile std::sig_atomic_t g_pending_signal = 0;
+volatile sig_atomic_t g_pending_signal = 0;
 int g_wake_fd = -1;
 std::atomic<bool> g_run_active{false};
 
