@@ -14,7 +14,9 @@
 namespace kernlens::profile {
 namespace {
 
-std::string fake_tool(const std::string& name) { return test::fixture("fake_tools/" + name); }
+std::string fake_tool(const std::string& name) {
+  return test::fixture("fake_tools/" + name);
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
@@ -38,7 +40,9 @@ TEST(RunProcess, CapturesLogsAndLinesAndExitCode) {
   options.stdout_log_path = dir.file("stdout.log");
   options.stderr_log_path = dir.file("stderr.log");
   std::vector<Line> lines;
-  options.on_line = [&](OutputStream s, std::string_view l) { lines.push_back({s, std::string(l)}); };
+  options.on_line = [&](OutputStream s, std::string_view l) {
+    lines.push_back({s, std::string(l)});
+  };
 
   auto result = run_process(options);
   ASSERT_TRUE(result.ok()) << result.error().to_string();
@@ -85,11 +89,14 @@ TEST(RunProcess, DeliversLinesSplitAcrossWritesAndALastLineWithoutNewline) {
   std::vector<Line> lines;
   ProcessOptions options;
   options.argv = {fake_tool("partial_line.sh")};
-  options.on_line = [&](OutputStream s, std::string_view l) { lines.push_back({s, std::string(l)}); };
+  options.on_line = [&](OutputStream s, std::string_view l) {
+    lines.push_back({s, std::string(l)});
+  };
   auto result = run_process(options);
   ASSERT_TRUE(result.ok());
   std::vector<std::string> out, err;
-  for (const Line& line : lines) (line.stream == OutputStream::kStdout ? out : err).push_back(line.text);
+  for (const Line& line : lines)
+    (line.stream == OutputStream::kStdout ? out : err).push_back(line.text);
   EXPECT_EQ(out, (std::vector<std::string>{
                      "==PROF== Profiling \"Kernel2\" - 5: 0%....50%....100% - 10 passes",
                      "no newline at end"}));
@@ -168,7 +175,8 @@ TEST(RunProcess, ForwardsSigintToTheChildGroupAndRestoresHandlers) {
   test::TempDir dir;
   std::string marker = dir.file("marker");
   // A handler of our own, which must be back in place after the run.
-  struct sigaction mine {}, before {};
+  struct sigaction mine {
+  }, before{};
   mine.sa_handler = test_marker_handler;
   sigemptyset(&mine.sa_mask);
   ASSERT_EQ(sigaction(SIGINT, &mine, &before), 0);

@@ -70,8 +70,7 @@ TEST(ParseNcuSections, ReadsTheRealTable) {
   EXPECT_FALSE(tensor->enabled);
   auto dbl = find("SpeedOfLight_HierarchicalDoubleRooflineChart");
   ASSERT_NE(dbl, sections->end());
-  EXPECT_EQ(dbl->display_name,
-            "GPU Speed Of Light Hierarchical Roofline Chart (Double Precision)");
+  EXPECT_EQ(dbl->display_name, "GPU Speed Of Light Hierarchical Roofline Chart (Double Precision)");
   auto sol = find("SpeedOfLight");
   ASSERT_NE(sol, sections->end());
   EXPECT_TRUE(sol->enabled);
@@ -80,8 +79,8 @@ TEST(ParseNcuSections, ReadsTheRealTable) {
   ASSERT_NE(warp, sections->end());
   EXPECT_EQ(warp->display_name, "PM Sampling: Warp States");
 
-  int enabled = static_cast<int>(
-      std::count_if(sections->begin(), sections->end(), [](const NcuSection& s) { return s.enabled; }));
+  int enabled = static_cast<int>(std::count_if(sections->begin(), sections->end(),
+                                               [](const NcuSection& s) { return s.enabled; }));
   EXPECT_EQ(enabled, 4);  // LaunchStats, Occupancy, SpeedOfLight, WorkloadDistribution
 }
 
@@ -100,9 +99,11 @@ TEST(ParseNcuMetricNames, ReadsTheRealQueryOutput) {
   auto names = parse_ncu_metric_names(fake_tools_text("ncu_query_metrics_trimmed.txt"));
   ASSERT_TRUE(names.ok()) << names.error().to_string();
   EXPECT_TRUE(std::is_sorted(names->begin(), names->end()));
-  for (const char* expected : {"dram__bytes", "dram__bytes_read", "gpu__time_duration",
-                               "sm__throughput", "smsp__sass_thread_inst_executed_op_ffma_pred_on"}) {
-    EXPECT_TRUE(std::binary_search(names->begin(), names->end(), std::string(expected))) << expected;
+  for (const char* expected :
+       {"dram__bytes", "dram__bytes_read", "gpu__time_duration", "sm__throughput",
+        "smsp__sass_thread_inst_executed_op_ffma_pred_on"}) {
+    EXPECT_TRUE(std::binary_search(names->begin(), names->end(), std::string(expected)))
+        << expected;
   }
   for (const std::string& name : *names) {
     // Neither wrapped description lines, header words, nor the ==PROF== note become names.
@@ -120,11 +121,12 @@ TEST(UnknownMetrics, ChecksBaseNamesWithRollupsAndSuffixes) {
   EXPECT_EQ(metric_base_name("dram__bytes_read.sum.per_second"), "dram__bytes_read");
   EXPECT_EQ(metric_base_name("gpu__time_duration"), "gpu__time_duration");
   std::vector<std::string> known = {"dram__bytes", "gpu__time_duration", "sm__throughput"};
-  std::vector<std::string> requested = {"gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
-                                        "sm__pipe_tensor_op_hmma_cycles_active.avg", "dram__bytes.sum",
-                                        "dram__bytes_read.sum"};
+  std::vector<std::string> requested = {
+      "gpu__time_duration.sum", "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+      "sm__pipe_tensor_op_hmma_cycles_active.avg", "dram__bytes.sum", "dram__bytes_read.sum"};
   EXPECT_EQ(unknown_metrics(requested, known),
-            (std::vector<std::string>{"sm__pipe_tensor_op_hmma_cycles_active.avg", "dram__bytes_read.sum"}));
+            (std::vector<std::string>{"sm__pipe_tensor_op_hmma_cycles_active.avg",
+                                      "dram__bytes_read.sum"}));
 }
 
 TEST(LocateTool, FindsToolsOnPathFirst) {
@@ -190,7 +192,8 @@ TEST(ProbeTool, RunsTheFakeProfilers) {
   // nsys does not know --list-sections: a failed run is an Error naming the command.
   auto not_ncu = query_ncu_sections(bin + "/nsys");
   ASSERT_FALSE(not_ncu.ok());
-  EXPECT_NE(not_ncu.error().message.find("--list-sections' failed: exit code 1"), std::string::npos);
+  EXPECT_NE(not_ncu.error().message.find("--list-sections' failed: exit code 1"),
+            std::string::npos);
 }
 
 TEST(ProbeTool, MissingToolIsAnError) {

@@ -27,7 +27,9 @@ std::int64_t ns_since(Clock::time_point start) {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
 }
 
-std::string errno_text(int err) { return std::strerror(err); }
+std::string errno_text(int err) {
+  return std::strerror(err);
+}
 
 // A file descriptor closed when it goes out of scope.
 class Fd {
@@ -177,7 +179,9 @@ Result<Pipe> make_pipe() {
   return p;
 }
 
-void set_nonblocking(int fd) { ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK); }
+void set_nonblocking(int fd) {
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
 
 // --- Spawning ------------------------------------------------------------------------------
 
@@ -228,7 +232,7 @@ struct RunState {
   int wait_status = 0;
   Clock::time_point start;
   std::optional<Clock::time_point> timeout_at;
-  std::optional<Clock::time_point> kill_at;  // set once SIGTERM was sent for a timeout
+  std::optional<Clock::time_point> kill_at;      // set once SIGTERM was sent for a timeout
   std::optional<Clock::time_point> drain_until;  // after reaping: how long to wait for EOF
 };
 
@@ -289,7 +293,8 @@ std::string ProcessResult::describe() const {
   if (exit_code) {
     text = "exit code " + std::to_string(*exit_code);
   } else if (term_signal) {
-    text = "killed by signal " + std::to_string(*term_signal) + " (" + strsignal(*term_signal) + ")";
+    text =
+        "killed by signal " + std::to_string(*term_signal) + " (" + strsignal(*term_signal) + ")";
   } else {
     text = "did not finish";
   }
@@ -355,13 +360,14 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
 
   RunState state;
   state.start = Clock::now();
-  auto pid = spawn_in_new_group(*path, options.argv, out_pipe->write_end.get(),
-                                err_pipe->write_end.get());
+  auto pid =
+      spawn_in_new_group(*path, options.argv, out_pipe->write_end.get(), err_pipe->write_end.get());
   if (!pid) return pid.error();
   state.pid = *pid;
   out_pipe->write_end.reset();  // only the child writes; EOF comes when it (and its own) close
   err_pipe->write_end.reset();
-  if (options.timeout_ns > 0) state.timeout_at = state.start + std::chrono::nanoseconds(options.timeout_ns);
+  if (options.timeout_ns > 0)
+    state.timeout_at = state.start + std::chrono::nanoseconds(options.timeout_ns);
 
   ProcessResult result;
   result.pid = state.pid;
@@ -384,7 +390,8 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
     if (state.reaped && !pipes_open) break;
     // A grandchild outside our reach may hold the pipes open after the child exits: give it a
     // moment to finish writing, then stop.
-    if (state.reaped && !state.drain_until) state.drain_until = Clock::now() + std::chrono::seconds(2);
+    if (state.reaped && !state.drain_until)
+      state.drain_until = Clock::now() + std::chrono::seconds(2);
     if (state.drain_until && Clock::now() >= *state.drain_until) break;
 
     pollfd fds[3];

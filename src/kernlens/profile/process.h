@@ -46,9 +46,7 @@ struct ProcessResult {
   std::string stderr_log_path;
 
   // Exited with code 0, not timed out, not interrupted.
-  bool succeeded() const {
-    return exit_code == 0 && !timed_out && !interrupted;
-  }
+  bool succeeded() const { return exit_code == 0 && !timed_out && !interrupted; }
   // "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out after 0.30 s", ...
   std::string describe() const;
 };

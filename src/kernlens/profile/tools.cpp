@@ -62,7 +62,8 @@ std::vector<std::pair<std::size_t, std::size_t>> column_spans(std::string_view r
 }
 
 // The text of a cell; the last column runs to the end of the line (ncu pads or overflows it).
-std::string_view cell(std::string_view line, const std::vector<std::pair<std::size_t, std::size_t>>& spans,
+std::string_view cell(std::string_view line,
+                      const std::vector<std::pair<std::size_t, std::size_t>>& spans,
                       std::size_t column) {
   std::size_t begin = spans[column].first;
   if (begin >= line.size()) return {};
@@ -95,7 +96,9 @@ void add_glob(const std::string& pattern, std::vector<std::string>& out) {
 
 }  // namespace
 
-const char* tool_name(ProfilerTool tool) { return tool == ProfilerTool::kNcu ? "ncu" : "nsys"; }
+const char* tool_name(ProfilerTool tool) {
+  return tool == ProfilerTool::kNcu ? "ncu" : "nsys";
+}
 
 Result<ToolVersion> parse_tool_version(std::string_view version_output) {
   // The last "version" followed by a space and a digit.
@@ -107,8 +110,9 @@ Result<ToolVersion> parse_tool_version(std::string_view version_output) {
     }
   }
   if (!number_at) {
-    return make_error("", 0, "no version number in the profiler's --version output: '" +
-                                 std::string(trim(version_output.substr(0, 200))) + "'");
+    return make_error("", 0,
+                      "no version number in the profiler's --version output: '" +
+                          std::string(trim(version_output.substr(0, 200))) + "'");
   }
   std::string_view rest = version_output.substr(*number_at);
   std::size_t end = rest.find_first_not_of("0123456789.");
@@ -140,8 +144,8 @@ Result<std::vector<NcuSection>> parse_ncu_sections(std::string_view list_section
   }
   // The rule under the header gives the column layout; some versions draw it only above.
   std::size_t rule = header + 1 < lines.size() && is_rule_line(lines[header + 1]) ? header + 1
-                     : header > 0 && is_rule_line(lines[header - 1])            ? header - 1
-                                                                                 : lines.size();
+                     : header > 0 && is_rule_line(lines[header - 1])              ? header - 1
+                                                                                  : lines.size();
   if (rule == lines.size()) {
     return make_error("ncu --list-sections", static_cast<std::int64_t>(header + 1),
                       "no dashed rule next to the section table's header");
@@ -162,7 +166,8 @@ Result<std::vector<NcuSection>> parse_ncu_sections(std::string_view list_section
     if (line.rfind("==", 0) == 0) continue;  // ==WARNING== and the like
     NcuSection section;
     section.identifier = std::string(first_token(line));
-    if (display_col < spans.size()) section.display_name = std::string(cell(line, spans, display_col));
+    if (display_col < spans.size())
+      section.display_name = std::string(cell(line, spans, display_col));
     if (enabled_col < spans.size()) section.enabled = cell(line, spans, enabled_col) == "yes";
     if (file_col < spans.size()) section.filename = std::string(cell(line, spans, file_col));
     sections.push_back(std::move(section));
@@ -242,8 +247,9 @@ Result<std::string> locate_tool(ProfilerTool tool, const ToolSearchOptions& opti
     if (found) return found;
   }
   if (!options.explicit_path.empty()) {
-    return make_error("", 0, std::string("cannot run ") + tool_name(tool) + " at '" +
-                                 options.explicit_path + "': no executable file there");
+    return make_error("", 0,
+                      std::string("cannot run ") + tool_name(tool) + " at '" +
+                          options.explicit_path + "': no executable file there");
   }
   std::string dirs;
   for (const std::string& candidate : candidates) {
@@ -272,7 +278,8 @@ Result<std::vector<NcuSection>> query_ncu_sections(const std::string& ncu_path,
   auto run = run_and_capture({ncu_path, "--list-sections"}, timeout_ns);
   if (!run) return run.error();
   if (!run->result.succeeded()) {
-    return make_error("", 0, "'" + ncu_path + " --list-sections' failed: " + run->result.describe());
+    return make_error("", 0,
+                      "'" + ncu_path + " --list-sections' failed: " + run->result.describe());
   }
   return parse_ncu_sections(run->stdout_text);
 }
@@ -285,7 +292,8 @@ Result<std::vector<std::string>> query_ncu_metrics(const std::string& ncu_path,
   auto run = run_and_capture(argv, timeout_ns);
   if (!run) return run.error();
   if (!run->result.succeeded()) {
-    return make_error("", 0, "'" + ncu_path + " --query-metrics' failed: " + run->result.describe());
+    return make_error("", 0,
+                      "'" + ncu_path + " --query-metrics' failed: " + run->result.describe());
   }
   return parse_ncu_metric_names(run->stdout_text);
 }

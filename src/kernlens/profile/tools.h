@@ -60,8 +60,8 @@ std::vector<std::string> unknown_metrics(const std::vector<std::string>& request
 
 // Where to look for a tool. Empty fields take the process's own values.
 struct ToolSearchOptions {
-  std::string explicit_path;  // --ncu / --nsys given by the user: only this is tried
-  std::string path_env;       // PATH-style list; empty: $PATH
+  std::string explicit_path;       // --ncu / --nsys given by the user: only this is tried
+  std::string path_env;            // PATH-style list; empty: $PATH
   bool search_system_dirs = true;  // /usr/local/cuda/bin and the /opt/nvidia install trees
 };
 
