@@ -85,6 +85,20 @@ TEST(RunProcess, SucceedsOnExitZero) {
   EXPECT_TRUE(result->stdout_log_path.empty());
 }
 
+TEST(RunProcess, EchoCopiesTheChildsOutputToOurs) {
+  ProcessOptions options;
+  options.argv = {fake_tool("fake_ncu_run.sh"), "0"};
+  options.echo = true;
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  auto result = run_process(options);
+  std::string our_stdout = testing::internal::GetCapturedStdout();
+  std::string our_stderr = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(our_stdout, slurp(fake_tool("ncu_prof_lines.log")));
+  EXPECT_EQ(our_stderr, "==ERROR== fake ncu: done\n");
+}
+
 TEST(RunProcess, DeliversLinesSplitAcrossWritesAndALastLineWithoutNewline) {
   std::vector<Line> lines;
   ProcessOptions options;
