@@ -1,0 +1,73 @@
+// Running a child program (a profiler, or the user's command) under our control: spawned from
+// an argv vector (never a shell string) in its own process group, its stdout and stderr each
+// copied to a log file, optionally echoed to ours and handed line by line to a callback, a
+// wall-clock timeout (SIGTERM to the group, SIGKILL after a grace period), and SIGINT/SIGTERM
+// received by kernlens forwarded to the child's group while it runs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernlens/common/error.h"
+
+namespace kernlens::profile {
+
+enum class OutputStream { kStdout, kStderr };
+
+// Called once per complete line (without its '\n'), in the order the lines arrive on that
+// stream; a last line without '\n' is delivered when the stream closes.
+using LineCallback = std::function<void(OutputStream stream, std::string_view line)>;
+
+struct ProcessOptions {
+  std::vector<std::string> argv;  // argv[0] is looked up on PATH unless it holds a '/'
+  std::string stdout_log_path;    // empty: the child's stdout is not logged
+  std::string stderr_log_path;    // empty: the child's stderr is not logged
+  bool echo = false;              // copy the child's output to our stdout/stderr as it arrives
+  LineCallback on_line;           // may be empty
+  std::int64_t timeout_ns = 0;    // wall-clock limit; 0: none
+  std::int64_t kill_grace_ns = 5'000'000'000;  // SIGTERM to SIGKILL, on timeout
+  bool forward_signals = true;  // forward SIGINT/SIGTERM we receive to the child's group
+};
+
+struct ProcessResult {
+  std::optional<int> exit_code;    // set when the child exited normally
+  std::optional<int> term_signal;  // set when a signal ended it
+  bool timed_out = false;          // we ended it because the timeout passed
+  bool interrupted = false;        // we received SIGINT/SIGTERM and forwarded it
+  int interrupt_signal = 0;        // the first signal forwarded (SIGINT or SIGTERM), 0 if none
+  bool killed = false;             // we had to send SIGKILL after the grace period
+  std::int64_t wall_ns = 0;        // from spawn to the child being reaped
+  int pid = 0;                     // also the process group id
+  std::string stdout_log_path;
+  std::string stderr_log_path;
+
+  // Exited with code 0, not timed out, not interrupted.
+  bool succeeded() const { return exit_code == 0 && !timed_out && !interrupted; }
+  // "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out after 0.30 s", ...
+  std::string describe() const;
+};
+
+// Runs the child to completion. An Error means it could not be started (not found, not
+// executable, log file not writable); a child that fails or crashes is a ProcessResult.
+Result<ProcessResult> run_process(const ProcessOptions& options);
+
+// The path `name` would be run from: itself when it holds a '/', else the first executable
+// file of that name in the directories of `path_env` (a PATH-style list).
+Result<std::string> find_executable(std::string_view name, std::string_view path_env);
+// The same with our own PATH.
+Result<std::string> find_executable(std::string_view name);
+
+// What a short command printed (for `--version` and the like): both streams, line by line.
+struct CapturedOutput {
+  ProcessResult result;
+  std::string stdout_text;
+  std::string stderr_text;
+};
+Result<CapturedOutput> run_and_capture(const std::vector<std::string>& argv,
+                                       std::int64_t timeout_ns);
+
+}  // namespace kernlens::profile

@@ -1,0 +1,255 @@
+#include "kernlens/profile/process.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_util.h"
+
+namespace kernlens::profile {
+namespace {
+
+std::string fake_tool(const std::string& name) {
+  return test::fixture("fake_tools/" + name);
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+struct Line {
+  OutputStream stream;
+  std::string text;
+};
+
+constexpr std::int64_t kShortTimeoutNs = 300'000'000;  // 0.3 s: keeps the suite fast
+constexpr std::int64_t kShortGraceNs = 200'000'000;
+
+TEST(RunProcess, CapturesLogsAndLinesAndExitCode) {
+  test::TempDir dir;
+  ProcessOptions options;
+  options.argv = {fake_tool("fake_ncu_run.sh"), "3"};
+  options.stdout_log_path = dir.file("stdout.log");
+  options.stderr_log_path = dir.file("stderr.log");
+  std::vector<Line> lines;
+  options.on_line = [&](OutputStream s, std::string_view l) {
+    lines.push_back({s, std::string(l)});
+  };
+
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok()) << result.error().to_string();
+  EXPECT_EQ(result->exit_code, 3);
+  EXPECT_FALSE(result->term_signal.has_value());
+  EXPECT_FALSE(result->succeeded());
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_FALSE(result->interrupted);
+  EXPECT_GT(result->wall_ns, 0);
+  EXPECT_GT(result->pid, 0);
+  EXPECT_EQ(result->describe(), "exit code 3");
+
+  // The logs hold the child's bytes exactly.
+  std::string expected_stdout = slurp(fake_tool("ncu_prof_lines.log"));
+  EXPECT_EQ(slurp(options.stdout_log_path), expected_stdout);
+  EXPECT_EQ(slurp(options.stderr_log_path), "==ERROR== fake ncu: done\n");
+  EXPECT_EQ(result->stdout_log_path, options.stdout_log_path);
+
+  // Every line reached the callback whole, in order, tagged with its stream.
+  int profiling_lines = 0;
+  std::string joined_stdout;
+  for (const Line& line : lines) {
+    EXPECT_EQ(line.text.find('\n'), std::string::npos);
+    if (line.stream == OutputStream::kStdout) joined_stdout += line.text + "\n";
+    if (line.text.rfind("==PROF== Profiling \"", 0) == 0) ++profiling_lines;
+  }
+  EXPECT_EQ(joined_stdout, expected_stdout);
+  EXPECT_EQ(profiling_lines, 7);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines.back().stream, OutputStream::kStderr);
+  EXPECT_EQ(lines.back().text, "==ERROR== fake ncu: done");
+}
+
+TEST(RunProcess, SucceedsOnExitZero) {
+  ProcessOptions options;
+  options.argv = {fake_tool("fake_ncu_run.sh"), "0"};
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->succeeded());
+  EXPECT_TRUE(result->stdout_log_path.empty());
+}
+
+TEST(RunProcess, EchoCopiesTheChildsOutputToOurs) {
+  ProcessOptions options;
+  options.argv = {fake_tool("fake_ncu_run.sh"), "0"};
+  options.echo = true;
+  testing::internal::CaptureStdout();
+  testing::internal::CaptureStderr();
+  auto result = run_process(options);
+  std::string our_stdout = testing::internal::GetCapturedStdout();
+  std::string our_stderr = testing::internal::GetCapturedStderr();
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(our_stdout, slurp(fake_tool("ncu_prof_lines.log")));
+  EXPECT_EQ(our_stderr, "==ERROR== fake ncu: done\n");
+}
+
+TEST(RunProcess, DeliversLinesSplitAcrossWritesAndALastLineWithoutNewline) {
+  std::vector<Line> lines;
+  ProcessOptions options;
+  options.argv = {fake_tool("partial_line.sh")};
+  options.on_line = [&](OutputStream s, std::string_view l) {
+    lines.push_back({s, std::string(l)});
+  };
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  std::vector<std::string> out, err;
+  for (const Line& line : lines)
+    (line.stream == OutputStream::kStdout ? out : err).push_back(line.text);
+  EXPECT_EQ(out, (std::vector<std::string>{
+                     "==PROF== Profiling \"Kernel2\" - 5: 0%....50%....100% - 10 passes",
+                     "no newline at end"}));
+  EXPECT_EQ(err, (std::vector<std::string>{"....100% - 10 passes", "err one"}));
+}
+
+TEST(RunProcess, MissingProgramIsAClearError) {
+  ProcessOptions options;
+  options.argv = {"kernlens-no-such-program-xyz", "--version"};
+  auto result = run_process(options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().message, "cannot run 'kernlens-no-such-program-xyz': not found on PATH");
+
+  options.argv = {"/nonexistent/dir/ncu"};
+  auto by_path = run_process(options);
+  ASSERT_FALSE(by_path.ok());
+  EXPECT_NE(by_path.error().message.find("'/nonexistent/dir/ncu'"), std::string::npos);
+}
+
+TEST(RunProcess, EmptyArgvAndUnwritableLogAreErrors) {
+  ProcessOptions options;
+  EXPECT_FALSE(run_process(options).ok());
+  options.argv = {fake_tool("fake_ncu_run.sh")};
+  options.stdout_log_path = "/nonexistent/dir/stdout.log";
+  auto result = run_process(options);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.error().file, "/nonexistent/dir/stdout.log");
+}
+
+TEST(RunProcess, TimeoutTerminatesTheWholeGroup) {
+  ProcessOptions options;
+  options.argv = {fake_tool("hang.sh")};
+  options.timeout_ns = kShortTimeoutNs;
+  options.kill_grace_ns = 5'000'000'000;  // SIGTERM suffices; the grace must not be waited out
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->timed_out);
+  EXPECT_FALSE(result->killed);
+  EXPECT_EQ(result->term_signal, SIGTERM);
+  EXPECT_FALSE(result->succeeded());
+  EXPECT_GE(result->wall_ns, kShortTimeoutNs);
+  // Returning long before `sleep 30` ends shows the sleep (the grandchild) was ended too:
+  // it holds the pipes, so we would otherwise wait for it.
+  EXPECT_LT(result->wall_ns, 3'000'000'000);
+  EXPECT_NE(result->describe().find("timed out"), std::string::npos);
+}
+
+TEST(RunProcess, TimeoutEscalatesToSigkillAfterTheGrace) {
+  ProcessOptions options;
+  options.argv = {fake_tool("ignore_term.sh")};
+  options.timeout_ns = kShortTimeoutNs;
+  options.kill_grace_ns = kShortGraceNs;
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->timed_out);
+  EXPECT_TRUE(result->killed);
+  EXPECT_EQ(result->term_signal, SIGKILL);
+  EXPECT_GE(result->wall_ns, kShortTimeoutNs + kShortGraceNs);
+  EXPECT_LT(result->wall_ns, 3'000'000'000);
+}
+
+TEST(RunProcess, RecordsACrash) {
+  ProcessOptions options;
+  options.argv = {fake_tool("crash.sh")};
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_FALSE(result->exit_code.has_value());
+  EXPECT_EQ(result->term_signal, SIGSEGV);
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_EQ(result->describe().rfind("killed by signal 11", 0), 0u) << result->describe();
+}
+
+extern "C" void test_marker_handler(int) {}
+
+TEST(RunProcess, ForwardsSigintToTheChildGroupAndRestoresHandlers) {
+  test::TempDir dir;
+  std::string marker = dir.file("marker");
+  // A handler of our own, which must be back in place after the run.
+  struct sigaction mine {
+  }, before{};
+  mine.sa_handler = test_marker_handler;
+  sigemptyset(&mine.sa_mask);
+  ASSERT_EQ(sigaction(SIGINT, &mine, &before), 0);
+
+  ProcessOptions options;
+  options.argv = {fake_tool("trap_int.sh"), marker};
+  options.timeout_ns = 10'000'000'000;  // a safety net only
+  options.on_line = [](OutputStream, std::string_view line) {
+    if (line == "ready") ::raise(SIGINT);  // as if the user pressed Ctrl-C now
+  };
+  auto result = run_process(options);
+
+  struct sigaction after {};
+  sigaction(SIGINT, nullptr, &after);
+  sigaction(SIGINT, &before, nullptr);
+  EXPECT_EQ(after.sa_handler, test_marker_handler);
+
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_EQ(result->interrupt_signal, SIGINT);
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_EQ(result->exit_code, 130);  // the child's own trap ran: it received SIGINT
+  EXPECT_EQ(slurp(marker), "got SIGINT\n");
+  EXPECT_FALSE(result->succeeded());
+  EXPECT_NE(result->describe().find("interrupted by SIGINT"), std::string::npos);
+}
+
+TEST(RunProcess, ForwardsSigtermToo) {
+  ProcessOptions options;
+  options.argv = {fake_tool("hang.sh")};
+  options.timeout_ns = 10'000'000'000;
+  options.on_line = [](OutputStream, std::string_view line) {
+    if (line == "hanging") ::raise(SIGTERM);
+  };
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_EQ(result->interrupt_signal, SIGTERM);
+  EXPECT_EQ(result->term_signal, SIGTERM);
+  EXPECT_LT(result->wall_ns, 3'000'000'000);
+}
+
+TEST(FindExecutable, SearchesThePathListInOrder) {
+  std::string bin = test::fixture("fake_tools/bin");
+  auto found = find_executable("ncu", "/nonexistent:" + bin + ":/usr/bin");
+  ASSERT_TRUE(found.ok());
+  EXPECT_EQ(*found, bin + "/ncu");
+  // A data file of that name is not a program.
+  EXPECT_FALSE(find_executable("README.md", test::fixture("fake_tools")).ok());
+  EXPECT_FALSE(find_executable("ncu", "/nonexistent").ok());
+}
+
+TEST(RunAndCapture, CollectsBothStreams) {
+  auto captured = run_and_capture({fake_tool("fake_ncu_run.sh"), "0"}, kShortTimeoutNs * 10);
+  ASSERT_TRUE(captured.ok());
+  EXPECT_TRUE(captured->result.succeeded());
+  EXPECT_EQ(captured->stdout_text, slurp(fake_tool("ncu_prof_lines.log")));
+  EXPECT_EQ(captured->stderr_text, "==ERROR== fake ncu: done\n");
+}
+
+}  // namespace
+}  // namespace kernlens::profile
