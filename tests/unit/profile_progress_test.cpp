@@ -96,7 +96,7 @@ NcuEvent finished(std::string kernel) {
 
 TEST(DeepProgress, TerminalRedrawsInPlace) {
   DeepProgress bar(3, /*tty=*/true);
-  EXPECT_EQ(bar.on_event(finished("vectorized_elementwise_kernel"), 1.25),
+  EXPECT_EQ(bar.on_event(finished("vectorized_elementwise_kernel"), 1.24),
             "\rncu: 1/3 kernels, 1.2s: vectorized_elementwise_kernel");
   // A shorter line blanks what the longer one left.
   EXPECT_EQ(bar.on_event(finished("Kernel2"), 75), "\rncu: 2/3 kernels, 1:15: Kernel2" +

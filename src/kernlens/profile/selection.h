@@ -31,7 +31,8 @@ struct SelectionOptions {
   double coverage = 0.9;      // of total kernel time, 0..1
   std::size_t top = 20;       // at most this many kernels
   // How many launches one merged invocation may profile, as a multiple of the kernels it
-  // covers (the window between them holds launches of kernels already covered).
+  // covers (the window between them holds launches of kernels already covered). Below 1,
+  // nothing is merged: one invocation per kernel, each at its best launch.
   double max_window_factor = 2.0;
 };
 
