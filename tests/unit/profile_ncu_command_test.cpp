@@ -16,14 +16,30 @@ DeepInvocation one_kernel() {
 }
 
 Argv deep_prefix(std::string_view replay = "kernel", std::string_view clocks = "none") {
-  return {"ncu", "--target-processes", "all", "--replay-mode", std::string(replay),
-          "--clock-control", std::string(clocks)};
+  return {"ncu",
+          "--target-processes",
+          "all",
+          "--replay-mode",
+          std::string(replay),
+          "--clock-control",
+          std::string(clocks)};
 }
 
 Argv deep_suffix() {
-  return {"--kernel-name-base", "demangled", "--kernel-name",
-          "regex:^nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT$", "--launch-skip", "7",
-          "--launch-count", "1", "-o", "run/deep/k0", "python3", "llm.py", "--model", "llama"};
+  return {"--kernel-name-base",
+          "demangled",
+          "--kernel-name",
+          "regex:^nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT$",
+          "--launch-skip",
+          "7",
+          "--launch-count",
+          "1",
+          "-o",
+          "run/deep/k0",
+          "python3",
+          "llm.py",
+          "--model",
+          "llama"};
 }
 
 Argv concat(Argv a, const Argv& b, const Argv& c) {
@@ -41,13 +57,16 @@ TEST(DeepArgv, GoldenPerTier) {
        {"--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis", "--section",
         "Occupancy", "--section", "LaunchStats", "--section", "SchedulerStats", "--section",
         "WarpStateStats"}},
-      {Tier::kRoofline,
-       {"--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis", "--section",
-        "Occupancy", "--section", "LaunchStats", "--section", "SchedulerStats", "--section",
-        "WarpStateStats", "--section", "SpeedOfLight_RooflineChart", "--section",
-        "SpeedOfLight_HierarchicalTensorRooflineChart", "--section",
-        "SpeedOfLight_HierarchicalSingleRooflineChart", "--section",
-        "SpeedOfLight_HierarchicalDoubleRooflineChart"}},
+      {Tier::kRoofline, {"--section", "SpeedOfLight",
+                         "--section", "MemoryWorkloadAnalysis",
+                         "--section", "Occupancy",
+                         "--section", "LaunchStats",
+                         "--section", "SchedulerStats",
+                         "--section", "WarpStateStats",
+                         "--section", "SpeedOfLight_RooflineChart",
+                         "--section", "SpeedOfLight_HierarchicalTensorRooflineChart",
+                         "--section", "SpeedOfLight_HierarchicalSingleRooflineChart",
+                         "--section", "SpeedOfLight_HierarchicalDoubleRooflineChart"}},
       {Tier::kDetailed, {"--set", "detailed"}},
       {Tier::kFull, {"--set", "full"}},
   };
@@ -74,10 +93,10 @@ TEST(DiscoveryArgv, TimingOnlyIntoAReport) {
   s.ncu = "/usr/local/cuda/bin/ncu";
   s.nvtx_include = {"prefill/"};
   EXPECT_EQ(discovery_argv(s, "run/discovery/timing", kProgram),
-            (Argv{"/usr/local/cuda/bin/ncu", "--target-processes", "all", "--clock-control",
-                  "none", "--cache-control", "none", "--metrics", "gpu__time_duration.sum",
-                  "--nvtx", "--nvtx-include", "prefill/", "-o", "run/discovery/timing",
-                  "python3", "llm.py", "--model", "llama"}));
+            (Argv{"/usr/local/cuda/bin/ncu", "--target-processes", "all", "--clock-control", "none",
+                  "--cache-control", "none", "--metrics", "gpu__time_duration.sum", "--nvtx",
+                  "--nvtx-include", "prefill/", "-o", "run/discovery/timing", "python3", "llm.py",
+                  "--model", "llama"}));
 }
 
 TEST(ExportArgvs, RawInBaseUnitsAndDetails) {
@@ -123,7 +142,7 @@ TEST(NvtxFilter, QuantifiersInNamesAreEscaped) {
   EXPECT_EQ(nvtx_push_pop_filter("", brackets), "A_range\\[i\\]/x\\*y\\+z\\,w");
   const std::vector<std::string> plain = {"decode"};
   EXPECT_EQ(nvtx_push_pop_filter("my@domain", plain), "my\\@domain@decode/");
-  EXPECT_EQ(nvtx_escape("C:\\path"), "C:\\\\path");  // a backslash is doubled
+  EXPECT_EQ(nvtx_escape("C:\\path"), "C:\\\\path");      // a backslash is doubled
   EXPECT_EQ(nvtx_escape("prefill 512"), "prefill 512");  // whitespace is allowed as is
 }
 
@@ -134,9 +153,9 @@ TEST(ShellQuote, OnlyWhereNeeded) {
   EXPECT_EQ(shell_quote("regex:^(a|b)$"), "'regex:^(a|b)$'");
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(shell_quote("load weights"), "'load weights'");
-  const Argv argv = {"ncu", "--kernel-name", "regex:^void f\\(int\\)$", "--nvtx-include", "decode/"};
-  EXPECT_EQ(shell_join(argv),
-            "ncu --kernel-name 'regex:^void f\\(int\\)$' --nvtx-include decode/");
+  const Argv argv = {"ncu", "--kernel-name", "regex:^void f\\(int\\)$", "--nvtx-include",
+                     "decode/"};
+  EXPECT_EQ(shell_join(argv), "ncu --kernel-name 'regex:^void f\\(int\\)$' --nvtx-include decode/");
 }
 
 }  // namespace

@@ -59,7 +59,8 @@ TEST(ParseNcuLine, QwenDecodeLogIncludingTheInterruptedKernel) {
   EXPECT_EQ(events[9].launch, 396);
   EXPECT_FALSE(events[9].passes.has_value());
   EXPECT_EQ(events[10].text, "Trying to shutdown target application");
-  EXPECT_EQ(events[11].text, "Failed to profile \"vectorized_elementwise_kernel\" in process 10249");
+  EXPECT_EQ(events[11].text,
+            "Failed to profile \"vectorized_elementwise_kernel\" in process 10249");
   EXPECT_EQ(events[14].text, "/tmp/cap/qwen_decode.ncu-rep");
 }
 
@@ -99,8 +100,8 @@ TEST(DeepProgress, TerminalRedrawsInPlace) {
   EXPECT_EQ(bar.on_event(finished("vectorized_elementwise_kernel"), 1.24),
             "\rncu: 1/3 kernels, 1.2s: vectorized_elementwise_kernel");
   // A shorter line blanks what the longer one left.
-  EXPECT_EQ(bar.on_event(finished("Kernel2"), 75), "\rncu: 2/3 kernels, 1:15: Kernel2" +
-                                                       std::string(22, ' '));
+  EXPECT_EQ(bar.on_event(finished("Kernel2"), 75),
+            "\rncu: 2/3 kernels, 1:15: Kernel2" + std::string(22, ' '));
   EXPECT_EQ(bar.on_event(NcuEvent{NcuEventKind::kConnected, {}, {}, {}, 1, {}}, 76), "");
   EXPECT_EQ(bar.done(), 2u);
   std::string end = bar.finish(80);

@@ -86,7 +86,8 @@ TEST(Selection, LlamaTraceReachesCoverageWithFewestKernelsAndEveryPickIsReachabl
   ASSERT_FALSE(sel->picks.empty());
   EXPECT_GE(sel->covered_ns, 0.9 * total);
   // Fewest: the picks are the top kernels by time, and without the last one coverage fails.
-  for (std::size_t i = 0; i < sel->picks.size(); ++i) EXPECT_EQ(sel->picks[i].name, agg.kernels[i].name);
+  for (std::size_t i = 0; i < sel->picks.size(); ++i)
+    EXPECT_EQ(sel->picks[i].name, agg.kernels[i].name);
   EXPECT_LT(sel->covered_ns - sel->picks.back().total_ns, 0.9 * total);
   EXPECT_LT(sel->invocations.size(), sel->picks.size()) << "nothing was merged";
   expect_invocations_reach_picks(r.profile, *sel);
@@ -117,8 +118,10 @@ TEST(Selection, RepresentativeIsFirstLaunchClosestToMedianWhenAlone) {
       ++matching;
     }
     EXPECT_EQ(k.launch_index, expected) << k.shown_name;
-    const auto& inv = *std::find_if(sel->invocations.begin(), sel->invocations.end(),
-                                    [&](const NcuInvocation& v) { return v.picks.size() == 1 && sel->picks[v.picks[0]].name == k.name; });
+    const auto& inv = *std::find_if(
+        sel->invocations.begin(), sel->invocations.end(), [&](const NcuInvocation& v) {
+          return v.picks.size() == 1 && sel->picks[v.picks[0]].name == k.name;
+        });
     EXPECT_EQ(inv.launch_skip, skip_expected) << k.shown_name;
     EXPECT_EQ(inv.launch_count, 1u);
     EXPECT_NE(k.reason.find("closest to its median"), std::string::npos) << k.reason;

@@ -59,7 +59,9 @@ void append_nvtx_filters(std::vector<std::string>& argv, const NcuSettings& sett
 
 }  // namespace
 
-std::span<const TierSpec> tier_table() { return kTiers; }
+std::span<const TierSpec> tier_table() {
+  return kTiers;
+}
 
 const TierSpec& tier_spec(Tier tier) {
   return *std::find_if(kTiers.begin(), kTiers.end(),
@@ -70,8 +72,10 @@ Result<Tier> parse_tier(std::string_view name) {
   for (const auto& spec : kTiers) {
     if (spec.name == name) return spec.tier;
   }
-  return make_error("", 0, fmt::format("unknown tier '{}' (quick, memory, occupancy, roofline, "
-                                       "detailed or full)", name));
+  return make_error("", 0,
+                    fmt::format("unknown tier '{}' (quick, memory, occupancy, roofline, "
+                                "detailed or full)",
+                                name));
 }
 
 std::string_view to_string(ReplayMode mode) {
@@ -121,10 +125,10 @@ std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, Repla
   }
   // --launch-skip and --launch-count count only launches that match the kernel filters
   // (docs, "Profile" options), NVTX filters included.
-  append(argv, {"--kernel-name-base", invocation.kernel_name_base, "--kernel-name",
-                invocation.kernel_name, "--launch-skip", std::to_string(invocation.launch_skip),
-                "--launch-count", std::to_string(invocation.launch_count), "-o",
-                invocation.report_base});
+  append(argv,
+         {"--kernel-name-base", invocation.kernel_name_base, "--kernel-name",
+          invocation.kernel_name, "--launch-skip", std::to_string(invocation.launch_skip),
+          "--launch-count", std::to_string(invocation.launch_count), "-o", invocation.report_base});
   append_program(argv, program);
   return argv;
 }

@@ -26,8 +26,8 @@ enum class Tier : std::uint8_t { kQuick, kMemory, kOccupancy, kRoofline, kDetail
 // What a tier asks ncu for: a section set, or sections one by one.
 struct TierSpec {
   Tier tier;
-  std::string_view name;                     // as the user writes it: "quick"
-  std::string_view set;                      // --set value; empty when sections are listed
+  std::string_view name;                       // as the user writes it: "quick"
+  std::string_view set;                        // --set value; empty when sections are listed
   std::span<const std::string_view> sections;  // --section values
 };
 
@@ -43,9 +43,9 @@ Result<ClockControl> parse_clock_control(std::string_view name);
 
 // Settings every ncu run of a profile shares.
 struct NcuSettings {
-  std::string ncu = "ncu";                    // path of the executable
+  std::string ncu = "ncu";                           // path of the executable
   ClockControl clock_control = ClockControl::kNone;  // kernlens never changes clocks unasked
-  std::vector<std::string> nvtx_include;      // ncu --nvtx-include expressions
+  std::vector<std::string> nvtx_include;             // ncu --nvtx-include expressions
 };
 
 // Discovery in timing mode: all launches, one metric, no cache flushes, written to
@@ -58,7 +58,7 @@ struct DeepInvocation {
   std::string kernel_name;       // "regex:^...$"
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 1;
-  std::string report_base;       // <out>/deep/<name>, without ".ncu-rep"
+  std::string report_base;  // <out>/deep/<name>, without ".ncu-rep"
 };
 
 std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, ReplayMode replay,

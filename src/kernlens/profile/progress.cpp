@@ -12,8 +12,10 @@ namespace {
 constexpr std::array<std::string_view, 3> kMarkers = {"==PROF==", "==WARNING==", "==ERROR=="};
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\r' || s.front() == '\n')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\n')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\r' || s.front() == '\n'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -47,14 +49,19 @@ NcuEvent parse_profiling(std::string_view text) {
   e.launch = leading_number<std::int64_t>(rest);
   if (std::size_t passes_at = rest.rfind("% - "); passes_at != std::string_view::npos) {
     std::string_view passes = rest.substr(passes_at + 4);
-    if (passes.ends_with(" passes") || passes.ends_with(" pass")) e.passes = leading_number<int>(passes);
+    if (passes.ends_with(" passes") || passes.ends_with(" pass"))
+      e.passes = leading_number<int>(passes);
   }
   return e;
 }
 
 NcuEvent parse_prof(std::string_view text) {
   auto with_pid = [&](NcuEventKind kind, std::string_view prefix) {
-    NcuEvent e{kind, {}, {}, {}, leading_number<std::int64_t>(text.substr(prefix.size())),
+    NcuEvent e{kind,
+               {},
+               {},
+               {},
+               leading_number<std::int64_t>(text.substr(prefix.size())),
                std::string(text)};
     return e;
   };
@@ -87,7 +94,8 @@ std::vector<NcuEvent> parse_ncu_line(std::string_view line) {
   while (at != std::string_view::npos) {
     std::size_t body = at + kMarkers[which].size();
     auto [next, next_which] = next_marker(line, body);
-    std::string_view text = trim(line.substr(body, next == std::string_view::npos ? std::string_view::npos : next - body));
+    std::string_view text = trim(
+        line.substr(body, next == std::string_view::npos ? std::string_view::npos : next - body));
     events.push_back(parse_segment(which, text));
     at = next;
     which = next_which;
@@ -103,7 +111,8 @@ std::string format_elapsed(double seconds) {
 }
 
 std::string DeepProgress::render(double elapsed_s) {
-  std::string line = fmt::format("ncu: {}/{} kernels, {}", done_, planned_, format_elapsed(elapsed_s));
+  std::string line =
+      fmt::format("ncu: {}/{} kernels, {}", done_, planned_, format_elapsed(elapsed_s));
   if (!current_.empty()) line += ": " + current_;
   return line;
 }

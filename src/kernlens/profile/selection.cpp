@@ -35,7 +35,9 @@ std::vector<std::size_t> kernel_launch_order(const model::Profile& profile) {
   return order;
 }
 
-bool is_mangled(std::string_view name) { return name.starts_with("_Z"); }
+bool is_mangled(std::string_view name) {
+  return name.starts_with("_Z");
+}
 
 bool all_inputs_are_ncu(const model::Profile& profile) {
   if (profile.inputs.empty()) return false;
@@ -51,7 +53,8 @@ std::pair<NameBase, std::string> choose_name_base(const model::Profile& profile,
   bool all_mangled = std::all_of(names.begin(), names.end(),
                                  [&](model::NameId n) { return is_mangled(profile.names[n]); });
   if (all_mangled) {
-    return {NameBase::kMangled, "the discovery spells kernel names mangled, the same in every tool"};
+    return {NameBase::kMangled,
+            "the discovery spells kernel names mangled, the same in every tool"};
   }
   if (all_inputs_are_ncu(profile)) {
     return {NameBase::kDemangled, "the names come from ncu itself, spelled as ncu matches them"};
@@ -116,13 +119,14 @@ struct Window {
   double score = kNoDeviation;
 };
 
-// The shortest window of the launches whose filter key is one of the group's that holds a
-// launch of every kernel of the group; among equally short ones, the one whose launches are
-// closest to their kernels' medians (then the earliest).
+// A window of the launches whose filter key is one of the group's that holds a launch of
+// every kernel of the group: among the minimal windows no longer than `max_count`, the one
+// whose launches are closest to their kernels' medians (then the shorter, then the earlier);
+// when none is that short, the shortest.
 std::optional<Window> best_window(const model::Profile& profile,
                                   const std::vector<std::size_t>& order, const FilterKeys& fk,
                                   const std::vector<KernelPick>& picks,
-                                  const std::vector<std::size_t>& group) {
+                                  const std::vector<std::size_t>& group, std::uint64_t max_count) {
   std::unordered_map<model::NameId, std::size_t> slot_of_name;
   std::vector<bool> key_in_group(fk.keys.size(), false);
   for (std::size_t s = 0; s < group.size(); ++s) {
@@ -151,7 +155,8 @@ std::optional<Window> best_window(const model::Profile& profile,
       ++left;
     }
     std::uint64_t count = right - left + 1;
-    if (best && count > best->count) continue;
+    bool fits = count <= max_count;
+    if (best && !fits && count >= best->count) continue;
     Window w{left, count, std::vector<std::size_t>(group.size(), 0), 0};
     std::vector<double> dev(group.size(), kNoDeviation);
     std::vector<bool> seen(group.size(), false);
@@ -166,7 +171,12 @@ std::optional<Window> best_window(const model::Profile& profile,
       }
     }
     for (double d : dev) w.score += std::isfinite(d) ? d : 1e9;
-    if (!best || count < best->count || w.score < best->score) best = std::move(w);
+    bool best_fits = best && best->count <= max_count;
+    bool better =
+        !best || (fits && !best_fits) ||
+        (fits && (w.score < best->score || (w.score == best->score && count < best->count))) ||
+        (!fits && !best_fits && count < best->count);
+    if (better) best = std::move(w);
   }
   return best;
 }
@@ -175,8 +185,9 @@ std::string launch_reason(const KernelPick& pick, std::uint64_t ordinal, std::si
   std::string why = fmt::format("launch {} of {} ({:.0f} ns; median {:.0f} ns)", ordinal + 1,
                                 pick.launches, pick.representative_ns, pick.median_ns);
   if (group_size == 1) return why + ": the first launch of it closest to its median duration";
-  return why + ": the launch closest to its median inside the shortest window of launches that "
-               "holds every kernel of its invocation";
+  return why +
+         ": the launch closest to its median in the window of launches, short enough to "
+         "profile in one run, that holds every kernel of its invocation";
 }
 
 std::string alternation(NameBase base, const std::vector<KernelPick>& picks,
@@ -266,7 +277,8 @@ Result<Selection> select_kernels(const model::Profile& profile,
   }
   std::vector<model::NameId> names;
   for (const auto& row : aggregate.kernels) {
-    if (sel.covered_ns >= options.coverage * sel.total_kernel_ns || names.size() >= options.top) break;
+    if (sel.covered_ns >= options.coverage * sel.total_kernel_ns || names.size() >= options.top)
+      break;
     if (!row.total_ns || *row.total_ns <= 0) continue;
     names.push_back(row.name);
     KernelPick pick;
@@ -303,19 +315,20 @@ Result<Selection> select_kernels(const model::Profile& profile,
     for (auto& g : groups) {
       std::vector<std::size_t> trial = g.picks;
       trial.push_back(p);
-      auto w = best_window(profile, order, fk, sel.picks, trial);
-      double limit = options.max_window_factor * static_cast<double>(trial.size());
-      if (w && static_cast<double>(w->count) <= limit) {
+      auto limit =
+          static_cast<std::uint64_t>(options.max_window_factor * static_cast<double>(trial.size()));
+      auto w = best_window(profile, order, fk, sel.picks, trial, limit);
+      if (w && w->count <= limit) {
         g = Group{std::move(trial), std::move(*w)};
         joined = true;
         break;
       }
     }
     if (joined) continue;
-    auto w = best_window(profile, order, fk, sel.picks, {p});
+    auto w = best_window(profile, order, fk, sel.picks, {p}, 1);
     if (!w) {
-      return make_error("", 0, fmt::format("kernel {} has no launch in the discovery",
-                                           sel.picks[p].shown_name));
+      return make_error(
+          "", 0, fmt::format("kernel {} has no launch in the discovery", sel.picks[p].shown_name));
     }
     groups.push_back(Group{{p}, std::move(*w)});
   }

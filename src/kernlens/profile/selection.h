@@ -28,8 +28,8 @@ enum class NameBase : std::uint8_t { kFunction, kDemangled, kMangled };
 std::string_view to_string(NameBase base);
 
 struct SelectionOptions {
-  double coverage = 0.9;      // of total kernel time, 0..1
-  std::size_t top = 20;       // at most this many kernels
+  double coverage = 0.9;  // of total kernel time, 0..1
+  std::size_t top = 20;   // at most this many kernels
   // How many launches one merged invocation may profile, as a multiple of the kernels it
   // covers (the window between them holds launches of kernels already covered). Below 1,
   // nothing is merged: one invocation per kernel, each at its best launch.
@@ -43,12 +43,12 @@ struct KernelPick {
   std::string filter_name;  // the name ncu matches under the selection's NameBase
   std::uint64_t launches = 0;
   double total_ns = 0;
-  double share = 0;          // of all kernel time, 0..1
+  double share = 0;  // of all kernel time, 0..1
   double median_ns = 0;
-  double representative_ns = 0;    // the chosen launch's duration
-  std::size_t launch_index = 0;    // into Profile::launches
-  std::uint64_t position = 0;      // its index among all launches in ncu's order
-  std::string reason;              // why this launch, in words
+  double representative_ns = 0;  // the chosen launch's duration
+  std::size_t launch_index = 0;  // into Profile::launches
+  std::uint64_t position = 0;    // its index among all launches in ncu's order
+  std::string reason;            // why this launch, in words
 };
 
 // One deep-pass ncu run: a kernel-name filter and a window of the launches it matches.
@@ -64,8 +64,8 @@ struct Selection {
   NameBase name_base = NameBase::kDemangled;
   std::string name_base_reason;
   double total_kernel_ns = 0;
-  double covered_ns = 0;  // by the picks
-  std::vector<KernelPick> picks;          // by total time, descending
+  double covered_ns = 0;          // by the picks
+  std::vector<KernelPick> picks;  // by total time, descending
   std::vector<NcuInvocation> invocations;
 };
 
