@@ -1,0 +1,141 @@
+#include "kernlens/profile/progress.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace kernlens::profile {
+namespace {
+
+constexpr std::array<std::string_view, 3> kMarkers = {"==PROF==", "==WARNING==", "==ERROR=="};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\r' || s.front() == '\n'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\n'))
+    s.remove_suffix(1);
+  return s;
+}
+
+template <class T>
+std::optional<T> leading_number(std::string_view s) {
+  T value{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end == s.data()) return std::nullopt;
+  return value;
+}
+
+// The next marker at or after `from`: its position and index in kMarkers.
+std::pair<std::size_t, std::size_t> next_marker(std::string_view line, std::size_t from) {
+  std::size_t best = std::string_view::npos, which = 0;
+  for (std::size_t m = 0; m < kMarkers.size(); ++m) {
+    std::size_t at = line.find(kMarkers[m], from);
+    if (at < best) best = at, which = m;
+  }
+  return {best, which};
+}
+
+// `Profiling "NAME" - N: 0%....50%....100% - P passes`; the name may hold quotes, so it runs
+// to the last `" - ` before the launch number.
+NcuEvent parse_profiling(std::string_view text) {
+  NcuEvent e{NcuEventKind::kProfiling, {}, {}, {}, {}, std::string(text)};
+  std::string_view rest = text.substr(std::string_view("Profiling \"").size());
+  std::size_t name_end = rest.rfind("\" - ");
+  if (name_end == std::string_view::npos) return e;
+  e.kernel = std::string(rest.substr(0, name_end));
+  rest.remove_prefix(name_end + 4);
+  e.launch = leading_number<std::int64_t>(rest);
+  if (std::size_t passes_at = rest.rfind("% - "); passes_at != std::string_view::npos) {
+    std::string_view passes = rest.substr(passes_at + 4);
+    if (passes.ends_with(" passes") || passes.ends_with(" pass"))
+      e.passes = leading_number<int>(passes);
+  }
+  return e;
+}
+
+NcuEvent parse_prof(std::string_view text) {
+  auto with_pid = [&](NcuEventKind kind, std::string_view prefix) {
+    NcuEvent e{kind,
+               {},
+               {},
+               {},
+               leading_number<std::int64_t>(text.substr(prefix.size())),
+               std::string(text)};
+    return e;
+  };
+  if (text.starts_with("Profiling \"")) return parse_profiling(text);
+  if (text.starts_with("Connected to process ")) {
+    return with_pid(NcuEventKind::kConnected, "Connected to process ");
+  }
+  if (text.starts_with("Disconnected from process ")) {
+    return with_pid(NcuEventKind::kDisconnected, "Disconnected from process ");
+  }
+  if (text.starts_with("Report: ")) {
+    return NcuEvent{NcuEventKind::kReport, {}, {}, {}, {}, std::string(text.substr(8))};
+  }
+  return NcuEvent{NcuEventKind::kOtherProf, {}, {}, {}, {}, std::string(text)};
+}
+
+NcuEvent parse_segment(std::size_t marker, std::string_view text) {
+  if (marker == 0) return parse_prof(text);
+  if (marker == 2) return NcuEvent{NcuEventKind::kError, {}, {}, {}, {}, std::string(text)};
+  auto kind = text.starts_with("No kernels were profiled") ? NcuEventKind::kNoKernelsProfiled
+                                                           : NcuEventKind::kWarning;
+  return NcuEvent{kind, {}, {}, {}, {}, std::string(text)};
+}
+
+}  // namespace
+
+std::vector<NcuEvent> parse_ncu_line(std::string_view line) {
+  std::vector<NcuEvent> events;
+  auto [at, which] = next_marker(line, 0);
+  while (at != std::string_view::npos) {
+    std::size_t body = at + kMarkers[which].size();
+    auto [next, next_which] = next_marker(line, body);
+    std::string_view text = trim(
+        line.substr(body, next == std::string_view::npos ? std::string_view::npos : next - body));
+    events.push_back(parse_segment(which, text));
+    at = next;
+    which = next_which;
+  }
+  return events;
+}
+
+std::string format_elapsed(double seconds) {
+  if (seconds < 60) return fmt::format("{:.1f}s", seconds);
+  auto total = static_cast<long long>(std::floor(seconds));
+  if (total < 3600) return fmt::format("{}:{:02}", total / 60, total % 60);
+  return fmt::format("{}:{:02}:{:02}", total / 3600, total / 60 % 60, total % 60);
+}
+
+std::string DeepProgress::render(double elapsed_s) {
+  std::string line =
+      fmt::format("ncu: {}/{} kernels, {}", done_, planned_, format_elapsed(elapsed_s));
+  if (!current_.empty()) line += ": " + current_;
+  return line;
+}
+
+std::string DeepProgress::on_event(const NcuEvent& event, double elapsed_s) {
+  if (event.kind != NcuEventKind::kProfiling) return {};
+  current_ = event.kernel;
+  if (event.passes) ++done_;
+  if (!tty_) return event.passes ? render(elapsed_s) + "\n" : std::string();
+  std::string line = render(elapsed_s);
+  std::size_t width = line.size();
+  if (width < last_width_) line.append(last_width_ - width, ' ');
+  last_width_ = width;
+  return "\r" + line;
+}
+
+std::string DeepProgress::finish(double elapsed_s) {
+  current_.clear();
+  std::string line = render(elapsed_s) + " (done)";
+  if (!tty_) return line + "\n";
+  std::size_t width = line.size();
+  if (width < last_width_) line.append(last_width_ - width, ' ');
+  return "\r" + line + "\n";
+}
+
+}  // namespace kernlens::profile

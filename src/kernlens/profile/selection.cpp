@@ -1,0 +1,362 @@
+#include "kernlens/profile/selection.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace kernlens::profile {
+namespace {
+
+constexpr double kNoDeviation = std::numeric_limits<double>::infinity();
+
+// Launches in the order ncu meets them. ncu counts --launch-skip at launch (API call) time, so
+// ids (ncu launch IDs, CUDA correlation ids) are the exact order; GPU start times agree with
+// it on one stream and are the fallback.
+std::vector<std::size_t> kernel_launch_order(const model::Profile& profile) {
+  std::vector<std::size_t> order;
+  bool all_have_ids = true;
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const auto& launch = profile.launches[i];
+    if (launch.kind != model::LaunchKind::kKernel) continue;
+    order.push_back(i);
+    if (launch.id < 0) all_have_ids = false;
+  }
+  auto start = [&](std::size_t i) {
+    return profile.launches[i].start_ns.value_or(std::numeric_limits<std::int64_t>::max());
+  };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    if (all_have_ids) return profile.launches[a].id < profile.launches[b].id;
+    return start(a) < start(b);
+  });
+  return order;
+}
+
+bool is_mangled(std::string_view name) {
+  return name.starts_with("_Z");
+}
+
+bool all_inputs_are_ncu(const model::Profile& profile) {
+  if (profile.inputs.empty()) return false;
+  return std::all_of(profile.inputs.begin(), profile.inputs.end(),
+                     [](const model::InputInfo& in) { return in.format.starts_with("ncu-"); });
+}
+
+// The exact spelling wins: mangled names are the same in every tool; ncu's own demangled names
+// are what ncu matches; other tools demangle differently ("<128, 4>" vs "<(int)128, (int)4>",
+// "(anonymous namespace)" vs "<unnamed>"), so their names are matched on the function name.
+std::pair<NameBase, std::string> choose_name_base(const model::Profile& profile,
+                                                  const std::vector<model::NameId>& names) {
+  bool all_mangled = std::all_of(names.begin(), names.end(),
+                                 [&](model::NameId n) { return is_mangled(profile.names[n]); });
+  if (all_mangled) {
+    return {NameBase::kMangled,
+            "the discovery spells kernel names mangled, the same in every tool"};
+  }
+  if (all_inputs_are_ncu(profile)) {
+    return {NameBase::kDemangled, "the names come from ncu itself, spelled as ncu matches them"};
+  }
+  return {NameBase::kFunction,
+          "the names come from another tool, whose demangled spelling differs from ncu's; the "
+          "function name is the same in both"};
+}
+
+std::string filter_name_of(NameBase base, const std::string& source_name) {
+  switch (base) {
+    case NameBase::kMangled:
+      return source_name;
+    case NameBase::kDemangled:
+      return source_name;
+    case NameBase::kFunction:
+      return ncu_function_name(source_name);
+  }
+  return source_name;
+}
+
+// Each kernel name's filter key as a dense id: launches with one key are what one
+// --kernel-name alternative matches.
+struct FilterKeys {
+  std::vector<std::uint32_t> key_of_name;  // by NameId
+  std::vector<std::string> keys;
+};
+
+FilterKeys filter_keys(const model::Profile& profile, NameBase base) {
+  FilterKeys fk;
+  fk.key_of_name.resize(profile.names.size());
+  std::unordered_map<std::string, std::uint32_t> index;
+  for (model::NameId n = 0; n < profile.names.size(); ++n) {
+    std::string key = filter_name_of(base, profile.names[n]);
+    auto [it, added] = index.try_emplace(key, static_cast<std::uint32_t>(fk.keys.size()));
+    if (added) fk.keys.push_back(std::move(key));
+    fk.key_of_name[n] = it->second;
+  }
+  return fk;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2 == 1) return *mid;
+  double upper = *mid;
+  double lower = *std::max_element(values.begin(), mid);
+  return (lower + upper) / 2;
+}
+
+double deviation(const model::Launch& launch, double median_ns) {
+  if (!launch.duration_ns || median_ns <= 0) return kNoDeviation;
+  return std::abs(*launch.duration_ns - median_ns) / median_ns;
+}
+
+// A window of the launches one invocation's filter matches.
+struct Window {
+  std::uint64_t skip = 0;
+  std::uint64_t count = 0;
+  std::vector<std::size_t> representative;  // per pick of the group: index into `order`
+  double score = kNoDeviation;
+};
+
+// A window of the launches whose filter key is one of the group's that holds a launch of
+// every kernel of the group: among the minimal windows no longer than `max_count`, the one
+// whose launches are closest to their kernels' medians (then the shorter, then the earlier);
+// when none is that short, the shortest.
+std::optional<Window> best_window(const model::Profile& profile,
+                                  const std::vector<std::size_t>& order, const FilterKeys& fk,
+                                  const std::vector<KernelPick>& picks,
+                                  const std::vector<std::size_t>& group, std::uint64_t max_count) {
+  std::unordered_map<model::NameId, std::size_t> slot_of_name;
+  std::vector<bool> key_in_group(fk.keys.size(), false);
+  for (std::size_t s = 0; s < group.size(); ++s) {
+    slot_of_name[picks[group[s]].name] = s;
+    key_in_group[fk.key_of_name[picks[group[s]].name]] = true;
+  }
+  std::vector<std::size_t> matched;  // indexes into `order` the group's filter matches
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (key_in_group[fk.key_of_name[profile.launches[order[i]].name]]) matched.push_back(i);
+  }
+  auto slot = [&](std::size_t m) -> std::optional<std::size_t> {
+    auto it = slot_of_name.find(profile.launches[order[matched[m]]].name);
+    if (it == slot_of_name.end()) return std::nullopt;
+    return it->second;
+  };
+  std::vector<std::size_t> in_window(group.size(), 0);
+  std::size_t covered = 0, left = 0;
+  std::optional<Window> best;
+  for (std::size_t right = 0; right < matched.size(); ++right) {
+    if (auto s = slot(right); s && in_window[*s]++ == 0) ++covered;
+    if (covered < group.size()) continue;
+    while (true) {  // drop from the left while every kernel stays in the window
+      auto s = slot(left);
+      if (s && in_window[*s] == 1) break;
+      if (s) --in_window[*s];
+      ++left;
+    }
+    std::uint64_t count = right - left + 1;
+    bool fits = count <= max_count;
+    if (best && !fits && count >= best->count) continue;
+    Window w{left, count, std::vector<std::size_t>(group.size(), 0), 0};
+    std::vector<double> dev(group.size(), kNoDeviation);
+    std::vector<bool> seen(group.size(), false);
+    for (std::size_t m = left; m <= right; ++m) {
+      auto s = slot(m);
+      if (!s) continue;
+      double d = deviation(profile.launches[order[matched[m]]], picks[group[*s]].median_ns);
+      if (!seen[*s] || d < dev[*s]) {
+        seen[*s] = true;
+        dev[*s] = d;
+        w.representative[*s] = matched[m];
+      }
+    }
+    for (double d : dev) w.score += std::isfinite(d) ? d : 1e9;
+    bool best_fits = best && best->count <= max_count;
+    bool better =
+        !best || (fits && !best_fits) ||
+        (fits && (w.score < best->score || (w.score == best->score && count < best->count))) ||
+        (!fits && !best_fits && count < best->count);
+    if (better) best = std::move(w);
+  }
+  return best;
+}
+
+std::string launch_reason(const KernelPick& pick, std::uint64_t ordinal, std::size_t group_size) {
+  std::string why = fmt::format("launch {} of {} ({:.0f} ns; median {:.0f} ns)", ordinal + 1,
+                                pick.launches, pick.representative_ns, pick.median_ns);
+  if (group_size == 1) return why + ": the first launch of it closest to its median duration";
+  return why +
+         ": the launch closest to its median in the window of launches, short enough to "
+         "profile in one run, that holds every kernel of its invocation";
+}
+
+std::string alternation(NameBase base, const std::vector<KernelPick>& picks,
+                        const std::vector<std::size_t>& group) {
+  std::vector<std::string> patterns;
+  for (std::size_t p : group) {
+    std::string pattern = name_pattern(base, picks[p].filter_name);
+    if (std::find(patterns.begin(), patterns.end(), pattern) == patterns.end()) {
+      patterns.push_back(std::move(pattern));
+    }
+  }
+  // ncu --kernel-name "regex:<expression>" is a partial match (docs: `-k regex:foo` matches
+  // "foo" and "fooBar"), so the expression is anchored; `regex:"foo|bar"` is the documented
+  // way to match several names with one filter.
+  if (patterns.size() == 1) return "regex:^" + patterns[0] + "$";
+  return "regex:^(" + fmt::format("{}", fmt::join(patterns, "|")) + ")$";
+}
+
+}  // namespace
+
+std::string_view to_string(NameBase base) {
+  switch (base) {
+    case NameBase::kFunction:
+      return "function";
+    case NameBase::kDemangled:
+      return "demangled";
+    case NameBase::kMangled:
+      return "mangled";
+  }
+  return "function";
+}
+
+std::string escape_regex(std::string_view literal) {
+  static constexpr std::string_view kMeta = "\\^$.|?*+()[]{}";
+  std::string out;
+  out.reserve(literal.size() + 8);
+  for (char c : literal) {
+    if (kMeta.find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string ncu_function_name(std::string_view demangled) {
+  // Spellings of anonymous namespaces contain brackets that would upset the depth count.
+  std::string name(demangled);
+  for (std::string_view anon : {"(anonymous namespace)", "<unnamed>"}) {
+    for (auto at = name.find(anon); at != std::string::npos; at = name.find(anon)) {
+      name.replace(at, anon.size(), "anon");
+    }
+  }
+  // Keep only what is outside every (), <> and []: the qualified name and the return type.
+  std::string outer;
+  int depth = 0;
+  for (char c : name) {
+    if (c == '(' || c == '<' || c == '[') ++depth;
+    if (depth == 0) outer += c;
+    if ((c == ')' || c == '>' || c == ']') && depth > 0) --depth;
+  }
+  // The return type ends at the last space ("void ns::f" -> "ns::f"); " const" may follow.
+  while (outer.ends_with(" const")) outer.resize(outer.size() - 6);
+  while (!outer.empty() && outer.back() == ' ') outer.pop_back();
+  if (auto space = outer.rfind(' '); space != std::string::npos) outer.erase(0, space + 1);
+  if (auto colons = outer.rfind("::"); colons != std::string::npos) outer.erase(0, colons + 2);
+  return outer.empty() ? std::string(demangled) : outer;
+}
+
+std::string name_pattern(NameBase base, std::string_view filter_name) {
+  if (base != NameBase::kFunction) return escape_regex(filter_name);
+  // ncu's function name keeps the namespace and parameters of a non-template kernel: ncu
+  // printed "demo::fill(float *, int, float)" and "indexSelectSmallIndex" for a templated one
+  // (tests/fixtures/ncu/demo_profile_stdout.log, ncu_qwen_decode_stdout.log).
+  return "(.*::)?" + escape_regex(filter_name) + "(\\(.*\\))?";
+}
+
+Result<Selection> select_kernels(const model::Profile& profile,
+                                 const analysis::Aggregate& aggregate,
+                                 const SelectionOptions& options) {
+  if (!(options.coverage > 0 && options.coverage <= 1)) {
+    return make_error("", 0, fmt::format("coverage must be in (0, 1], not {}", options.coverage));
+  }
+  if (options.top == 0) return make_error("", 0, "top must be at least 1");
+  Selection sel;
+  sel.total_kernel_ns = aggregate.totals.kernel_time_ns.value_or(0);
+  if (sel.total_kernel_ns <= 0) {
+    return make_error("", 0, "the discovery has no timed kernel launches to select from");
+  }
+  std::vector<model::NameId> names;
+  for (const auto& row : aggregate.kernels) {
+    if (sel.covered_ns >= options.coverage * sel.total_kernel_ns || names.size() >= options.top)
+      break;
+    if (!row.total_ns || *row.total_ns <= 0) continue;
+    names.push_back(row.name);
+    KernelPick pick;
+    pick.name = row.name;
+    pick.shown_name = analysis::shown_name(profile, row);
+    pick.launches = row.launches;
+    pick.total_ns = *row.total_ns;
+    pick.share = row.share.value_or(pick.total_ns / sel.total_kernel_ns);
+    sel.covered_ns += pick.total_ns;
+    sel.picks.push_back(std::move(pick));
+  }
+  std::tie(sel.name_base, sel.name_base_reason) = choose_name_base(profile, names);
+
+  const std::vector<std::size_t> order = kernel_launch_order(profile);
+  std::unordered_map<model::NameId, std::vector<double>> durations;
+  for (std::size_t i : order) {
+    const auto& launch = profile.launches[i];
+    if (launch.duration_ns) durations[launch.name].push_back(*launch.duration_ns);
+  }
+  for (auto& pick : sel.picks) {
+    pick.filter_name = filter_name_of(sel.name_base, profile.names[pick.name]);
+    pick.median_ns = median(durations[pick.name]);
+  }
+
+  // Greedy merge: each kernel joins the first invocation whose window stays short enough.
+  const FilterKeys fk = filter_keys(profile, sel.name_base);
+  struct Group {
+    std::vector<std::size_t> picks;
+    Window window;
+  };
+  std::vector<Group> groups;
+  for (std::size_t p = 0; p < sel.picks.size(); ++p) {
+    bool joined = false;
+    for (auto& g : groups) {
+      std::vector<std::size_t> trial = g.picks;
+      trial.push_back(p);
+      auto limit =
+          static_cast<std::uint64_t>(options.max_window_factor * static_cast<double>(trial.size()));
+      auto w = best_window(profile, order, fk, sel.picks, trial, limit);
+      if (w && w->count <= limit) {
+        g = Group{std::move(trial), std::move(*w)};
+        joined = true;
+        break;
+      }
+    }
+    if (joined) continue;
+    auto w = best_window(profile, order, fk, sel.picks, {p}, 1);
+    if (!w) {
+      return make_error(
+          "", 0, fmt::format("kernel {} has no launch in the discovery", sel.picks[p].shown_name));
+    }
+    groups.push_back(Group{{p}, std::move(*w)});
+  }
+
+  for (auto& g : groups) {
+    NcuInvocation inv;
+    inv.kernel_name = alternation(sel.name_base, sel.picks, g.picks);
+    inv.launch_skip = g.window.skip;
+    inv.launch_count = g.window.count;
+    inv.picks = g.picks;
+    for (std::size_t s = 0; s < g.picks.size(); ++s) {
+      KernelPick& pick = sel.picks[g.picks[s]];
+      pick.position = g.window.representative[s];
+      pick.launch_index = order[pick.position];
+      pick.representative_ns = profile.launches[pick.launch_index].duration_ns.value_or(0);
+      std::uint64_t ordinal = 0;  // earlier launches of this kernel
+      for (std::size_t i = 0; i < pick.position; ++i) {
+        if (profile.launches[order[i]].name == pick.name) ++ordinal;
+      }
+      pick.reason = launch_reason(pick, ordinal, g.picks.size());
+    }
+    inv.reason = fmt::format(
+        "{} kernel(s) reached by skipping {} and profiling {} of the launches the filter matches "
+        "(--launch-skip counts only matching launches)",
+        g.picks.size(), inv.launch_skip, inv.launch_count);
+    sel.invocations.push_back(std::move(inv));
+  }
+  return sel;
+}
+
+}  // namespace kernlens::profile

@@ -1,0 +1,90 @@
+// Selection: from a discovery run (every launch, timed) to the few ncu invocations of the
+// deep pass.
+//
+//   select_kernels()  the fewest kernels, by total time, that reach `coverage` of kernel time
+//                     (at most `top`); for each, one representative launch (the first whose
+//                     duration is closest to the kernel's median) and how ncu reaches it:
+//                     --kernel-name-base, --kernel-name regex:^...$, --launch-skip,
+//                     --launch-count; then the picks merged into as few invocations as can
+//                     reach them all with one contiguous window of matching launches.
+//   escape_regex()    a literal string as a regular expression
+//   ncu_function_name()  what ncu's --kernel-name-base function matches, from a demangled name
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernlens/analysis/aggregate.h"
+#include "kernlens/common/error.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::profile {
+
+// ncu --kernel-name-base: which spelling of a kernel's name --kernel-name matches.
+enum class NameBase : std::uint8_t { kFunction, kDemangled, kMangled };
+std::string_view to_string(NameBase base);
+
+struct SelectionOptions {
+  double coverage = 0.9;  // of total kernel time, 0..1
+  std::size_t top = 20;   // at most this many kernels
+  // How many launches one merged invocation may profile, as a multiple of the kernels it
+  // covers (the window between them holds launches of kernels already covered). Below 1,
+  // nothing is merged: one invocation per kernel, each at its best launch.
+  double max_window_factor = 2.0;
+};
+
+// One kernel chosen for the deep pass and the launch of it that represents it.
+struct KernelPick {
+  model::NameId name = 0;
+  std::string shown_name;   // demangled when the input spelled it mangled
+  std::string filter_name;  // the name ncu matches under the selection's NameBase
+  std::uint64_t launches = 0;
+  double total_ns = 0;
+  double share = 0;  // of all kernel time, 0..1
+  double median_ns = 0;
+  double representative_ns = 0;  // the chosen launch's duration
+  std::size_t launch_index = 0;  // into Profile::launches
+  std::uint64_t position = 0;    // its index among all launches in ncu's order
+  std::string reason;            // why this launch, in words
+};
+
+// One deep-pass ncu run: a kernel-name filter and a window of the launches it matches.
+struct NcuInvocation {
+  std::string kernel_name;         // the --kernel-name value, "regex:^(...)$"
+  std::uint64_t launch_skip = 0;   // matching launches before the window
+  std::uint64_t launch_count = 0;  // launches in the window
+  std::vector<std::size_t> picks;  // into Selection::picks
+  std::string reason;
+};
+
+struct Selection {
+  NameBase name_base = NameBase::kDemangled;
+  std::string name_base_reason;
+  double total_kernel_ns = 0;
+  double covered_ns = 0;          // by the picks
+  std::vector<KernelPick> picks;  // by total time, descending
+  std::vector<NcuInvocation> invocations;
+};
+
+// Chooses the kernels and invocations. `aggregate` must come from `profile`. Launch order
+// (what --launch-skip counts) is the launches' ids when every kernel launch has one (ncu
+// launch IDs, CUDA correlation ids: API call order), else their start times.
+Result<Selection> select_kernels(const model::Profile& profile,
+                                 const analysis::Aggregate& aggregate,
+                                 const SelectionOptions& options = {});
+
+// `literal` with every ECMAScript/PCRE metacharacter (\ ^ $ . | ? * + ( ) [ ] { }) escaped.
+std::string escape_regex(std::string_view literal);
+
+// The function name of a demangled kernel name: no return type, parameters, template
+// arguments or namespaces ("void at::native::elementwise_kernel<128, 4, ...>(int, ...)" ->
+// "elementwise_kernel"). A name that is not C++ ("nvjet_sm90_tst_...") comes back whole.
+std::string ncu_function_name(std::string_view demangled);
+
+// The regex (without "regex:") that matches `filter_name` under `base`, unanchored.
+std::string name_pattern(NameBase base, std::string_view filter_name);
+
+}  // namespace kernlens::profile

@@ -1,0 +1,123 @@
+// ncu's console lines (real ones, tests/fixtures/ncu_logs and ncu/) into events, and the
+// deep pass's progress text for a terminal and for a log.
+#include "kernlens/profile/progress.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "test_util.h"
+
+namespace kernlens::profile {
+namespace {
+
+std::vector<NcuEvent> parse_log(const std::string& fixture) {
+  std::istringstream in(test::fixture_bytes(fixture));
+  std::vector<NcuEvent> events;
+  for (std::string line; std::getline(in, line);) {
+    for (auto& e : parse_ncu_line(line)) events.push_back(std::move(e));
+  }
+  return events;
+}
+
+TEST(ParseNcuLine, ProfilingLine) {
+  auto events = parse_ncu_line(
+      "==PROF== Profiling \"indexSelectSmallIndex\" - 0: 0%....50%....100% - 10 passes");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, NcuEventKind::kProfiling);
+  EXPECT_EQ(events[0].kernel, "indexSelectSmallIndex");
+  EXPECT_EQ(events[0].launch, 0);
+  EXPECT_EQ(events[0].passes, 10);
+}
+
+TEST(ParseNcuLine, NamesWithSpacesParenthesesAndEllipsis) {
+  auto demo = parse_ncu_line(
+      "==PROF== Profiling \"demo::fill(float *, int, float)\" - 1: 0%....50%....100% - 11 passes");
+  ASSERT_EQ(demo.size(), 1u);
+  EXPECT_EQ(demo[0].kernel, "demo::fill(float *, int, float)");
+  EXPECT_EQ(demo[0].launch, 1);
+  EXPECT_EQ(demo[0].passes, 11);
+  auto cut = parse_ncu_line(
+      "==PROF== Profiling \"nvjet_sm90_tst_128x64_64x8_1x...\" - 0: 0%....50%....100% - 27 passes");
+  ASSERT_EQ(cut.size(), 1u);
+  EXPECT_EQ(cut[0].kernel, "nvjet_sm90_tst_128x64_64x8_1x...");
+  EXPECT_EQ(cut[0].passes, 27);
+}
+
+TEST(ParseNcuLine, QwenDecodeLogIncludingTheInterruptedKernel) {
+  auto events = parse_log("ncu_logs/qwen_decode_trimmed.log");
+  std::vector<NcuEventKind> kinds;
+  for (const auto& e : events) kinds.push_back(e.kind);
+  using K = NcuEventKind;
+  EXPECT_EQ(kinds, (std::vector<K>{K::kWarning, K::kConnected, K::kProfiling, K::kProfiling,
+                                   K::kProfiling, K::kProfiling, K::kProfiling, K::kProfiling,
+                                   K::kProfiling, K::kProfiling, K::kOtherProf, K::kError,
+                                   K::kOtherProf, K::kError, K::kReport}));
+  EXPECT_EQ(events[1].pid, 10249);
+  // "0%....==PROF== Trying to shutdown": the kernel started and never finished.
+  EXPECT_EQ(events[9].kernel, "vectorized_elementwise_kernel");
+  EXPECT_EQ(events[9].launch, 396);
+  EXPECT_FALSE(events[9].passes.has_value());
+  EXPECT_EQ(events[10].text, "Trying to shutdown target application");
+  EXPECT_EQ(events[11].text,
+            "Failed to profile \"vectorized_elementwise_kernel\" in process 10249");
+  EXPECT_EQ(events[14].text, "/tmp/cap/qwen_decode.ncu-rep");
+}
+
+TEST(ParseNcuLine, FullQwenLogCountsEveryFinishedKernel) {
+  int finished = 0, started = 0;
+  for (const auto& e : parse_log("ncu/ncu_qwen_decode_stdout.log")) {
+    if (e.kind != NcuEventKind::kProfiling) continue;
+    ++started;
+    if (e.passes) ++finished;
+  }
+  EXPECT_EQ(started, 397);  // launches 0..396
+  EXPECT_EQ(finished, 396);
+}
+
+TEST(ParseNcuLine, NoKernelsProfiled) {
+  auto events = parse_log("ncu_logs/no_kernel_matched_small.log");
+  ASSERT_EQ(events.size(), 3u);  // the kernel list and the program's output are not ncu's
+  EXPECT_EQ(events[0].kind, NcuEventKind::kConnected);
+  EXPECT_EQ(events[0].pid, 16154);
+  EXPECT_EQ(events[1].kind, NcuEventKind::kDisconnected);
+  EXPECT_EQ(events[1].pid, 16154);
+  EXPECT_EQ(events[2].kind, NcuEventKind::kNoKernelsProfiled);
+}
+
+TEST(ParseNcuLine, ProgramOutputIsNoEvent) {
+  EXPECT_TRUE(parse_ncu_line("model=gpt2 batch=4 prompt=256 new=2 wall_s=0.9046").empty());
+  EXPECT_TRUE(parse_ncu_line(" - 3 passes").empty());
+  EXPECT_TRUE(parse_ncu_line("").empty());
+}
+
+NcuEvent finished(std::string kernel) {
+  return NcuEvent{NcuEventKind::kProfiling, std::move(kernel), 0, 10, {}, {}};
+}
+
+TEST(DeepProgress, TerminalRedrawsInPlace) {
+  DeepProgress bar(3, /*tty=*/true);
+  EXPECT_EQ(bar.on_event(finished("vectorized_elementwise_kernel"), 1.24),
+            "\rncu: 1/3 kernels, 1.2s: vectorized_elementwise_kernel");
+  // A shorter line blanks what the longer one left.
+  EXPECT_EQ(bar.on_event(finished("Kernel2"), 75),
+            "\rncu: 2/3 kernels, 1:15: Kernel2" + std::string(22, ' '));
+  EXPECT_EQ(bar.on_event(NcuEvent{NcuEventKind::kConnected, {}, {}, {}, 1, {}}, 76), "");
+  EXPECT_EQ(bar.done(), 2u);
+  std::string end = bar.finish(80);
+  EXPECT_EQ(end.front(), '\r');
+  EXPECT_EQ(end.back(), '\n');
+  EXPECT_NE(end.find("2/3 kernels, 1:20 (done)"), std::string::npos) << end;
+}
+
+TEST(DeepProgress, PlainLinesWhenNotATerminal) {
+  DeepProgress bar(2, /*tty=*/false);
+  NcuEvent started = finished("reduce_kernel");
+  started.passes.reset();
+  EXPECT_EQ(bar.on_event(started, 0.5), "");  // only finished kernels make a line
+  EXPECT_EQ(bar.on_event(finished("reduce_kernel"), 3), "ncu: 1/2 kernels, 3.0s: reduce_kernel\n");
+  EXPECT_EQ(bar.finish(3725), "ncu: 1/2 kernels, 1:02:05 (done)\n");
+}
+
+}  // namespace
+}  // namespace kernlens::profile

@@ -1,0 +1,239 @@
+// Kernel selection for the deep pass: on real discovery data (a PyTorch trace of a llama-like
+// model, an ncu raw page), every invocation is replayed the way ncu filters launches
+// (--kernel-name regex, then --launch-skip/--launch-count over the matching launches only)
+// with std::regex, so the filters and skips are checked, not just their spelling.
+#include "kernlens/profile/selection.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "kernlens/analysis/aggregate.h"
+#include "test_util.h"
+
+namespace kernlens::profile {
+namespace {
+
+// Launch indexes in the order selection says ncu meets them (ids, else start times).
+std::vector<std::size_t> launch_order(const model::Profile& p) {
+  std::vector<std::size_t> order;
+  bool ids = true;
+  for (std::size_t i = 0; i < p.launches.size(); ++i) {
+    if (p.launches[i].kind != model::LaunchKind::kKernel) continue;
+    order.push_back(i);
+    ids = ids && p.launches[i].id >= 0;
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return ids ? p.launches[a].id < p.launches[b].id
+               : p.launches[a].start_ns.value_or(0) < p.launches[b].start_ns.value_or(0);
+  });
+  return order;
+}
+
+// The name ncu would match a launch on under `base`.
+std::string ncu_sees(const model::Profile& p, const model::Launch& l, NameBase base) {
+  const std::string& name = p.names[l.name];
+  return base == NameBase::kFunction ? ncu_function_name(name) : name;
+}
+
+// The launches (indexes into p.launches) one invocation profiles, as ncu selects them.
+std::vector<std::size_t> replay(const model::Profile& p, NameBase base, const NcuInvocation& inv) {
+  EXPECT_TRUE(inv.kernel_name.starts_with("regex:")) << inv.kernel_name;
+  std::regex re(inv.kernel_name.substr(6));  // ECMAScript, as ncu's documented examples
+  std::vector<std::size_t> matched;
+  for (std::size_t i : launch_order(p)) {
+    if (std::regex_search(ncu_sees(p, p.launches[i], base), re)) matched.push_back(i);
+  }
+  std::vector<std::size_t> profiled;
+  for (std::uint64_t k = inv.launch_skip; k < inv.launch_skip + inv.launch_count; ++k) {
+    if (k < matched.size()) profiled.push_back(matched[k]);
+  }
+  return profiled;
+}
+
+void expect_invocations_reach_picks(const model::Profile& p, const Selection& sel) {
+  std::set<std::size_t> covered;
+  for (const auto& inv : sel.invocations) {
+    auto profiled = replay(p, sel.name_base, inv);
+    EXPECT_EQ(profiled.size(), inv.launch_count) << inv.kernel_name;
+    for (std::size_t pick : inv.picks) {
+      const auto& k = sel.picks[pick];
+      EXPECT_NE(std::find(profiled.begin(), profiled.end(), k.launch_index), profiled.end())
+          << k.shown_name << " launch " << k.launch_index << " is not in " << inv.kernel_name
+          << " skip " << inv.launch_skip << " count " << inv.launch_count;
+      EXPECT_EQ(p.launches[k.launch_index].name, k.name);
+      covered.insert(pick);
+    }
+    // The window holds only launches of the filter's names: no kernel profiled by accident
+    // beyond those the window needs.
+    EXPECT_LE(static_cast<double>(inv.launch_count), 2.0 * static_cast<double>(inv.picks.size()));
+  }
+  EXPECT_EQ(covered.size(), sel.picks.size());
+}
+
+TEST(Selection, LlamaTraceReachesCoverageWithFewestKernelsAndEveryPickIsReachable) {
+  auto r = test::read_fixture("pytorch/llama_torch_trace.json.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  auto agg = analysis::aggregate(r.profile, test::builtin_classifier());
+  auto sel = select_kernels(r.profile, agg, {.coverage = 0.9, .top = 50});
+  ASSERT_TRUE(sel.ok()) << sel.error().to_string();
+
+  // PyTorch spells names with the C++ runtime's demangler, not ncu's: match function names.
+  EXPECT_EQ(sel->name_base, NameBase::kFunction);
+  const double total = *agg.totals.kernel_time_ns;
+  ASSERT_FALSE(sel->picks.empty());
+  EXPECT_GE(sel->covered_ns, 0.9 * total);
+  // Fewest: the picks are the top kernels by time, and without the last one coverage fails.
+  for (std::size_t i = 0; i < sel->picks.size(); ++i)
+    EXPECT_EQ(sel->picks[i].name, agg.kernels[i].name);
+  EXPECT_LT(sel->covered_ns - sel->picks.back().total_ns, 0.9 * total);
+  EXPECT_LT(sel->invocations.size(), sel->picks.size()) << "nothing was merged";
+  expect_invocations_reach_picks(r.profile, *sel);
+}
+
+TEST(Selection, RepresentativeIsFirstLaunchClosestToMedianWhenAlone) {
+  auto r = test::read_fixture("pytorch/llama_torch_trace.json.gz");
+  ASSERT_TRUE(r.status.ok());
+  auto agg = analysis::aggregate(r.profile, test::builtin_classifier());
+  // max_window_factor below 1: no merging, so each kernel gets its own best launch.
+  auto sel = select_kernels(r.profile, agg, {.coverage = 0.5, .top = 5, .max_window_factor = 0.5});
+  ASSERT_TRUE(sel.ok());
+  ASSERT_EQ(sel->invocations.size(), sel->picks.size());
+  auto order = launch_order(r.profile);
+  for (const auto& k : sel->picks) {
+    double best = 1e300;
+    std::size_t expected = 0;
+    std::uint64_t skip_expected = 0, matching = 0;
+    std::string fn = ncu_function_name(r.profile.names[k.name]);
+    for (std::size_t i : order) {
+      const auto& l = r.profile.launches[i];
+      if (ncu_function_name(r.profile.names[l.name]) != fn) continue;
+      if (l.name == k.name && std::abs(*l.duration_ns - k.median_ns) < best) {
+        best = std::abs(*l.duration_ns - k.median_ns);
+        expected = i;
+        skip_expected = matching;
+      }
+      ++matching;
+    }
+    EXPECT_EQ(k.launch_index, expected) << k.shown_name;
+    const auto& inv = *std::find_if(
+        sel->invocations.begin(), sel->invocations.end(), [&](const NcuInvocation& v) {
+          return v.picks.size() == 1 && sel->picks[v.picks[0]].name == k.name;
+        });
+    EXPECT_EQ(inv.launch_skip, skip_expected) << k.shown_name;
+    EXPECT_EQ(inv.launch_count, 1u);
+    EXPECT_NE(k.reason.find("closest to its median"), std::string::npos) << k.reason;
+  }
+  expect_invocations_reach_picks(r.profile, *sel);
+}
+
+TEST(Selection, NcuDiscoveryUsesDemangledNamesAndTopCapsPicks) {
+  auto r = test::read_fixture("ncu/qwen_decode_raw.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  auto agg = analysis::aggregate(r.profile, test::builtin_classifier());
+  auto sel = select_kernels(r.profile, agg, {.coverage = 1.0, .top = 3});
+  ASSERT_TRUE(sel.ok());
+  EXPECT_EQ(sel->name_base, NameBase::kDemangled);
+  EXPECT_EQ(sel->picks.size(), 3u);  // capped before coverage 1.0 was reached
+  EXPECT_LT(sel->covered_ns, *agg.totals.kernel_time_ns);
+  expect_invocations_reach_picks(r.profile, *sel);
+}
+
+// A hand-made timeline where the answer is known: A B A B C, A's median 10 ns.
+TEST(Selection, SkipCountsOnlyLaunchesTheFilterMatches) {
+  model::Profile p;
+  p.inputs.push_back({"t.json", "pytorch-trace", {}});
+  auto add = [&](std::string_view name, std::int64_t id, double ns) {
+    model::Launch l;
+    l.name = p.names.intern(name);
+    l.id = id;
+    l.start_ns = id * 100;
+    l.duration_ns = ns;
+    p.launches.push_back(l);
+  };
+  add("void ns::a_kernel<1>(int)", 1, 50);
+  add("b_kernel", 2, 5);
+  add("void ns::a_kernel<1>(int)", 3, 10);
+  add("b_kernel", 4, 5);
+  add("void ns::a_kernel<1>(int)", 5, 10);
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  auto sel = select_kernels(p, agg, {.coverage = 0.5, .top = 1});
+  ASSERT_TRUE(sel.ok());
+  ASSERT_EQ(sel->picks.size(), 1u);
+  EXPECT_EQ(sel->picks[0].shown_name, "void ns::a_kernel<1>(int)");
+  EXPECT_DOUBLE_EQ(sel->picks[0].median_ns, 10);
+  EXPECT_EQ(sel->picks[0].launch_index, 2u);  // the first 10 ns launch
+  ASSERT_EQ(sel->invocations.size(), 1u);
+  EXPECT_EQ(sel->invocations[0].kernel_name, "regex:^(.*::)?a_kernel(\\(.*\\))?$");
+  EXPECT_EQ(sel->invocations[0].launch_skip, 1u);  // b_kernel's launches are not counted
+  EXPECT_EQ(sel->invocations[0].launch_count, 1u);
+}
+
+TEST(Selection, RejectsBadOptionsAndEmptyDiscovery) {
+  model::Profile p;
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  EXPECT_FALSE(select_kernels(p, agg, {.coverage = 0}).ok());
+  EXPECT_FALSE(select_kernels(p, agg, {.coverage = 1.5}).ok());
+  EXPECT_FALSE(select_kernels(p, agg, {.top = 0}).ok());
+  auto empty = select_kernels(p, agg, {});
+  ASSERT_FALSE(empty.ok());
+  EXPECT_NE(empty.error().message.find("no timed kernel"), std::string::npos);
+}
+
+TEST(EscapeRegex, RealKernelNamesMatchThemselvesOnly) {
+  const std::vector<std::string> names = {
+      "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::"
+      "BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::"
+      "MulFunctor<float> > >(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, "
+      "c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > const&)::"
+      "{lambda(int)#1}>(int, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor<c10::"
+      "BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > >"
+      "(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::"
+      "BFloat16, at::native::binary_internal::MulFunctor<float> > const&)::{lambda(int)#1})",
+      "void at::native::reduce_kernel<(int)512, (int)1, at::native::ReduceOp<c10::BFloat16, "
+      "at::native::ArgMaxOps<float>, unsigned int, long, (int)4, (int)4>>(T3)",
+      "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT",
+      "a.b|c$d^e?f*g+h[i]j{k}l\\m",
+  };
+  for (const auto& name : names) {
+    std::regex re("^" + escape_regex(name) + "$");
+    EXPECT_TRUE(std::regex_search(name, re)) << name;
+    EXPECT_FALSE(std::regex_search(name + "x", re)) << name;
+  }
+  EXPECT_EQ(escape_regex("f(int*)"), "f\\(int\\*\\)");
+  EXPECT_EQ(escape_regex("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT"),
+            "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT");
+  // The nvjet pattern must not match its _bias_ sibling.
+  std::regex nvjet("^" + escape_regex("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT") + "$");
+  EXPECT_FALSE(std::regex_search("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_bias_NNT", nvjet));
+}
+
+TEST(NcuFunctionName, AgreesWithWhatNcuPrinted) {
+  // Pairs from real exports: the PyTorch trace's name and the name ncu printed in
+  // "==PROF== Profiling" (tests/fixtures/ncu/*.log, names/ fixtures).
+  EXPECT_EQ(ncu_function_name("void at::native::vectorized_elementwise_kernel<4, at::native::"
+                              "FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::"
+                              "FillFunctor<float>, std::array<char*, 1ul>)"),
+            "vectorized_elementwise_kernel");
+  EXPECT_EQ(ncu_function_name("void (anonymous namespace)::elementwise_kernel_with_index<int, "
+                              "at::native::arange_cuda_out(c10::Scalar const&)::{lambda()#1}>"
+                              "(int, int*)"),
+            "elementwise_kernel_with_index");
+  EXPECT_EQ(ncu_function_name("void at::native::<unnamed>::indexSelectSmallIndex<c10::BFloat16, "
+                              "long, unsigned int, (int)2, (int)2, (int)-2>(at::cuda::detail::"
+                              "TensorInfo<T1, T3>, int, T3, long)"),
+            "indexSelectSmallIndex");
+  EXPECT_EQ(ncu_function_name("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT"),
+            "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT");
+  EXPECT_EQ(ncu_function_name("demo::fill(float*, int, float)"), "fill");
+  // ncu printed "demo::fill(float *, int, float)": the function pattern allows both parts.
+  std::regex re("^" + name_pattern(NameBase::kFunction, "fill") + "$");
+  EXPECT_TRUE(std::regex_search("demo::fill(float *, int, float)", re));
+  EXPECT_TRUE(std::regex_search("fill", re));
+  EXPECT_FALSE(std::regex_search("prefill", re));
+}
+
+}  // namespace
+}  // namespace kernlens::profile
