@@ -62,8 +62,14 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   for (const auto& row : a.agg.kernels) {
     const FamilyRow& family = a.agg.families[row.family];
     a.kernels.push_back(insight(ctx, by_name[row.name], row, options, names::to_string(family.cls.op_class)));
-    a.coverage.kernel_time_ns += a.kernels.back().metrics.time_ns;
-    a.coverage.deep_time_ns += a.kernels.back().metrics.deep_time_ns;
+    const KernelMetrics& m = a.kernels.back().metrics;
+    a.coverage.kernel_time_ns += m.time_ns;
+    a.coverage.deep_time_ns += m.deep_time_ns;
+    ++a.coverage.kernels;
+    if (m.deep_time_ns > 0) {
+      ++a.coverage.measured_kernels;
+      a.coverage.measured_kernel_time_ns += m.time_ns;
+    }
     auto& f = by_family[row.family];
     f.insert(f.end(), by_name[row.name].begin(), by_name[row.name].end());
   }

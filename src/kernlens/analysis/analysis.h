@@ -38,6 +38,15 @@ struct MetricCoverage {
   double deep_time_ns = 0;
   std::uint64_t launches = 0;
   std::uint64_t deep_launches = 0;
+  // Kernels with deep metrics on at least one launch, and their whole time: what a deep pass
+  // on representative launches (kernlens profile) explains.
+  std::uint64_t kernels = 0;
+  std::uint64_t measured_kernels = 0;
+  double measured_kernel_time_ns = 0;
+  std::optional<double> measured_kernel_fraction() const {
+    if (kernel_time_ns <= 0) return std::nullopt;
+    return measured_kernel_time_ns / kernel_time_ns;
+  }
   std::optional<double> fraction() const {
     if (kernel_time_ns <= 0) return std::nullopt;
     return deep_time_ns / kernel_time_ns;

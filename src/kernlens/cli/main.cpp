@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {
       add_analyze_command(app),
       add_names_command(app),
+      add_profile_command(app),
   };
 
   try {

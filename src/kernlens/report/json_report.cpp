@@ -152,6 +152,9 @@ Json coverage_json(const analysis::MetricCoverage& c) {
   if (auto f = c.fraction()) j["deep_metrics"] = json_number(*f);
   j["deep_launches"] = c.deep_launches;
   j["launches"] = c.launches;
+  if (auto f = c.measured_kernel_fraction()) j["measured_kernels_time"] = json_number(*f);
+  j["measured_kernels"] = c.measured_kernels;
+  j["kernels"] = c.kernels;
   return j;
 }
 

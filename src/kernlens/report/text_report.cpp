@@ -31,6 +31,12 @@ std::string peaks_line(const analysis::PeakRates& p) {
 std::string coverage_line(const analysis::MetricCoverage& c) {
   auto f = c.fraction();
   if (!f || c.deep_launches == 0) return "none: kernel times only (profile with ncu for bottlenecks and roofs)";
+  auto kernels = c.measured_kernel_fraction();
+  if (kernels && *kernels > *f + 1e-9) {  // some kernels measured on a few launches
+    return fmt::format("ncu throughput metrics for {} of {} kernels, {} of kernel time (measured on {} of {} "
+                       "launches)",
+                       c.measured_kernels, c.kernels, human_percent(*kernels), c.deep_launches, c.launches);
+  }
   return fmt::format("ncu throughput metrics cover {} of kernel time ({} of {} launches)", human_percent(*f),
                      c.deep_launches, c.launches);
 }

@@ -1,0 +1,124 @@
+// kernlens profile [--discovery auto|nsys|tracer|ncu] [--top N] [--coverage F] [--tier T]
+//                  [--nvtx-include PATH]... [--nvtx-range NAME]... [--clock-control none|base]
+//                  [--out DIR] [--timeout SEC] [--ranks LIST] [--dry-run] -- CMD ARG...
+#include <unistd.h>
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "kernlens/cli/commands.h"
+#include "kernlens/profile/process.h"
+#include "kernlens/profile/profile_run.h"
+
+extern char** environ;
+
+namespace kernlens::cli {
+namespace {
+
+struct ProfileCliOptions {
+  profile::ProfileRunOptions run;
+  std::string discovery = "auto", tier = "roofline", clock_control = "none", replay = "kernel";
+  std::vector<int> ranks;
+  bool quiet = false;
+  std::vector<std::string> rule_files;
+};
+
+// Under a launcher, a rank not asked for runs the program as it is, unprofiled.
+std::optional<int> run_unprofiled_rank(const ProfileCliOptions& opt) {
+  if (opt.ranks.empty()) return std::nullopt;
+  auto rank = profile::launcher_rank(environ);
+  if (!rank || std::find(opt.ranks.begin(), opt.ranks.end(), *rank) != opt.ranks.end()) return std::nullopt;
+  profile::ProcessOptions p;
+  p.argv = opt.run.command;
+  p.echo = true;
+  auto result = profile::run_process(p);
+  if (!result) return bad_input(result.error());
+  return result->exit_code.value_or(kExitToolFailed);
+}
+
+int run_profile_command(ProfileCliOptions& opt) {
+  if (auto code = run_unprofiled_rank(opt)) return *code;
+  auto discovery = profile::parse_discovery(opt.discovery);
+  auto tier = profile::parse_tier(opt.tier);
+  auto clocks = profile::parse_clock_control(opt.clock_control);
+  for (const Error* e : {discovery ? nullptr : &discovery.error(), tier ? nullptr : &tier.error(),
+                         clocks ? nullptr : &clocks.error()}) {
+    if (e) return bad_input(*e);
+  }
+  opt.run.discovery = *discovery;
+  opt.run.tier = *tier;
+  opt.run.clock_control = *clocks;
+  opt.run.replay = opt.replay == "application" ? profile::ReplayMode::kApplication : profile::ReplayMode::kKernel;
+  opt.run.progress_tty = isatty(STDERR_FILENO) == 1;
+  opt.run.echo_program_output = !opt.quiet;
+  std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
+  if (!classifier) return kExitBadInput;
+  return profile::run_profile(opt.run, *classifier, std::cout, std::cerr).exit_code;
+}
+
+}  // namespace
+
+Command add_profile_command(CLI::App& app) {
+  auto opt = std::make_shared<ProfileCliOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "profile",
+      "Run a program under the profilers: time every kernel, then measure the few that make up\n"
+      "most of the GPU time with Nsight Compute, into a run directory with the analysis.");
+  cmd->footer(
+      "Discovery times every kernel launch: with Nsight Systems (auto, when nsys is found) or\n"
+      "with ncu in timing mode (one metric, no cache flushes). Then the fewest kernels that reach\n"
+      "--coverage of kernel time (at most --top) are measured, one representative launch each,\n"
+      "in as few ncu runs as possible. Clocks are left alone unless --clock-control base.\n"
+      "The run directory: OUT/RUN_ID/{manifest.json, discovery/, deep/, analysis.json}.\n"
+      "Examples:\n"
+      "  kernlens profile -- python3 examples/workloads/llm_stages.py --model llama\n"
+      "  kernlens profile --discovery ncu --tier occupancy --nvtx-include prefill -- python3 run.py\n"
+      "  kernlens profile --dry-run -- ./app          (print the commands; run nothing)\n"
+      "  torchrun --nproc-per-node 2 kernlens profile --ranks 0 -- python3 train.py");
+  cmd->add_option("CMD", opt->run.command, "The program to profile and its arguments (after --)")
+      ->required()
+      ->expected(1, -1);
+  cmd->add_option("--discovery", opt->discovery, "How to time every kernel")
+      ->check(CLI::IsMember({"auto", "nsys", "tracer", "ncu"}))
+      ->capture_default_str();
+  cmd->add_option("--top", opt->run.selection.top, "Measure at most N kernels")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--coverage", opt->run.selection.coverage, "Measure the kernels that make up this share of kernel time")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
+  cmd->add_option("--tier", opt->tier, "Nsight Compute sections: quick, memory, occupancy, roofline, detailed, full")
+      ->check(CLI::IsMember({"quick", "memory", "occupancy", "roofline", "detailed", "full"}))
+      ->capture_default_str();
+  cmd->add_option("--nvtx-include", opt->run.nvtx_include,
+                  "Only kernels inside these NVTX push/pop ranges: [DOMAIN@]RANGE[/RANGE...] ('\\' before a "
+                  "literal @ or /); may be given more than once")
+      ->type_name("PATH");
+  cmd->add_option("--nvtx-range", opt->run.nvtx_ranges, "Only kernels inside this NVTX start/end range: [DOMAIN@]NAME")
+      ->type_name("NAME");
+  cmd->add_option("--clock-control", opt->clock_control, "Passed to ncu: none keeps the GPU's own clocks")
+      ->check(CLI::IsMember({"none", "base"}))
+      ->capture_default_str();
+  cmd->add_option("--replay-mode", opt->replay, "ncu replay mode of the deep pass")
+      ->check(CLI::IsMember({"kernel", "application"}))
+      ->capture_default_str();
+  cmd->add_option("--out", opt->run.out, "Where run directories go")->capture_default_str();
+  cmd->add_option("--run-id", opt->run.run_id, "Name of the run directory (default: UTC time and program)");
+  cmd->add_option("--timeout", opt->run.timeout_s, "Stop a profiler run after SEC seconds (0: never)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--ranks", opt->ranks, "Under torchrun/mpirun/srun, profile only these ranks (others run as is)")
+      ->delimiter(',')
+      ->type_name("LIST");
+  cmd->add_option("--ncu", opt->run.ncu_path, "Path of ncu (default: searched for)");
+  cmd->add_option("--nsys", opt->run.nsys_path, "Path of nsys (default: searched for)");
+  cmd->add_flag("--dry-run", opt->run.dry_run, "Print the tools found and every command a run would use; run nothing");
+  cmd->add_flag("--quiet", opt->quiet, "Do not echo the program's output (it is still logged)");
+  add_rules_option(cmd, opt->rule_files);
+  return {cmd, [opt] { return run_profile_command(*opt); }};
+}
+
+}  // namespace kernlens::cli

@@ -1,0 +1,65 @@
+// `kernlens profile`, end to end: find the profilers, discover where the GPU time goes (nsys
+// timeline, or ncu in timing mode), choose the few kernels that make up most of it, measure
+// one launch of each with Nsight Compute, export, join and analyze, into a run directory
+// (run_dir.h). Every command is an argv; every step is recorded in the manifest as it ends,
+// so an interrupted or failed run keeps what it has and says so.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/names/classify.h"
+#include "kernlens/profile/ncu_command.h"
+#include "kernlens/profile/selection.h"
+
+namespace kernlens::profile {
+
+enum class Discovery : std::uint8_t { kAuto, kNsys, kTracer, kNcu };
+Result<Discovery> parse_discovery(std::string_view name);
+
+struct ProfileRunOptions {
+  std::vector<std::string> command;  // the user's program and its arguments
+  Discovery discovery = Discovery::kAuto;
+  SelectionOptions selection;
+  Tier tier = Tier::kRoofline;
+  ReplayMode replay = ReplayMode::kKernel;
+  ClockControl clock_control = ClockControl::kNone;
+  // Push/pop paths as kernlens prints stages ("prefill", "llm@decode/layer_0": '@' after a
+  // domain, '/' between nested ranges, '\' before a literal '@', '/' or '\').
+  std::vector<std::string> nvtx_include;
+  std::vector<std::string> nvtx_ranges;  // start/end ranges, "[DOMAIN@]NAME"
+  std::string out = "kernlens-runs";
+  std::string run_id;                    // empty: made from the time and the program
+  double timeout_s = 0;                  // per profiler run; 0: none
+  bool dry_run = false;
+  std::string ncu_path, nsys_path;       // empty: searched for
+  bool progress_tty = false;             // redraw a progress bar (stderr is a terminal)
+  bool echo_program_output = true;
+  analysis::AnalysisOptions analysis;
+};
+
+// Exit codes as DESIGN.md §3: 0 ok, 2 bad usage, 3 the program or a profiler failed.
+struct ProfileRunResult {
+  int exit_code = 0;
+  std::string run_dir;  // empty for --dry-run or when it could not be created
+};
+
+// Writes the report to `out` and progress, warnings and errors to `err`.
+ProfileRunResult run_profile(const ProfileRunOptions& options, const names::KernelClassifier& classifier,
+                             std::ostream& out, std::ostream& err);
+
+// This process's rank under torchrun, mpirun or srun: the first of RANK,
+// OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID that is set (LOCAL_RANK last: it repeats
+// across nodes). std::nullopt when none is set or it is not a number.
+std::optional<int> launcher_rank(char** environ_list);
+
+// "[DOMAIN@]A/B/C" -> ncu's --nvtx-include expression for those push/pop ranges; "\@", "\/"
+// and "\\" are a literal '@', '/' and '\'. Error for an empty range name.
+Result<std::string> nvtx_include_expression(std::string_view user_path);
+Result<std::string> nvtx_range_expression(std::string_view user_range);
+
+}  // namespace kernlens::profile
