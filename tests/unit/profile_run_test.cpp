@@ -1,0 +1,204 @@
+// `kernlens profile` end to end against a fake ncu (tests/fixtures/fake_tools/fake_ncu.py) that
+// profiles and exports like ncu 2025.3.1 with a real H100 export's launches: the run
+// directory, the manifest, the dry run, and failures (program, profiler, timeout).
+#include "kernlens/profile/profile_run.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "test_util.h"
+
+namespace kernlens::profile {
+namespace {
+
+const std::string kFakeNcu = test::fixture("fake_tools/bin/ncu");
+
+struct Outcome {
+  ProfileRunResult result;
+  std::string out, err;
+};
+
+ProfileRunOptions options(const test::TempDir& dir, std::vector<std::string> command) {
+  ProfileRunOptions o;
+  o.command = std::move(command);
+  o.discovery = Discovery::kNcu;
+  o.ncu_path = kFakeNcu;
+  o.out = dir.file("runs");
+  o.run_id = "r1";
+  return o;
+}
+
+Outcome run(const ProfileRunOptions& o, const char* fake_mode = "") {
+  setenv("FAKE_NCU_MODE", fake_mode, 1);
+  std::ostringstream out, err;
+  Outcome r{run_profile(o, test::builtin_classifier(), out, err), out.str(), err.str()};
+  unsetenv("FAKE_NCU_MODE");
+  return r;
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
+  test::TempDir dir;
+  auto o = options(dir, {"python3", "run.py", "--prompt", "it's"});
+  o.dry_run = true;
+  o.nvtx_include = {"prefill"};
+  auto r = run(o);
+  EXPECT_EQ(r.result.exit_code, 0) << r.err;
+  const std::string runs = dir.file("runs") + "/r1";
+  const std::string expected =
+      "# kernlens profile --dry-run: the commands a run would use; nothing is run\n"
+      "# ncu: " + kFakeNcu + " (2025.3.1.0)\n"
+      "# run directory: " + runs + "\n"
+      "# discovery\n" +
+      kFakeNcu + " --target-processes all --clock-control none --cache-control none --metrics "
+      "gpu__time_duration.sum --nvtx --nvtx-include prefill/ -o " + runs + "/discovery/timing python3 run.py "
+      "--prompt 'it'\\''s'\n" +
+      kFakeNcu + " --import " + runs + "/discovery/timing.ncu-rep --page raw --csv --print-units base\n"
+      "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first)\n" +
+      kFakeNcu + " --target-processes all --replay-mode kernel --clock-control none --section SpeedOfLight "
+      "--section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats "
+      "--section WarpStateStats --section SpeedOfLight_RooflineChart --section "
+      "SpeedOfLight_HierarchicalTensorRooflineChart --section SpeedOfLight_HierarchicalSingleRooflineChart "
+      "--section SpeedOfLight_HierarchicalDoubleRooflineChart --nvtx --nvtx-include prefill/ "
+      "--kernel-name-base demangled --kernel-name 'regex:<THE KERNELS DISCOVERY SELECTS>' --launch-skip 0 "
+      "--launch-count 1 -o " + runs + "/deep/deep_1 python3 run.py --prompt 'it'\\''s'\n" +
+      kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page raw --csv --print-units base\n" +
+      kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page details --csv\n";
+  EXPECT_EQ(r.out, expected);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("runs")));
+}
+
+TEST(ProfileRun, RunDirectoryHoldsDiscoveryDeepPassAndAnalysis) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"echo", "hello from the program"}));
+  ASSERT_EQ(r.result.exit_code, 0) << r.err;
+  const std::string root = dir.file("runs") + "/r1";
+  EXPECT_EQ(r.result.run_dir, root);
+  // The program's output reaches the user (stderr: stdout is the report's).
+  EXPECT_NE(r.err.find("hello from the program\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("deep pass: 18 kernels, 90.8% of 1.623 ms of kernel time, in 1 ncu runs"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ncu: 36/36 kernels"), std::string::npos) << r.err;
+  // The report: every discovered launch ranked, 18 kernels explained by the deep pass.
+  EXPECT_NE(r.out.find("kernels 396 launches of 30 kernels, 1.623 ms of GPU time"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ncu throughput metrics for 18 of 30 kernels, 90.8% of kernel time (measured on 36 of "
+                       "396 launches)"),
+            std::string::npos)
+      << r.out;
+  auto manifest = read_json(root + "/manifest.json");
+  EXPECT_EQ(manifest["status"], "complete");
+  EXPECT_EQ(manifest["clock_control"], "none");
+  EXPECT_EQ(manifest["command"], nlohmann::json::array({"echo", "hello from the program"}));
+  std::vector<std::string> steps;
+  for (const auto& run_record : manifest["runs"]) {
+    steps.push_back(run_record["step"]);
+    EXPECT_EQ(run_record["exit_code"], 0);
+    EXPECT_TRUE(std::filesystem::exists(root + "/" + run_record["stderr_log"].get<std::string>()));
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"discovery", "discovery export", "deep 1/1", "deep 1/1 export raw",
+                                             "deep 1/1 export details"}));
+  EXPECT_EQ(manifest["options"]["selection"]["kernels"], 18);
+  auto analysis = read_json(root + "/analysis.json");
+  EXPECT_EQ(analysis["totals"]["launches"], 396);
+  EXPECT_EQ(analysis["coverage"]["measured_kernels"], 18);
+  EXPECT_EQ(analysis["coverage"]["deep_launches"], 36);
+  // kernels.csv: 30 kernels ranked, the 18 measured marked.
+  std::ifstream csv(root + "/discovery/kernels.csv");
+  std::string line;
+  int rows = 0, deep = 0;
+  std::getline(csv, line);
+  while (std::getline(csv, line)) {
+    ++rows;
+    deep += line.find(",yes,") != std::string::npos;
+  }
+  EXPECT_EQ(rows, 30);
+  EXPECT_EQ(deep, 18);
+}
+
+TEST(ProfileRun, AFailingProgramFailsTheRunWithExitCode3) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"false"}));
+  EXPECT_EQ(r.result.exit_code, 3);
+  EXPECT_NE(r.err.find("kernlens: error: discovery (ncu timing mode): exit code 1"), std::string::npos) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["status"], "failed");
+  EXPECT_EQ(manifest["runs"][0]["exit_code"], 1);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("runs") + "/r1/analysis.json"));
+}
+
+TEST(ProfileRun, NoKernelProfiledIsAnErrorThoughNcuExitsZero) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "no-kernels");
+  EXPECT_EQ(r.result.exit_code, 3);
+  EXPECT_NE(r.err.find("discovery: ncu profiled no kernel"), std::string::npos) << r.err;
+}
+
+TEST(ProfileRun, TimeoutStopsAHangingProfilerAndTheManifestSaysSo) {
+  test::TempDir dir;
+  auto o = options(dir, {"true"});
+  o.timeout_s = 0.5;
+  auto r = run(o, "hang");
+  EXPECT_EQ(r.result.exit_code, 3);
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["status"], "failed");
+  EXPECT_EQ(manifest["runs"][0]["timed_out"], true);
+}
+
+TEST(ProfileRun, AProfilerThatCrashesIsReported) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "crash");
+  EXPECT_EQ(r.result.exit_code, 3);
+  EXPECT_NE(r.err.find("signal 11"), std::string::npos) << r.err;
+}
+
+TEST(ProfileRun, MissingNcuAndExistingRunDirectoryAreUsageErrors) {
+  test::TempDir dir;
+  auto o = options(dir, {"true"});
+  o.ncu_path = dir.file("no-such-ncu");
+  auto r = run(o);
+  EXPECT_EQ(r.result.exit_code, 2);
+  EXPECT_NE(r.err.find("give its path with --ncu"), std::string::npos) << r.err;
+  std::filesystem::create_directories(dir.file("runs") + "/r1");
+  auto again = run(options(dir, {"true"}));
+  EXPECT_EQ(again.result.exit_code, 2);
+  EXPECT_NE(again.err.find("exists already"), std::string::npos) << again.err;
+}
+
+TEST(ProfileRun, NvtxPathsBecomeNcuExpressions) {
+  EXPECT_EQ(*nvtx_include_expression("prefill"), "prefill/");
+  EXPECT_EQ(*nvtx_include_expression("decode/layer_0"), "decode/layer_0");
+  EXPECT_EQ(*nvtx_include_expression("llm@decode/layer_0"), "llm@decode/layer_0");
+  // '\' makes '@' and '/' part of a name; ncu's own escaping is applied to what results.
+  EXPECT_EQ(*nvtx_include_expression("step 1\\/2"), "step 1\\/2/");
+  EXPECT_EQ(*nvtx_include_expression("a\\@b"), "a\\@b/");
+  EXPECT_FALSE(nvtx_include_expression("decode//x").ok());
+  EXPECT_EQ(*nvtx_range_expression("llm@warmup"), "llm@warmup");
+  EXPECT_FALSE(nvtx_range_expression("llm@").ok());
+}
+
+TEST(ProfileRun, LauncherRankFromTheUsualVariables) {
+  auto rank = [](std::vector<std::string> env) {
+    std::vector<char*> list;
+    for (auto& e : env) list.push_back(e.data());
+    list.push_back(nullptr);
+    return launcher_rank(list.data());
+  };
+  EXPECT_EQ(rank({"RANK=3", "LOCAL_RANK=1"}), 3);
+  EXPECT_EQ(rank({"LOCAL_RANK=1", "OMPI_COMM_WORLD_RANK=5"}), 5);
+  EXPECT_EQ(rank({"SLURM_PROCID=7"}), 7);
+  EXPECT_EQ(rank({"PMI_RANK=2"}), 2);
+  EXPECT_EQ(rank({"RANKS=9", "HOME=/"}), std::nullopt);
+  EXPECT_EQ(rank({"RANK=x"}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kernlens::profile
