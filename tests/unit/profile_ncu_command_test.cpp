@@ -99,13 +99,13 @@ TEST(DiscoveryArgv, TimingOnlyIntoAReport) {
                   "--model", "llama"}));
 }
 
-TEST(ExportArgvs, RawInBaseUnitsAndDetails) {
+TEST(ExportArgvs, RawInBaseUnitsAndDetailsWithMangledNames) {
   auto argvs = export_argvs("ncu", "run/deep/k0.ncu-rep");
   ASSERT_EQ(argvs.size(), 2u);
   EXPECT_EQ(argvs[0], (Argv{"ncu", "--import", "run/deep/k0.ncu-rep", "--page", "raw", "--csv",
-                            "--print-units", "base"}));
-  EXPECT_EQ(argvs[1],
-            (Argv{"ncu", "--import", "run/deep/k0.ncu-rep", "--page", "details", "--csv"}));
+                            "--print-units", "base", "--print-kernel-base", "mangled"}));
+  EXPECT_EQ(argvs[1], (Argv{"ncu", "--import", "run/deep/k0.ncu-rep", "--page", "details", "--csv",
+                            "--print-kernel-base", "mangled"}));
 }
 
 TEST(Tiers, ParseEveryNameAndRejectOthers) {

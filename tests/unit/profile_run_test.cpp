@@ -62,7 +62,7 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
       kFakeNcu + " --target-processes all --clock-control none --cache-control none --metrics "
       "gpu__time_duration.sum --nvtx --nvtx-include prefill/ -o " + runs + "/discovery/timing python3 run.py "
       "--prompt 'it'\\''s'\n" +
-      kFakeNcu + " --import " + runs + "/discovery/timing.ncu-rep --page raw --csv --print-units base\n"
+      kFakeNcu + " --import " + runs + "/discovery/timing.ncu-rep --page raw --csv --print-units base --print-kernel-base mangled\n"
       "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first)\n" +
       kFakeNcu + " --target-processes all --replay-mode kernel --clock-control none --section SpeedOfLight "
       "--section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats "
@@ -71,8 +71,8 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
       "--section SpeedOfLight_HierarchicalDoubleRooflineChart --nvtx --nvtx-include prefill/ "
       "--kernel-name-base demangled --kernel-name 'regex:<THE KERNELS DISCOVERY SELECTS>' --launch-skip 0 "
       "--launch-count 1 -o " + runs + "/deep/deep_1 python3 run.py --prompt 'it'\\''s'\n" +
-      kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page raw --csv --print-units base\n" +
-      kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page details --csv\n";
+      kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page raw --csv --print-units base --print-kernel-base mangled\n" +
+      kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page details --csv --print-kernel-base mangled\n";
   EXPECT_EQ(r.out, expected);
   EXPECT_FALSE(std::filesystem::exists(dir.file("runs")));
 }
@@ -140,6 +140,18 @@ TEST(ProfileRun, NoKernelProfiledIsAnErrorThoughNcuExitsZero) {
   auto r = run(options(dir, {"true"}), "no-kernels");
   EXPECT_EQ(r.result.exit_code, 3);
   EXPECT_NE(r.err.find("discovery: ncu profiled no kernel"), std::string::npos) << r.err;
+}
+
+// What the H100 showed: filters that match nothing still exit 0. The run keeps the discovery
+// analysis but fails.
+TEST(ProfileRun, ADeepPassThatMeasuresNothingFailsTheRun) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "deep-no-kernels");
+  EXPECT_EQ(r.result.exit_code, 3);
+  EXPECT_NE(r.err.find("the deep pass measured no kernel"), std::string::npos) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["status"], "failed");
+  EXPECT_TRUE(std::filesystem::exists(dir.file("runs") + "/r1/analysis.json"));
 }
 
 TEST(ProfileRun, TimeoutStopsAHangingProfilerAndTheManifestSaysSo) {

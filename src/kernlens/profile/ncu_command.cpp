@@ -135,9 +135,14 @@ std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, Repla
 
 std::vector<std::vector<std::string>> export_argvs(const std::string& ncu,
                                                    const std::string& report_path) {
+  // Mangled names: the one spelling --kernel-name-base mangled matches exactly. The default
+  // (demangled) export simplifies names ("at::elementwise_kernel<128, ...>") unlike the form
+  // --kernel-name-base demangled matches ("at::native::elementwise_kernel<(int)128, ...>"),
+  // as ncu 2025.3.1's "Available Kernels" list showed on the H100.
   return {
-      {ncu, "--import", report_path, "--page", "raw", "--csv", "--print-units", "base"},
-      {ncu, "--import", report_path, "--page", "details", "--csv"},
+      {ncu, "--import", report_path, "--page", "raw", "--csv", "--print-units", "base",
+       "--print-kernel-base", "mangled"},
+      {ncu, "--import", report_path, "--page", "details", "--csv", "--print-kernel-base", "mangled"},
   };
 }
 

@@ -454,6 +454,10 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
                                        {"kernel_name_base", to_string(selection->name_base)}};
   std::string why;
   auto csvs = deep_pass(run, *selection, why);
+  if (why.empty() && csvs.empty()) {
+    why = "the deep pass measured no kernel: ncu's kernel filters matched nothing (deep/*.stdout.log lists "
+          "what ncu saw)";
+  }
   model::Profile deep;
   for (const auto& csv : csvs) {
     if (Status s = ingest::read_input(csv, deep, analysis_read_options()); !s) {

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Validates `kernlens profile` on a GPU machine (issue 6): profiles the example workload with
+# ncu discovery and the deep pass, then runs ncu with the same sections over the whole NVTX
+# range (the argv kernlens's own --dry-run prints, without its kernel filters), and writes
+# both wall times, the deep pass's share of them and its coverage of kernel time.
+#
+#   scripts/validate_profile.sh OUTDIR MODEL [RANGE] [TIER]     (MODEL: llama, qwen, gpt2)
+#
+# Env: KERNLENS (default build/kernlens), PYTHON (python3), BASELINE=0 to skip the baseline
+# (its figures from an earlier run stand). Runs ncu with --clock-control none.
+set -uo pipefail
+out=$1
+model=$2
+range=${3:-prefill}
+tier=${4:-roofline}
+kernlens=${KERNLENS:-build/kernlens}
+workload=("${PYTHON:-python3}" examples/workloads/llm_stages.py --model "$model" --decode-steps 2)
+mkdir -p "$out"
+now() { date +%s.%N; }
+
+t0=$(now)
+"$kernlens" profile --discovery ncu --tier "$tier" --nvtx-include "$range" --out "$out/runs" --run-id "$model" \
+  --quiet -- "${workload[@]}" > "$out/$model.report.txt" 2> "$out/$model.profile.err"
+rc=$?
+t1=$(now)
+echo "kernlens profile exit code $rc" >> "$out/$model.profile.err"
+
+# The baseline: the deep pass's argv, every kernel of the range instead of the chosen ones.
+"$kernlens" profile --dry-run --discovery ncu --tier "$tier" --nvtx-include "$range" --out "$out/baseline" \
+  --run-id "$model" -- "${workload[@]}" > "$out/$model.dryrun.txt"
+mapfile -t baseline < <(python3 - "$out/$model.dryrun.txt" "$out/$model.baseline" <<'PY'
+import shlex, sys
+lines = [l for l in open(sys.argv[1]) if "--kernel-name" in l]
+argv = shlex.split(lines[0])
+drop = {"--kernel-name-base", "--kernel-name", "--launch-skip", "--launch-count", "-o"}
+keep, i = [], 0
+while i < len(argv):
+    if argv[i] in drop:
+        i += 2
+        continue
+    keep.append(argv[i])
+    i += 1
+at = keep.index("python3") if "python3" in keep else len(keep)
+keep[at:at] = ["-o", sys.argv[2]]
+print("\n".join(keep))
+PY
+)
+printf '%q ' "${baseline[@]}" > "$out/$model.baseline_argv.txt"
+t2=$(now)
+brc=skipped
+if [[ ${BASELINE:-1} != 0 ]]; then
+  "${baseline[@]}" > "$out/$model.baseline.log" 2>&1
+  brc=$?
+fi
+t3=$(now)
+
+python3 - "$out" "$model" "$t0" "$t1" "$t2" "$t3" "$rc" "$brc" <<'PY' | tee "$out/$model.summary.txt"
+import json, re, sys
+out, model, t0, t1, t2, t3, rc, brc = sys.argv[1], sys.argv[2], *map(float, sys.argv[3:7]), *sys.argv[7:9]
+m = json.load(open(f"{out}/runs/{model}/manifest.json"))
+deep = sum(v for k, v in m["step_wall_ns"].items() if k.startswith("deep")) / 1e9
+disc = sum(v for k, v in m["step_wall_ns"].items() if k.startswith("discovery")) / 1e9
+sel = m["options"]["selection"]
+try:
+    baseline_kernels = len(re.findall(r"==PROF== Profiling", open(f"{out}/{model}.baseline.log").read()))
+except FileNotFoundError:
+    baseline_kernels = 0
+print(f"model {model}: kernlens profile exit {rc}, status {m['status']}")
+print(f"  kernlens profile, whole command: {t1 - t0:.1f} s (discovery {disc:.1f} s, deep pass {deep:.1f} s)")
+print(f"  deep pass: {sel['kernels']} kernels = {100 * sel['covered_ns'] / sel['total_kernel_ns']:.1f}% of kernel time, {sel['ncu_runs']} ncu runs")
+if brc != "skipped":
+    print(f"  ncu, same sections, whole range: {t3 - t2:.1f} s, {baseline_kernels} launches profiled (exit {brc})")
+    print(f"  ratio baseline / kernlens deep pass: {(t3 - t2) / deep:.1f}x; baseline / whole kernlens command: {(t3 - t2) / (t1 - t0):.1f}x")
+PY
