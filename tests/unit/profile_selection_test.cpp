@@ -129,13 +129,13 @@ TEST(Selection, RepresentativeIsFirstLaunchClosestToMedianWhenAlone) {
   expect_invocations_reach_picks(r.profile, *sel);
 }
 
-TEST(Selection, NcuDiscoveryUsesDemangledNamesAndTopCapsPicks) {
+TEST(Selection, DemangledNcuNamesAreMatchedOnTheFunctionNameAndTopCapsPicks) {
   auto r = test::read_fixture("ncu/qwen_decode_raw.csv");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   auto agg = analysis::aggregate(r.profile, test::builtin_classifier());
   auto sel = select_kernels(r.profile, agg, {.coverage = 1.0, .top = 3});
   ASSERT_TRUE(sel.ok());
-  EXPECT_EQ(sel->name_base, NameBase::kDemangled);
+  EXPECT_EQ(sel->name_base, NameBase::kFunction);
   EXPECT_EQ(sel->picks.size(), 3u);  // capped before coverage 1.0 was reached
   EXPECT_LT(sel->covered_ns, *agg.totals.kernel_time_ns);
   expect_invocations_reach_picks(r.profile, *sel);
@@ -169,6 +169,26 @@ TEST(Selection, SkipCountsOnlyLaunchesTheFilterMatches) {
   EXPECT_EQ(sel->invocations[0].kernel_name, "regex:^(.*::)?a_kernel(\\(.*\\))?$");
   EXPECT_EQ(sel->invocations[0].launch_skip, 1u);  // b_kernel's launches are not counted
   EXPECT_EQ(sel->invocations[0].launch_count, 1u);
+}
+
+// Exports with --print-kernel-base mangled: C++ kernels mangled, nvjet (not C++) as it is.
+TEST(Selection, OneMangledNameMakesTheMangledSpellingTheFilter) {
+  model::Profile p;
+  p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
+  for (std::int64_t id = 0; id < 4; ++id) {
+    model::Launch l;
+    l.name = p.names.intern(id % 2 ? "_Z5scaleifPf" : "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT");
+    l.id = id;
+    l.duration_ns = 10;
+    p.launches.push_back(l);
+  }
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(sel.ok());
+  EXPECT_EQ(sel->name_base, NameBase::kMangled);
+  ASSERT_EQ(sel->invocations.size(), 1u);
+  EXPECT_EQ(sel->invocations[0].kernel_name,
+            "regex:^(_Z5scaleifPf|nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT)$");
 }
 
 TEST(Selection, RejectsBadOptionsAndEmptyDiscovery) {

@@ -342,7 +342,7 @@ void print_dry_run(Run& run, const nlohmann::ordered_json& tools) {
     run.out << shell_join(export_argvs(run.ncu.ncu, (run.dir.discovery / "timing.ncu-rep").string())[0]) << "\n";
   }
   run.out << "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first)\n";
-  DeepInvocation d{"demangled", std::string(kDeepPlaceholder), 0, 1, (run.dir.deep / "deep_1").string()};
+  DeepInvocation d{"mangled", std::string(kDeepPlaceholder), 0, 1, (run.dir.deep / "deep_1").string()};
   run.out << shell_join(deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command)) << "\n";
   for (const auto& argv : export_argvs(run.ncu.ncu, d.report_base + ".ncu-rep")) run.out << shell_join(argv) << "\n";
 }

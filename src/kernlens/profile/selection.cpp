@@ -39,29 +39,22 @@ bool is_mangled(std::string_view name) {
   return name.starts_with("_Z");
 }
 
-bool all_inputs_are_ncu(const model::Profile& profile) {
-  if (profile.inputs.empty()) return false;
-  return std::all_of(profile.inputs.begin(), profile.inputs.end(),
-                     [](const model::InputInfo& in) { return in.format.starts_with("ncu-"); });
-}
-
-// The exact spelling wins: mangled names are the same in every tool; ncu's own demangled names
-// are what ncu matches; other tools demangle differently ("<128, 4>" vs "<(int)128, (int)4>",
-// "(anonymous namespace)" vs "<unnamed>"), so their names are matched on the function name.
+// The exact spelling wins: mangled names are the same in every tool (and a kernel that is not
+// C++, nvjet_* or extern "C", reads the same mangled or not). Demangled spellings differ: ncu
+// matches "at::native::elementwise_kernel<(int)128, ...>" while its own CSV export prints
+// "at::elementwise_kernel<128, ...>" (ncu 2025.3.1 on an H100) and other tools print
+// "at::native::elementwise_kernel<128, ...>", so demangled names are matched on the function name.
 std::pair<NameBase, std::string> choose_name_base(const model::Profile& profile,
                                                   const std::vector<model::NameId>& names) {
-  bool all_mangled = std::all_of(names.begin(), names.end(),
+  bool any_mangled = std::any_of(names.begin(), names.end(),
                                  [&](model::NameId n) { return is_mangled(profile.names[n]); });
-  if (all_mangled) {
+  if (any_mangled) {
     return {NameBase::kMangled,
             "the discovery spells kernel names mangled, the same in every tool"};
   }
-  if (all_inputs_are_ncu(profile)) {
-    return {NameBase::kDemangled, "the names come from ncu itself, spelled as ncu matches them"};
-  }
   return {NameBase::kFunction,
-          "the names come from another tool, whose demangled spelling differs from ncu's; the "
-          "function name is the same in both"};
+          "the discovery's names are demangled, and every tool (ncu's CSV export included) spells "
+          "them differently from what ncu's --kernel-name matches; the function name is the same"};
 }
 
 std::string filter_name_of(NameBase base, const std::string& source_name) {
