@@ -67,5 +67,27 @@ TEST(DeepJoin, KernelsTheTimelineLacksAreReportedNotGuessed) {
   EXPECT_EQ(std::set<std::string>(join.unmatched.begin(), join.unmatched.end()).size(), join.unmatched.size());
 }
 
+// A real `kernlens profile` run on the H100 (tests/fixtures/profile_run): discovery and deep
+// pass both name kernels mangled, so every deep launch finds its kernel by name.
+TEST(DeepJoin, RealProfileRunJoinsEveryDeepLaunch) {
+  auto timeline = test::read_fixture("profile_run/llama_prefill/discovery/timing_raw.csv.gz");
+  ASSERT_TRUE(timeline.status.ok()) << timeline.status.error().to_string();
+  model::Profile deep;
+  for (const char* f : {"profile_run/llama_prefill/deep/deep_1_raw.csv.gz",
+                        "profile_run/llama_prefill/deep/deep_1_details.csv.gz"}) {
+    ASSERT_TRUE(ingest::read_input(test::fixture(f), deep).ok()) << f;
+  }
+  ingest::reconcile_inputs(deep);
+  DeepJoin join = join_deep_metrics(timeline.profile, deep);
+  EXPECT_EQ(join.launches_joined, 27u);
+  EXPECT_TRUE(join.unmatched.empty());
+  auto analysis = analysis::analyze(timeline.profile, test::builtin_classifier(), {});
+  ASSERT_TRUE(analysis.ok());
+  EXPECT_EQ(analysis->coverage.launches, 684u);
+  EXPECT_EQ(analysis->coverage.deep_launches, 27u);
+  EXPECT_EQ(analysis->coverage.measured_kernels, 15u);
+  EXPECT_NEAR(*analysis->coverage.measured_kernel_fraction(), 0.921, 0.001);
+}
+
 }  // namespace
 }  // namespace kernlens::profile
