@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/escape.h"
+
 namespace kernlens::profile {
 namespace {
 
@@ -150,16 +152,7 @@ std::vector<std::vector<std::string>> export_argvs(const std::string& ncu,
 // used in domain/range names using prefix '\'", and a '\' in a name is written doubled. The
 // docs' "\\" variants are those characters inside a shell's double quotes; in an argv, which
 // no shell reads, one backslash is the prefix.
-std::string nvtx_escape(std::string_view name) {
-  static constexpr std::string_view kQuantifiers = "@,[]/*+\\";
-  std::string out;
-  out.reserve(name.size() + 4);
-  for (char c : name) {
-    if (kQuantifiers.find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
+std::string nvtx_escape(std::string_view name) { return backslash_escape(name, "@,[]/*+\\"); }
 
 namespace {
 std::string with_domain(std::string_view domain, std::string body) {

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/escape.h"
+
 namespace kernlens::profile {
 namespace {
 
@@ -213,16 +215,7 @@ std::string_view to_string(NameBase base) {
   return "function";
 }
 
-std::string escape_regex(std::string_view literal) {
-  static constexpr std::string_view kMeta = "\\^$.|?*+()[]{}";
-  std::string out;
-  out.reserve(literal.size() + 8);
-  for (char c : literal) {
-    if (kMeta.find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-  return out;
-}
+std::string escape_regex(std::string_view literal) { return backslash_escape(literal, "\\^$.|?*+()[]{}"); }
 
 std::string ncu_function_name(std::string_view demangled) {
   // Spellings of anonymous namespaces contain brackets that would upset the depth count.
