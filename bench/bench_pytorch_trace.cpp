@@ -30,22 +30,11 @@ void BM_ReadPytorchTrace(benchmark::State& state) {
   std::size_t launches = 0;
   for (auto _ : state) {
     model::Profile profile;  // fresh each time; its destruction is timed, as in a CLI run
-    Status s = from_file ? ingest::read_input(in.path, profile, options)
-                         : ingest::read_input_bytes(in.bytes, in.path, profile, options);
-    if (!s) {
-      state.SkipWithError(s.error().to_string().c_str());
-      return;
-    }
-    if (profile.inputs[0].format != "pytorch-trace") {
-      state.SkipWithError(("not a PyTorch trace: " + profile.inputs[0].format).c_str());
-      return;
-    }
+    if (!read_as(state, in, from_file, options, "pytorch-trace", profile)) return;
     launches = profile.launches.size();
     benchmark::DoNotOptimize(launches);
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.bytes.size()));
-  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * launches));
-  state.counters["file_MB"] = static_cast<double>(in.bytes.size()) / 1e6;
+  report_throughput(state, in, launches);
 }
 BENCHMARK(BM_ReadPytorchTrace)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
