@@ -1,11 +1,14 @@
 // Checked conversions from the doubles that parsers produce to integers: a value that does
-// not fit (1e30 registers) is reported, never cast (which is undefined behaviour).
+// not fit (1e30 registers) is reported, never cast (which is undefined behaviour). And the
+// median of durations.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <vector>
 
 namespace kernlens {
 
@@ -18,6 +21,17 @@ std::optional<T> exact_integer(double v) {
   constexpr double hi_exclusive = static_cast<double>(std::numeric_limits<T>::max() / 2 + 1) * 2.0;
   if (!std::isfinite(v) || v < lo || v >= hi_exclusive || v != std::floor(v)) return std::nullopt;
   return static_cast<T>(v);
+}
+
+// The median (the mean of the two middle values for an even count); 0 for none.
+inline double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), mid, values.end());
+  if (values.size() % 2 == 1) return *mid;
+  double upper = *mid;
+  double lower = *std::max_element(values.begin(), mid);
+  return (lower + upper) / 2;
 }
 
 }  // namespace kernlens

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/numeric.h"
 #include "kernlens/names/base_name.h"
 #include "kernlens/names/demangle.h"
 
@@ -31,11 +32,9 @@ void order_by_closeness_to_median(const model::Profile& p, Candidates& by_key) {
   for (auto& [key, launches] : by_key) {
     std::vector<double> durations;
     for (auto i : launches) durations.push_back(*p.launches[i].duration_ns);
-    auto mid = durations.begin() + static_cast<std::ptrdiff_t>(durations.size() / 2);
-    std::nth_element(durations.begin(), mid, durations.end());
-    const double median = *mid;
+    const double median_ns = median(std::move(durations));
     std::stable_sort(launches.begin(), launches.end(), [&](std::size_t a, std::size_t b) {
-      return std::abs(*p.launches[a].duration_ns - median) < std::abs(*p.launches[b].duration_ns - median);
+      return std::abs(*p.launches[a].duration_ns - median_ns) < std::abs(*p.launches[b].duration_ns - median_ns);
     });
   }
 }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/escape.h"
+#include "kernlens/common/numeric.h"
 
 namespace kernlens::profile {
 namespace {
@@ -89,16 +90,6 @@ FilterKeys filter_keys(const model::Profile& profile, NameBase base) {
     fk.key_of_name[n] = it->second;
   }
   return fk;
-}
-
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  auto mid = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), mid, values.end());
-  if (values.size() % 2 == 1) return *mid;
-  double upper = *mid;
-  double lower = *std::max_element(values.begin(), mid);
-  return (lower + upper) / 2;
 }
 
 double deviation(const model::Launch& launch, double median_ns) {
