@@ -10,14 +10,11 @@
 
 #include <CLI/CLI.hpp>
 
+#include "kernlens/common/exit_codes.h"
 #include "kernlens/names/classify.h"
 
 namespace kernlens::cli {
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitGateFailed = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitToolFailed = 3;
 
 struct Command {
   CLI::App* app;             // the subcommand, to see whether it was given

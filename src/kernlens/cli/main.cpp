@@ -50,6 +50,7 @@ std::optional<names::KernelClassifier> load_classifier(const std::vector<std::st
 
 int main(int argc, char** argv) {
   using namespace kernlens::cli;
+  using namespace kernlens;
   CLI::App app{"kernlens: where an LLM workload spends its GPU time, kernel by kernel, and why.",
                "kernlens"};
   app.set_version_flag("--version", std::string("kernlens ") + KERNLENS_VERSION);

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/analysis/aggregate.h"
+#include "kernlens/common/exit_codes.h"
 #include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/profile/deep_join.h"
@@ -27,9 +28,6 @@ extern char** environ;
 namespace kernlens::profile {
 namespace {
 
-constexpr int kExitOk = 0;
-constexpr int kExitBadUsage = 2;
-constexpr int kExitToolFailed = 3;
 constexpr std::string_view kDeepPlaceholder = "regex:<THE KERNELS DISCOVERY SELECTS>";
 
 // Splits `s` at every `sep` not escaped by '\'; "\x" stands for x.
@@ -404,14 +402,14 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   auto filters = nvtx_filters(opt);
   if (!filters) {
     err << "kernlens: error: " << filters.error().to_string() << "\n";
-    return {kExitBadUsage, {}};
+    return {kExitBadInput, {}};
   }
   run.ncu.clock_control = opt.clock_control;
   run.ncu.nvtx_include = *filters;
   nlohmann::ordered_json tools = nlohmann::ordered_json::object();
   if (Status s = find_tools(run, tools); !s) {
     err << "kernlens: error: " << s.error().to_string() << "\n";
-    return {kExitBadUsage, {}};
+    return {kExitBadInput, {}};
   }
   const std::string run_id = opt.run_id.empty() ? make_run_id(std::chrono::system_clock::now(), opt.command[0]) : opt.run_id;
   if (opt.dry_run) {
@@ -423,7 +421,7 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   auto dir = create_run_dir(opt.out, run_id);
   if (!dir) {
     err << "kernlens: error: " << dir.error().to_string() << "\n";
-    return {kExitBadUsage, {}};
+    return {kExitBadInput, {}};
   }
   run.dir = *dir;
   run.manifest.run_id = run_id;
@@ -444,7 +442,7 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   std::unordered_set<std::string> chosen;
   for (const auto& pick : selection->picks) chosen.insert(timeline.names[pick.name]);
   if (Status s = write_file_atomically((run.dir.discovery / "kernels.csv").string(), kernels_csv(timeline, agg, chosen)); !s) {
-    return run.finish(kExitBadUsage, "failed", s.error().to_string());
+    return run.finish(kExitBadInput, "failed", s.error().to_string());
   }
   run.note(selection_summary(*selection));
   run.manifest.options["selection"] = {{"kernels", selection->picks.size()},
@@ -468,9 +466,9 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   DeepJoin join = join_deep_metrics(timeline, deep);
   for (const auto& name : join.unmatched) run.note("warning: the deep pass measured a kernel discovery did not see: " + name);
   auto analysis = analysis::analyze(timeline, classifier, opt.analysis);
-  if (!analysis) return run.finish(kExitBadUsage, "failed", analysis.error().to_string());
+  if (!analysis) return run.finish(kExitBadInput, "failed", analysis.error().to_string());
   if (Status s = write_file_atomically(run.dir.analysis().string(), report::analysis_json(timeline, *analysis, {})); !s) {
-    return run.finish(kExitBadUsage, "failed", s.error().to_string());
+    return run.finish(kExitBadInput, "failed", s.error().to_string());
   }
   out << report::analysis_text(timeline, *analysis, report::TextOptions{20, 100});
   if (!why.empty()) {
