@@ -6,7 +6,12 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -165,6 +170,21 @@ TEST(ProfileRun, TimeoutStopsAHangingProfilerAndTheManifestSaysSo) {
   auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
   EXPECT_EQ(manifest["status"], "failed");
   EXPECT_EQ(manifest["runs"][0]["timed_out"], true);
+}
+
+// Ctrl-C while ncu runs: forwarded to it, the run ends, and the manifest says interrupted.
+TEST(ProfileRun, CtrlCEndsTheRunAsInterrupted) {
+  test::TempDir dir;
+  std::thread ctrl_c([] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(800));  // the fake ncu is sleeping
+    kill(getpid(), SIGINT);
+  });
+  auto r = run(options(dir, {"true"}), "hang");
+  ctrl_c.join();
+  EXPECT_EQ(r.result.exit_code, 3);
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["status"], "interrupted");
+  EXPECT_EQ(manifest["runs"].back()["interrupted"], true);
 }
 
 TEST(ProfileRun, AProfilerThatCrashesIsReported) {

@@ -70,6 +70,7 @@ struct Run {
   NcuSettings ncu;
   std::string nsys;  // empty: not found
   Discovery discovery = Discovery::kNcu;
+  bool interrupted = false;  // a run ended because the user interrupted kernlens
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
 
   double elapsed_s() const {
@@ -81,7 +82,7 @@ struct Run {
   }
   // Ends the run: the manifest says how, and the exit code follows DESIGN.md §3.
   ProfileRunResult finish(int exit_code, std::string status, std::string reason) {
-    manifest.status = std::move(status);
+    manifest.status = interrupted ? "interrupted" : std::move(status);
     manifest.status_reason = reason;
     save();
     if (!reason.empty()) err << "kernlens: error: " << reason << "\n";
@@ -138,6 +139,7 @@ Result<StepOutcome> run_step(Run& run, const std::string& step, const std::vecto
   record.signal = result->term_signal;
   record.timed_out = result->timed_out;
   record.interrupted = result->interrupted;
+  run.interrupted = run.interrupted || result->interrupted;
   record.wall_ns = result->wall_ns;
   record.stdout_log = relative(run.dir, p.stdout_log_path);
   record.stderr_log = relative(run.dir, p.stderr_log_path);
@@ -472,8 +474,7 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   }
   out << report::analysis_text(timeline, *analysis, report::TextOptions{20, 100});
   if (!why.empty()) {
-    const bool interrupted = why.find("interrupted") != std::string::npos;
-    return run.finish(kExitToolFailed, interrupted ? "interrupted" : "failed", why);
+    return run.finish(kExitToolFailed, "failed", why);
   }
   return run.finish(kExitOk, "complete", "");
 }
