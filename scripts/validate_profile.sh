@@ -7,7 +7,8 @@
 #   scripts/validate_profile.sh OUTDIR MODEL [RANGE] [TIER]     (MODEL: llama, qwen, gpt2)
 #
 # Env: KERNLENS (default build/kernlens), PYTHON (python3), BASELINE=0 to skip the baseline
-# (its figures from an earlier run stand). Runs ncu with --clock-control none.
+# (its figures from an earlier run stand), STAMPS=FILE to also append each phase's start and
+# end time there (a run cut short still leaves them). Runs ncu with --clock-control none.
 set -uo pipefail
 out=$1
 model=$2
@@ -18,11 +19,14 @@ workload=("${PYTHON:-python3}" examples/workloads/llm_stages.py --model "$model"
 mkdir -p "$out"
 now() { date +%s.%N; }
 
+stamp() { echo "$1 $(now)" >> "$out/$model.stamps"; [[ -n ${STAMPS:-} ]] && echo "$1 $(now)" >> "$STAMPS"; }
+stamp profile-start
 t0=$(now)
 "$kernlens" profile --discovery ncu --tier "$tier" --nvtx-include "$range" --out "$out/runs" --run-id "$model" \
   --quiet -- "${workload[@]}" > "$out/$model.report.txt" 2> "$out/$model.profile.err"
 rc=$?
 t1=$(now)
+stamp profile-end
 echo "kernlens profile exit code $rc" >> "$out/$model.profile.err"
 
 # The baseline: the deep pass's argv, every kernel of the range instead of the chosen ones.
@@ -30,9 +34,9 @@ echo "kernlens profile exit code $rc" >> "$out/$model.profile.err"
   --run-id "$model" -- "${workload[@]}" > "$out/$model.dryrun.txt"
 mapfile -t baseline < <(python3 - "$out/$model.dryrun.txt" "$out/$model.baseline" <<'PY'
 import shlex, sys
-lines = [l for l in open(sys.argv[1]) if "--kernel-name" in l]
+lines = [l for l in open(sys.argv[1]) if "--kernel-name-base" in l]
 argv = shlex.split(lines[0])
-drop = {"--kernel-name-base", "--kernel-name", "--launch-skip", "--launch-count", "-o"}
+drop = {"--kernel-name-base", "--kernel-name", "--kernel-id", "--launch-skip", "--launch-count", "--kill", "-o"}
 keep, i = [], 0
 while i < len(argv):
     if argv[i] in drop:
@@ -47,12 +51,14 @@ PY
 )
 printf '%q ' "${baseline[@]}" > "$out/$model.baseline_argv.txt"
 t2=$(now)
+stamp baseline-start
 brc=skipped
 if [[ ${BASELINE:-1} != 0 ]]; then
   "${baseline[@]}" > "$out/$model.baseline.log" 2>&1
   brc=$?
 fi
 t3=$(now)
+stamp baseline-end
 
 python3 - "$out" "$model" "$t0" "$t1" "$t2" "$t3" "$rc" "$brc" <<'PY' | tee "$out/$model.summary.txt"
 import json, re, sys

@@ -12,7 +12,7 @@ using Argv = std::vector<std::string>;
 const Argv kProgram = {"python3", "llm.py", "--model", "llama"};
 
 DeepInvocation one_kernel() {
-  return {"demangled", "regex:^nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT$", 7, 1, "run/deep/k0"};
+  return {"demangled", "regex:^nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT$", "", 7, 1, "run/deep/k0"};
 }
 
 Argv deep_prefix(std::string_view replay = "kernel", std::string_view clocks = "none") {
@@ -86,6 +86,19 @@ TEST(DeepArgv, ApplicationReplayBaseClocksAndNvtxFilters) {
                    {"--section", "SpeedOfLight", "--nvtx", "--nvtx-include", "decode/",
                     "--nvtx-include", "kernlens_demo@prefill/"},
                    deep_suffix()));
+}
+
+// --kernel-id counts each kernel's launches apart: it replaces --kernel-name and --launch-skip,
+// and --launch-count (one per kernel) is what --kill waits for.
+TEST(DeepArgv, KernelIdReplacesNameAndSkipAndKillEndsTheProgram) {
+  NcuSettings s;
+  s.kill_after_last = true;
+  DeepInvocation d{"mangled", "regex:^(_Z1av|_Z1bv)$", "::regex:^(_Z1av|_Z1bv)$:3", 0, 2, "run/deep/deep_1"};
+  EXPECT_EQ(deep_argv(s, Tier::kQuick, ReplayMode::kKernel, d, kProgram),
+            concat(deep_prefix(), {"--section", "SpeedOfLight"},
+                   {"--kernel-name-base", "mangled", "--kernel-id", "::regex:^(_Z1av|_Z1bv)$:3",
+                    "--launch-count", "2", "--kill", "1", "-o", "run/deep/deep_1", "python3",
+                    "llm.py", "--model", "llama"}));
 }
 
 TEST(DiscoveryArgv, TimingOnlyIntoAReport) {

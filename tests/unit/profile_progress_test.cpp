@@ -75,6 +75,30 @@ TEST(ParseNcuLine, FullQwenLogCountsEveryFinishedKernel) {
   EXPECT_EQ(finished, 396);
 }
 
+// ncu 2025.3.1 with -o prints no launch number ("NAME": ...), as in the real deep pass of
+// the llama prefill run; under --kernel-id the name is the id "CONTEXT:STREAM:NAME:N"
+// (scripts/device/ncu_filter_probe.sh on the H100).
+TEST(ParseNcuLine, ReportRunsAndKernelIds) {
+  int finished = 0;
+  std::string first;
+  for (const auto& e : parse_log("profile_run/llama_prefill/deep/deep_1.stdout.log")) {
+    if (e.kind != NcuEventKind::kProfiling || !e.passes) continue;
+    if (finished++ == 0) first = e.kernel;
+    EXPECT_EQ(e.passes, 25);
+    EXPECT_FALSE(e.launch.has_value());
+  }
+  EXPECT_EQ(finished, 27);
+  EXPECT_TRUE(first.starts_with("_ZN2at6native18elementwise_kernelILi128ELi4E")) << first;
+  std::vector<std::string> kernels;
+  for (const auto& e : parse_log("ncu_logs/filter_probe/id_regex_3.txt")) {
+    if (e.kind == NcuEventKind::kProfiling && e.passes == 1) kernels.push_back(e.kernel);
+  }
+  EXPECT_EQ(kernels, (std::vector<std::string>{"kA", "kB", "kC"}));
+  // Only the exact id shape loses its parts.
+  EXPECT_EQ(parse_ncu_line("==PROF== Profiling \"1:7:ns::f:x\": 0%....50%....100% - 1 pass")[0].kernel,
+            "1:7:ns::f:x");
+}
+
 TEST(ParseNcuLine, NoKernelsProfiled) {
   auto events = parse_log("ncu_logs/no_kernel_matched_small.log");
   ASSERT_EQ(events.size(), 3u);  // the kernel list and the program's output are not ncu's
@@ -97,11 +121,14 @@ NcuEvent finished(std::string kernel) {
 
 TEST(DeepProgress, TerminalRedrawsInPlace) {
   DeepProgress bar(3, /*tty=*/true);
-  EXPECT_EQ(bar.on_event(finished("vectorized_elementwise_kernel"), 1.24),
-            "\rncu: 1/3 kernels, 1.2s: vectorized_elementwise_kernel");
+  // Mangled names, as ncu prints them under --kernel-name-base mangled, show as base names.
+  EXPECT_EQ(bar.on_event(finished("_ZN2at6native13reduce_kernelILi512ELi1ENS0_8ReduceOpIfNS0_7MeanOpsIffffEEjfLi4ELi4EEE"
+                                  "EEvT1_"),
+                         1.24),
+            "\rncu: 1/3 kernels, 1.2s: at::reduce_kernel<mean>");
   // A shorter line blanks what the longer one left.
   EXPECT_EQ(bar.on_event(finished("Kernel2"), 75),
-            "\rncu: 2/3 kernels, 1:15: Kernel2" + std::string(22, ' '));
+            "\rncu: 2/3 kernels, 1:15: Kernel2" + std::string(16, ' '));
   EXPECT_EQ(bar.on_event(NcuEvent{NcuEventKind::kConnected, {}, {}, {}, 1, {}}, 76), "");
   EXPECT_EQ(bar.done(), 2u);
   std::string end = bar.finish(80);
@@ -112,10 +139,11 @@ TEST(DeepProgress, TerminalRedrawsInPlace) {
 
 TEST(DeepProgress, PlainLinesWhenNotATerminal) {
   DeepProgress bar(2, /*tty=*/false);
-  NcuEvent started = finished("reduce_kernel");
+  NcuEvent started = finished("nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN");
   started.passes.reset();
   EXPECT_EQ(bar.on_event(started, 0.5), "");  // only finished kernels make a line
-  EXPECT_EQ(bar.on_event(finished("reduce_kernel"), 3), "ncu: 1/2 kernels, 3.0s: reduce_kernel\n");
+  EXPECT_EQ(bar.on_event(finished("nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN"), 3),
+            "ncu: 1/2 kernels, 3.0s: nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN\n");
   EXPECT_EQ(bar.finish(3725), "ncu: 1/2 kernels, 1:02:05 (done)\n");
 }
 

@@ -68,14 +68,15 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
       "gpu__time_duration.sum --nvtx --nvtx-include prefill/ -o " + runs + "/discovery/timing python3 run.py "
       "--prompt 'it'\\''s'\n" +
       kFakeNcu + " --import " + runs + "/discovery/timing.ncu-rep --page raw --csv --print-units base --print-kernel-base mangled\n"
-      "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first)\n" +
+      "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first; the\n"
+      "# kernels, the launch number they share and --launch-count, one per kernel, come from discovery)\n" +
       kFakeNcu + " --target-processes all --replay-mode kernel --clock-control none --section SpeedOfLight "
       "--section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats "
       "--section WarpStateStats --section SpeedOfLight_RooflineChart --section "
       "SpeedOfLight_HierarchicalTensorRooflineChart --section SpeedOfLight_HierarchicalSingleRooflineChart "
       "--section SpeedOfLight_HierarchicalDoubleRooflineChart --nvtx --nvtx-include prefill/ "
-      "--kernel-name-base mangled --kernel-name 'regex:<THE KERNELS DISCOVERY SELECTS>' --launch-skip 0 "
-      "--launch-count 1 -o " + runs + "/deep/deep_1 python3 run.py --prompt 'it'\\''s'\n" +
+      "--kernel-name-base mangled --kernel-id '::regex:<THE KERNELS DISCOVERY SELECTS>:<LAUNCH NUMBER>' "
+      "--launch-count 1 --kill 1 -o " + runs + "/deep/deep_1 python3 run.py --prompt 'it'\\''s'\n" +
       kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page raw --csv --print-units base --print-kernel-base mangled\n" +
       kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page details --csv --print-kernel-base mangled\n";
   EXPECT_EQ(r.out, expected);
@@ -129,6 +130,41 @@ TEST(ProfileRun, RunDirectoryHoldsDiscoveryDeepPassAndAnalysis) {
   }
   EXPECT_EQ(rows, 30);
   EXPECT_EQ(deep, 18);
+}
+
+// A discovery with mangled names (the real llama prefill run): each ncu run of the deep pass
+// profiles one launch of each of its kernels through --kernel-id, and --kill ends the
+// program after the last one.
+TEST(ProfileRun, MangledDiscoveryProfilesOneLaunchPerKernelThroughKernelId) {
+  test::TempDir dir;
+  setenv("FAKE_NCU_DATA", "llama_prefill", 1);
+  auto r = run(options(dir, {"echo", "hello from the program"}));
+  unsetenv("FAKE_NCU_DATA");
+  ASSERT_EQ(r.result.exit_code, 0) << r.err;
+  // The lm_head GEMM (2 launches) cannot share an invocation number with the rest (launch 3
+  // represents most of them best): rather than a second run for 4.8% of the time, the next
+  // kernels by time take its place and coverage stays above 90%.
+  EXPECT_NE(r.err.find("deep pass: 16 kernels, 91.4% of 4.209 ms of kernel time, in 1 ncu runs"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("left out nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT (4.8% of kernel time)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("ncu: 16/16 kernels"), std::string::npos) << r.err;
+  const std::string root = dir.file("runs") + "/r1";
+  std::ifstream log(root + "/deep/deep_1.stdout.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("==PROF== Trying to shutdown target application"), std::string::npos) << text;
+  EXPECT_EQ(text.find("hello from the program"), std::string::npos) << "--kill 1 should end the program";
+  auto manifest = read_json(root + "/manifest.json");
+  EXPECT_EQ(manifest["options"]["selection"]["kernel_name_base"], "mangled");
+  const auto& deep_argv = manifest["runs"][2]["argv"];
+  EXPECT_NE(std::find(deep_argv.begin(), deep_argv.end(), "--kernel-id"), deep_argv.end()) << deep_argv;
+  auto analysis = read_json(root + "/analysis.json");
+  EXPECT_EQ(analysis["totals"]["launches"], 684);
+  // The fake serves the real deep pass's rows, which hold 14 of the 16 (the two that took
+  // the GEMM's place were not measured on the H100).
+  EXPECT_EQ(analysis["coverage"]["measured_kernels"], 14);
+  EXPECT_EQ(analysis["coverage"]["deep_launches"], 14);
 }
 
 TEST(ProfileRun, AFailingProgramFailsTheRunWithExitCode3) {

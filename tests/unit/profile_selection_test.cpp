@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <regex>
 #include <set>
 
@@ -189,6 +191,75 @@ TEST(Selection, OneMangledNameMakesTheMangledSpellingTheFilter) {
   ASSERT_EQ(sel->invocations.size(), 1u);
   EXPECT_EQ(sel->invocations[0].kernel_name,
             "regex:^(_Z5scaleifPf|nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT)$");
+}
+
+// What --kernel-id "::regex:^(...)$:N" profiles, as ncu does it: the N-th launch of each
+// kernel name the expression matches, names counted apart.
+std::vector<std::size_t> replay_kernel_id(const model::Profile& p, const NcuInvocation& inv) {
+  const std::string& id = inv.kernel_id;
+  EXPECT_TRUE(id.starts_with("::regex:")) << id;
+  const auto last = id.rfind(':');
+  std::regex re(id.substr(8, last - 8));
+  const std::uint64_t number = std::stoull(id.substr(last + 1));
+  std::map<std::string, std::uint64_t> seen;
+  std::vector<std::size_t> profiled;
+  for (std::size_t i : launch_order(p)) {
+    const std::string& name = p.names[p.launches[i].name];
+    if (std::regex_search(name, re) && ++seen[name] == number) profiled.push_back(i);
+  }
+  return profiled;
+}
+
+// The real llama prefill discovery (ncu timing mode on the H100, mangled names).
+TEST(Selection, MangledNamesShareOneRunThroughKernelIdAtOneLaunchEach) {
+  auto r = test::read_fixture("profile_run/llama_prefill/discovery/timing_raw.csv.gz");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  auto agg = analysis::aggregate(r.profile, test::builtin_classifier());
+  auto sel = select_kernels(r.profile, agg, {.coverage = 0.9, .top = 20});
+  ASSERT_TRUE(sel.ok()) << sel.error().to_string();
+  EXPECT_EQ(sel->name_base, NameBase::kMangled);
+  EXPECT_GE(sel->covered_ns, 0.9 * sel->total_kernel_ns);
+  ASSERT_EQ(sel->invocations.size(), 1u);
+  const NcuInvocation& inv = sel->invocations[0];
+  EXPECT_EQ(inv.launch_count, sel->picks.size());
+  EXPECT_EQ(inv.picks.size(), sel->picks.size());
+  EXPECT_TRUE(inv.kernel_id.starts_with("::" + inv.kernel_name + ":"));
+  // Exactly one launch of each pick, and it is the one the pick names.
+  auto profiled = replay_kernel_id(r.profile, inv);
+  ASSERT_EQ(profiled.size(), sel->picks.size());
+  for (const auto& pick : sel->picks) {
+    EXPECT_NE(std::find(profiled.begin(), profiled.end(), pick.launch_index), profiled.end()) << pick.shown_name;
+    EXPECT_LE(std::abs(pick.representative_ns - pick.median_ns), 0.1 * pick.median_ns) << pick.shown_name;
+  }
+  // The lm_head GEMM has 2 launches and so could not share launch 3: it was swapped out.
+  ASSERT_EQ(sel->notes.size(), 1u);
+  EXPECT_NE(sel->notes[0].find("left out nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT"), std::string::npos)
+      << sel->notes[0];
+}
+
+// Two kernels whose representative launches have different numbers, and nothing else to take
+// one's place: two runs, the hotter kernel's first.
+TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
+  model::Profile p;
+  p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
+  auto add = [&](const char* name, double ns) {
+    model::Launch l;
+    l.name = p.names.intern(name);
+    l.id = static_cast<std::int64_t>(p.launches.size());
+    l.duration_ns = ns;
+    p.launches.push_back(l);
+  };
+  add("_Z3hotv", 100), add("_Z3hotv", 100), add("_Z3hotv", 1);  // launch 3 is not like the rest
+  add("_Z4coldv", 1), add("_Z4coldv", 1), add("_Z4coldv", 50), add("_Z4coldv", 50), add("_Z4coldv", 50);
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(sel.ok()) << sel.error().to_string();
+  ASSERT_EQ(sel->invocations.size(), 2u);
+  EXPECT_EQ(sel->invocations[0].kernel_id, "::regex:^_Z3hotv$:1");
+  EXPECT_EQ(sel->invocations[1].kernel_id, "::regex:^_Z4coldv$:3");
+  EXPECT_EQ(sel->picks[1].launch_index, 5u);
+  EXPECT_TRUE(sel->notes.empty());
+  for (const auto& inv : sel->invocations) EXPECT_EQ(replay_kernel_id(p, inv).size(), 1u);
 }
 
 TEST(Selection, RejectsBadOptionsAndEmptyDiscovery) {

@@ -22,7 +22,7 @@ struct ProfileCliOptions {
   profile::ProfileRunOptions run;
   std::string discovery = "auto", tier = "roofline", clock_control = "none", replay = "kernel";
   std::vector<int> ranks;
-  bool quiet = false;
+  bool quiet = false, no_kill = false;
   std::vector<std::string> rule_files;
 };
 
@@ -54,6 +54,7 @@ int run_profile_command(ProfileCliOptions& opt) {
   opt.run.replay = opt.replay == "application" ? profile::ReplayMode::kApplication : profile::ReplayMode::kKernel;
   opt.run.progress_tty = isatty(STDERR_FILENO) == 1;
   opt.run.echo_program_output = !opt.quiet;
+  opt.run.kill_after_last = !opt.no_kill && !profile::launcher_rank(environ);
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
   return profile::run_profile(opt.run, *classifier, std::cout, std::cerr).exit_code;
@@ -116,6 +117,9 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_option("--ncu", opt->run.ncu_path, "Path of ncu (default: searched for)");
   cmd->add_option("--nsys", opt->run.nsys_path, "Path of nsys (default: searched for)");
   cmd->add_flag("--dry-run", opt->run.dry_run, "Print the tools found and every command a run would use; run nothing");
+  cmd->add_flag("--no-kill", opt->no_kill,
+                "Let the program run to its end after the deep pass profiled its last kernel (by default "
+                "ncu ends it there; never under a launcher)");
   cmd->add_flag("--quiet", opt->quiet, "Do not echo the program's output (it is still logged)");
   add_rules_option(cmd, opt->rule_files);
   return {cmd, [opt] { return run_profile_command(*opt); }};

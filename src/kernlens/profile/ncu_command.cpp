@@ -125,12 +125,20 @@ std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, Repla
     argv.emplace_back("--nvtx");
     append_nvtx_filters(argv, settings);
   }
-  // --launch-skip and --launch-count count only launches that match the kernel filters
-  // (docs, "Profile" options), NVTX filters included.
-  append(argv,
-         {"--kernel-name-base", invocation.kernel_name_base, "--kernel-name",
-          invocation.kernel_name, "--launch-skip", std::to_string(invocation.launch_skip),
-          "--launch-count", std::to_string(invocation.launch_count), "-o", invocation.report_base});
+  append(argv, {"--kernel-name-base", invocation.kernel_name_base});
+  if (!invocation.kernel_id.empty()) {
+    append(argv, {"--kernel-id", invocation.kernel_id});
+  } else {
+    // --launch-skip and --launch-count count only launches that match the kernel filters
+    // (docs, "Profile" options), NVTX filters included.
+    append(argv, {"--kernel-name", invocation.kernel_name, "--launch-skip",
+                  std::to_string(invocation.launch_skip)});
+  }
+  append(argv, {"--launch-count", std::to_string(invocation.launch_count)});
+  // "--kill 1" printed "==PROF== Trying to shutdown target application" after the last
+  // counted launch and ncu exited 0 (ncu_filter_probe.sh on the H100).
+  if (settings.kill_after_last) append(argv, {"--kill", "1"});
+  append(argv, {"-o", invocation.report_base});
   append_program(argv, program);
   return argv;
 }

@@ -1,8 +1,9 @@
 // Nsight Compute command lines, as argv vectors (never shell strings):
 //
 //   discovery_argv()   timing mode: every launch, only gpu__time_duration.sum, into a report
-//   deep_argv()        one deep-pass invocation: the tier's sections, one kernel filter and a
-//                      window of its launches, into <out>/deep/<name>.ncu-rep
+//   deep_argv()        one deep-pass invocation: the tier's sections, one kernel filter and
+//                      an invocation number or a window of its launches, into
+//                      <out>/deep/<name>.ncu-rep
 //   export_argvs()     the report to the raw page (base units) and the details page, as CSV
 //   nvtx_*_filter()    --nvtx-include expressions for push/pop and start/end ranges, names
 //                      escaped
@@ -46,6 +47,9 @@ struct NcuSettings {
   std::string ncu = "ncu";                           // path of the executable
   ClockControl clock_control = ClockControl::kNone;  // kernlens never changes clocks unasked
   std::vector<std::string> nvtx_include;             // ncu --nvtx-include expressions
+  // The deep pass ends the program once its last planned launch is profiled (--kill 1),
+  // skipping the rest of the run (decode steps after a profiled prefill, teardown).
+  bool kill_after_last = false;
 };
 
 // Discovery in timing mode: all launches, one metric, no cache flushes, written to
@@ -56,6 +60,7 @@ std::vector<std::string> discovery_argv(const NcuSettings& settings, const std::
 struct DeepInvocation {
   std::string kernel_name_base;  // "function", "demangled" or "mangled"
   std::string kernel_name;       // "regex:^...$"
+  std::string kernel_id;         // "::regex:^...$:N": replaces kernel_name and launch_skip
   std::uint64_t launch_skip = 0;
   std::uint64_t launch_count = 1;
   std::string report_base;  // <out>/deep/<name>, without ".ncu-rep"

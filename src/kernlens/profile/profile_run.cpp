@@ -29,6 +29,7 @@ namespace kernlens::profile {
 namespace {
 
 constexpr std::string_view kDeepPlaceholder = "regex:<THE KERNELS DISCOVERY SELECTS>";
+constexpr std::string_view kDeepIdPlaceholder = "::regex:<THE KERNELS DISCOVERY SELECTS>:<LAUNCH NUMBER>";
 
 // Splits `s` at every `sep` not escaped by '\'; "\x" stands for x.
 std::vector<std::string> split_escaped(std::string_view s, char sep) {
@@ -260,8 +261,8 @@ std::vector<std::string> deep_pass(Run& run, const Selection& selection, std::st
   for (std::size_t i = 0; i < selection.invocations.size(); ++i) {
     const NcuInvocation& inv = selection.invocations[i];
     const std::string stem = fmt::format("deep_{}", i + 1);
-    DeepInvocation d{std::string(to_string(selection.name_base)), inv.kernel_name, inv.launch_skip, inv.launch_count,
-                     (run.dir.deep / stem).string()};
+    DeepInvocation d{std::string(to_string(selection.name_base)), inv.kernel_name, inv.kernel_id, inv.launch_skip,
+                     inv.launch_count, (run.dir.deep / stem).string()};
     auto on_event = [&](const NcuEvent& e) { run.err << progress.on_event(e, run.elapsed_s()) << std::flush; };
     const std::string step = fmt::format("deep {}/{}", i + 1, selection.invocations.size());
     auto result = run_step(run, step, deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command), run.dir.deep,
@@ -341,8 +342,10 @@ void print_dry_run(Run& run, const nlohmann::ordered_json& tools) {
     run.out << shell_join(discovery_argv(run.ncu, (run.dir.discovery / "timing").string(), run.opt.command)) << "\n";
     run.out << shell_join(export_argvs(run.ncu.ncu, (run.dir.discovery / "timing.ncu-rep").string())[0]) << "\n";
   }
-  run.out << "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first)\n";
-  DeepInvocation d{"mangled", std::string(kDeepPlaceholder), 0, 1, (run.dir.deep / "deep_1").string()};
+  run.out << "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first; the\n"
+             "# kernels, the launch number they share and --launch-count, one per kernel, come from discovery)\n";
+  DeepInvocation d{"mangled", std::string(kDeepPlaceholder), std::string(kDeepIdPlaceholder), 0, 1,
+                   (run.dir.deep / "deep_1").string()};
   run.out << shell_join(deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command)) << "\n";
   for (const auto& argv : export_argvs(run.ncu.ncu, d.report_base + ".ncu-rep")) run.out << shell_join(argv) << "\n";
 }
@@ -408,6 +411,8 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   }
   run.ncu.clock_control = opt.clock_control;
   run.ncu.nvtx_include = *filters;
+  // Application replay runs the program once per pass: ending it early would cut passes short.
+  run.ncu.kill_after_last = opt.kill_after_last && opt.replay == ReplayMode::kKernel;
   nlohmann::ordered_json tools = nlohmann::ordered_json::object();
   if (Status s = find_tools(run, tools); !s) {
     err << "kernlens: error: " << s.error().to_string() << "\n";
@@ -447,6 +452,7 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
     return run.finish(kExitBadInput, "failed", s.error().to_string());
   }
   run.note(selection_summary(*selection));
+  for (const auto& note : selection->notes) run.note(note);
   run.manifest.options["selection"] = {{"kernels", selection->picks.size()},
                                        {"covered_ns", selection->covered_ns},
                                        {"total_kernel_ns", selection->total_kernel_ns},

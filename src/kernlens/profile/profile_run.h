@@ -36,6 +36,9 @@ struct ProfileRunOptions {
   std::string run_id;                    // empty: made from the time and the program
   double timeout_s = 0;                  // per profiler run; 0: none
   bool dry_run = false;
+  // End the program once the deep pass has profiled its last planned launch (kernel replay
+  // only). Off under a launcher: the other ranks would wait for the killed one.
+  bool kill_after_last = true;
   std::string ncu_path, nsys_path;       // empty: searched for
   bool progress_tty = false;             // redraw a progress bar (stderr is a terminal)
   bool echo_program_output = true;

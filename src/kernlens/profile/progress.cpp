@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/names/base_name.h"
+#include "kernlens/names/demangle.h"
+
 namespace kernlens::profile {
 namespace {
 
@@ -37,16 +40,43 @@ std::pair<std::size_t, std::size_t> next_marker(std::string_view line, std::size
   return {best, which};
 }
 
-// `Profiling "NAME" - N: 0%....50%....100% - P passes`; the name may hold quotes, so it runs
-// to the last `" - ` before the launch number.
+// With --kernel-id, ncu prints the matched kernel as its id, "CONTEXT:STREAM:NAME:INVOCATION"
+// ("1:7:kA:2", ncu 2025.3.1): the name alone, else `printed` unchanged.
+std::string_view name_of_kernel_id(std::string_view printed) {
+  auto digits_then_colon = [](std::string_view s, std::size_t& at) {
+    std::size_t start = at;
+    while (at < s.size() && s[at] >= '0' && s[at] <= '9') ++at;
+    if (at == start || at >= s.size() || s[at] != ':') return false;
+    ++at;
+    return true;
+  };
+  std::size_t at = 0;
+  if (!digits_then_colon(printed, at) || !digits_then_colon(printed, at)) return printed;
+  std::size_t last = printed.rfind(':');
+  if (last < at || last + 1 == printed.size()) return printed;
+  for (std::size_t i = last + 1; i < printed.size(); ++i) {
+    if (printed[i] < '0' || printed[i] > '9') return printed;
+  }
+  return printed.substr(at, last - at);
+}
+
+// `Profiling "NAME" - N: 0%....50%....100% - P passes`, or `Profiling "ID": 0%....` under
+// --kernel-id. The name may hold quotes, so it runs to the last `" - ` before the launch
+// number (or the last `": `).
 NcuEvent parse_profiling(std::string_view text) {
   NcuEvent e{NcuEventKind::kProfiling, {}, {}, {}, {}, std::string(text)};
   std::string_view rest = text.substr(std::string_view("Profiling \"").size());
-  std::size_t name_end = rest.rfind("\" - ");
-  if (name_end == std::string_view::npos) return e;
-  e.kernel = std::string(rest.substr(0, name_end));
-  rest.remove_prefix(name_end + 4);
-  e.launch = leading_number<std::int64_t>(rest);
+  if (std::size_t name_end = rest.rfind("\" - "); name_end != std::string_view::npos &&
+                                                   leading_number<std::int64_t>(rest.substr(name_end + 4))) {
+    e.kernel = std::string(rest.substr(0, name_end));
+    rest.remove_prefix(name_end + 4);
+    e.launch = leading_number<std::int64_t>(rest);
+  } else if (name_end = rest.rfind("\": "); name_end != std::string_view::npos) {
+    e.kernel = std::string(name_of_kernel_id(rest.substr(0, name_end)));
+    rest.remove_prefix(name_end + 3);
+  } else {
+    return e;
+  }
   if (std::size_t passes_at = rest.rfind("% - "); passes_at != std::string_view::npos) {
     std::string_view passes = rest.substr(passes_at + 4);
     if (passes.ends_with(" passes") || passes.ends_with(" pass"))
@@ -119,7 +149,8 @@ std::string DeepProgress::render(double elapsed_s) {
 
 std::string DeepProgress::on_event(const NcuEvent& event, double elapsed_s) {
   if (event.kind != NcuEventKind::kProfiling) return {};
-  current_ = event.kernel;
+  // ncu prints the names its filter matched, mangled here: the base name reads better.
+  current_ = names::base_name(names::demangle(event.kernel).value_or(event.kernel));
   if (event.passes) ++done_;
   if (!tty_) return event.passes ? render(elapsed_s) + "\n" : std::string();
   std::string line = render(elapsed_s);

@@ -5,7 +5,7 @@
 //                      ==WARNING== No kernels were profiled, ==ERROR== ...). ncu writes a
 //                      kernel's progress without a newline, so other messages can land in the
 //                      middle of a line; each marker starts an event of its own.
-//   DeepProgress       "kernels done / planned, elapsed, current kernel": a carriage-return
+//   DeepProgress       "kernels done / planned, elapsed, current kernel (base name)": a carriage-return
 //                      redraw for a terminal, plain lines otherwise. Pure: it returns the text
 //                      and the caller writes it.
 #pragma once
@@ -31,7 +31,8 @@ enum class NcuEventKind : std::uint8_t {
 
 struct NcuEvent {
   NcuEventKind kind = NcuEventKind::kOtherProf;
-  std::string kernel;                  // kProfiling: the name ncu printed (may end in "...")
+  std::string kernel;                  // kProfiling: the name ncu printed (may end in "...");
+                                       // under --kernel-id, the name part of the id
   std::optional<std::int64_t> launch;  // kProfiling: ncu's launch number
   std::optional<int> passes;           // kProfiling: replay passes, when finished
   std::optional<std::int64_t> pid;     // kConnected, kDisconnected

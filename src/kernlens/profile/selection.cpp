@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <optional>
 #include <unordered_map>
 
@@ -167,15 +168,6 @@ std::optional<Window> best_window(const model::Profile& profile,
   return best;
 }
 
-std::string launch_reason(const KernelPick& pick, std::uint64_t ordinal, std::size_t group_size) {
-  std::string why = fmt::format("launch {} of {} ({:.0f} ns; median {:.0f} ns)", ordinal + 1,
-                                pick.launches, pick.representative_ns, pick.median_ns);
-  if (group_size == 1) return why + ": the first launch of it closest to its median duration";
-  return why +
-         ": the launch closest to its median in the window of launches, short enough to "
-         "profile in one run, that holds every kernel of its invocation";
-}
-
 std::string alternation(NameBase base, const std::vector<KernelPick>& picks,
                         const std::vector<std::size_t>& group) {
   std::vector<std::string> patterns;
@@ -190,6 +182,258 @@ std::string alternation(NameBase base, const std::vector<KernelPick>& picks,
   // way to match several names with one filter.
   if (patterns.size() == 1) return "regex:^" + patterns[0] + "$";
   return "regex:^(" + fmt::format("{}", fmt::join(patterns, "|")) + ")$";
+}
+
+
+// ncu parses --kernel-id at ':' ("context:stream:[regex:]name:invocation"); mangled names and
+// their anchored alternation have none, demangled ones ("ns::f") do.
+bool kernel_id_usable(const Selection& sel) {
+  if (sel.name_base != NameBase::kMangled) return false;
+  return std::none_of(sel.picks.begin(), sel.picks.end(), [](const KernelPick& p) {
+    return p.filter_name.find(':') != std::string::npos;
+  });
+}
+
+// The 0-based count of earlier launches of the same kernel as `order[position]`.
+std::uint64_t ordinal_of(const model::Profile& profile, const std::vector<std::size_t>& order,
+                         std::size_t position) {
+  const model::NameId name = profile.launches[order[position]].name;
+  std::uint64_t ordinal = 0;
+  for (std::size_t i = 0; i < position; ++i) {
+    if (profile.launches[order[i]].name == name) ++ordinal;
+  }
+  return ordinal;
+}
+
+void set_representative(const model::Profile& profile, const std::vector<std::size_t>& order,
+                        KernelPick& pick, std::size_t position, std::string_view why) {
+  pick.position = position;
+  pick.launch_index = order[position];
+  pick.representative_ns = profile.launches[pick.launch_index].duration_ns.value_or(0);
+  pick.reason = fmt::format("launch {} of {} ({:.0f} ns; median {:.0f} ns): {}",
+                            ordinal_of(profile, order, position) + 1, pick.launches,
+                            pick.representative_ns, pick.median_ns, why);
+}
+
+// A launch that may represent its kernel in a --kernel-id run: its 1-based number among the
+// kernel's launches (ncu's invocation-nr), position in `order` and deviation from the median.
+struct Acceptable {
+  std::uint64_t number = 0;
+  std::size_t position = 0;
+  double deviation = kNoDeviation;
+};
+
+// For each kernel in `medians`, its launches no more than `tolerance` further from its median
+// than its closest launch, by number. A kernel whose launches fall into two groups (one GEMM
+// kernel for two shapes, as in GQA's q and k/v projections) has no launch near its median,
+// and a launch of either group stands for it as well as the other.
+std::unordered_map<model::NameId, std::vector<Acceptable>> acceptable_launches(
+    const model::Profile& profile, const std::vector<std::size_t>& order, const FilterKeys& fk,
+    const std::unordered_map<model::NameId, double>& medians, double tolerance) {
+  std::unordered_map<model::NameId, std::vector<Acceptable>> all;
+  std::unordered_map<std::uint32_t, std::uint64_t> seen;  // launches so far, by filter key
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const auto& launch = profile.launches[order[i]];
+    const std::uint64_t number = ++seen[fk.key_of_name[launch.name]];
+    auto median = medians.find(launch.name);
+    if (median == medians.end()) continue;
+    all[launch.name].push_back({number, i, deviation(launch, median->second)});
+  }
+  for (auto& [name, launches] : all) {
+    double closest = kNoDeviation;
+    for (const auto& a : launches) closest = std::min(closest, a.deviation);
+    const double accept = closest + tolerance;
+    std::erase_if(launches, [&](const Acceptable& a) { return a.deviation > accept; });
+  }
+  return all;
+}
+
+const Acceptable* accepts(const std::vector<Acceptable>& launches, std::uint64_t number) {
+  auto it = std::lower_bound(launches.begin(), launches.end(), number,
+                             [](const Acceptable& a, std::uint64_t n) { return a.number < n; });
+  return it != launches.end() && it->number == number ? &*it : nullptr;
+}
+
+// One --kernel-id run: the invocation number its kernels share and, per pick, its launch.
+struct NumberGroup {
+  std::uint64_t number = 0;
+  std::vector<std::pair<std::size_t, Acceptable>> members;  // (pick, launch)
+  double covered_ns = 0;
+};
+
+// Greedy set cover weighted by time: each round takes the number acceptable to the picks not
+// yet placed that make up the most kernel time (then the one closest to their medians, then
+// the earliest), so the hottest kernels share the first run and a run left over holds little.
+std::vector<NumberGroup> cover_by_number(
+    const std::vector<KernelPick>& picks,
+    const std::unordered_map<model::NameId, std::vector<Acceptable>>& acceptable) {
+  std::map<std::uint64_t, std::vector<std::pair<std::size_t, Acceptable>>> by_number;
+  for (std::size_t p = 0; p < picks.size(); ++p) {
+    for (const auto& a : acceptable.at(picks[p].name)) by_number[a.number].push_back({p, a});
+  }
+  std::vector<NumberGroup> groups;
+  std::vector<bool> placed(picks.size(), false);
+  for (std::size_t left = picks.size(); left > 0;) {
+    const std::vector<std::pair<std::size_t, Acceptable>>* best = nullptr;
+    std::uint64_t best_number = 0;
+    double best_ns = 0, best_deviation = kNoDeviation;
+    for (const auto& [number, members] : by_number) {
+      double ns = 0, total = 0;
+      for (const auto& [p, a] : members) {
+        if (placed[p]) continue;
+        ns += picks[p].total_ns;
+        total += std::isfinite(a.deviation) ? a.deviation : 1e9;
+      }
+      if (ns > best_ns || (ns == best_ns && ns > 0 && total < best_deviation)) {
+        best = &members, best_number = number, best_ns = ns, best_deviation = total;
+      }
+    }
+    if (!best) break;  // a pick without launches; the caller reports it
+    NumberGroup g{best_number, {}, 0};
+    for (const auto& [p, a] : *best) {
+      if (placed[p]) continue;
+      placed[p] = true;
+      g.members.push_back({p, a});
+      g.covered_ns += picks[p].total_ns;
+    }
+    left -= g.members.size();
+    groups.push_back(std::move(g));
+  }
+  return groups;
+}
+
+// ncu counts a kernel's invocations per kernel name, among the launches its NVTX filters keep:
+// "::regex:^(kA|kB|kC)$:2" profiled the 2nd launch of each of the three inside the range
+// (scripts/device/ncu_filter_probe.sh on the H100, ncu 2025.3.1). So kernels whose N-th
+// launch represents them share one run that profiles exactly one launch of each.
+//
+// Every ncu run starts the program again (15-20 s of a 30 s run for a small model on the
+// H100), so a run needed only by a few kernels is worth avoiding: when the next kernels by
+// time fit the other runs and keep coverage, they take the place of that run's kernels.
+Status merge_by_invocation_number(const model::Profile& profile,
+                                  const std::vector<std::size_t>& order, const FilterKeys& fk,
+                                  const std::vector<KernelPick>& ranked, Selection& sel,
+                                  const SelectionOptions& options) {
+  std::unordered_map<model::NameId, double> medians;
+  for (const auto& k : ranked) medians[k.name] = k.median_ns;
+  const auto acceptable =
+      acceptable_launches(profile, order, fk, medians, options.representative_tolerance);
+  for (const auto& pick : sel.picks) {
+    if (!acceptable.contains(pick.name)) {
+      return make_error("", 0,
+                        fmt::format("kernel {} has no launch in the discovery", pick.shown_name));
+    }
+  }
+  std::vector<NumberGroup> groups = cover_by_number(sel.picks, acceptable);
+  while (groups.size() > 1) {
+    // The run covering the least time, and what could replace its kernels.
+    auto cheapest = std::min_element(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+      return a.covered_ns < b.covered_ns;
+    });
+    std::vector<KernelPick> trial;
+    for (std::size_t p = 0; p < sel.picks.size(); ++p) {
+      bool dropped = std::any_of(cheapest->members.begin(), cheapest->members.end(),
+                                 [&](const auto& m) { return m.first == p; });
+      if (!dropped) trial.push_back(sel.picks[p]);
+    }
+    double covered = sel.covered_ns - cheapest->covered_ns;
+    for (std::size_t r = sel.picks.size(); r < ranked.size(); ++r) {
+      if (covered >= options.coverage * sel.total_kernel_ns || trial.size() >= options.top) break;
+      if (ranked[r].filter_name.find(':') != std::string::npos) continue;
+      auto it = acceptable.find(ranked[r].name);
+      bool fits = it != acceptable.end() &&
+                  std::any_of(groups.begin(), groups.end(), [&](const NumberGroup& g) {
+                    return &g != &*cheapest && accepts(it->second, g.number);
+                  });
+      if (!fits) continue;
+      trial.push_back(ranked[r]);
+      covered += ranked[r].total_ns;
+    }
+    if (covered < options.coverage * sel.total_kernel_ns) break;
+    std::vector<std::string> dropped;
+    for (const auto& [p, a] : cheapest->members) dropped.push_back(sel.picks[p].shown_name);
+    sel.notes.push_back(fmt::format(
+        "left out {} ({:.1f}% of kernel time): measuring it needed an ncu run of its own; the "
+        "next kernels by time fit the other runs and keep coverage at {:.1f}%",
+        fmt::join(dropped, ", "), 100 * cheapest->covered_ns / sel.total_kernel_ns,
+        100 * covered / sel.total_kernel_ns));
+    sel.picks = std::move(trial);
+    sel.covered_ns = covered;
+    groups = cover_by_number(sel.picks, acceptable);
+  }
+  for (const auto& g : groups) {
+    NcuInvocation inv;
+    for (const auto& [p, a] : g.members) {
+      inv.picks.push_back(p);
+      set_representative(profile, order, sel.picks[p], a.position,
+                         fmt::format("within {:.0f}% of the launch closest to its median, and launch "
+                                     "{} is what the other kernels of its ncu run share",
+                                     100 * options.representative_tolerance, g.number));
+    }
+    std::sort(inv.picks.begin(), inv.picks.end());
+    inv.kernel_name = alternation(sel.name_base, sel.picks, inv.picks);
+    inv.kernel_id = fmt::format("::{}:{}", inv.kernel_name, g.number);
+    inv.launch_count = inv.picks.size();
+    inv.reason = fmt::format(
+        "{} kernel(s), launch {} of each (--kernel-id counts each kernel's launches apart)",
+        inv.picks.size(), g.number);
+    sel.invocations.push_back(std::move(inv));
+  }
+  return ok_status();
+}
+
+// Without --kernel-id: each kernel joins the first invocation whose window of matching
+// launches stays short enough.
+Status merge_by_window(const model::Profile& profile, const std::vector<std::size_t>& order,
+                       const FilterKeys& fk, Selection& sel, const SelectionOptions& options) {
+  struct Group {
+    std::vector<std::size_t> picks;
+    Window window;
+  };
+  std::vector<Group> groups;
+  for (std::size_t p = 0; p < sel.picks.size(); ++p) {
+    bool joined = false;
+    for (auto& g : groups) {
+      std::vector<std::size_t> trial = g.picks;
+      trial.push_back(p);
+      auto limit =
+          static_cast<std::uint64_t>(options.max_window_factor * static_cast<double>(trial.size()));
+      auto w = best_window(profile, order, fk, sel.picks, trial, limit);
+      if (w && w->count <= limit) {
+        g = Group{std::move(trial), std::move(*w)};
+        joined = true;
+        break;
+      }
+    }
+    if (joined) continue;
+    auto w = best_window(profile, order, fk, sel.picks, {p}, 1);
+    if (!w) {
+      return make_error(
+          "", 0, fmt::format("kernel {} has no launch in the discovery", sel.picks[p].shown_name));
+    }
+    groups.push_back(Group{{p}, std::move(*w)});
+  }
+  for (auto& g : groups) {
+    NcuInvocation inv;
+    inv.kernel_name = alternation(sel.name_base, sel.picks, g.picks);
+    inv.launch_skip = g.window.skip;
+    inv.launch_count = g.window.count;
+    inv.picks = g.picks;
+    for (std::size_t s = 0; s < g.picks.size(); ++s) {
+      set_representative(profile, order, sel.picks[g.picks[s]], g.window.representative[s],
+                         g.picks.size() == 1
+                             ? "the first launch of it closest to its median duration"
+                             : "the launch closest to its median in the window of launches, "
+                               "short enough to profile in one run, that holds every kernel "
+                               "of its invocation");
+    }
+    inv.reason = fmt::format(
+        "{} kernel(s) reached by skipping {} and profiling {} of the launches the filter matches "
+        "(--launch-skip counts only matching launches)",
+        g.picks.size(), inv.launch_skip, inv.launch_count);
+    sel.invocations.push_back(std::move(inv));
+  }
+  return ok_status();
 }
 
 }  // namespace
@@ -252,20 +496,25 @@ Result<Selection> select_kernels(const model::Profile& profile,
   if (sel.total_kernel_ns <= 0) {
     return make_error("", 0, "the discovery has no timed kernel launches to select from");
   }
-  std::vector<model::NameId> names;
+  // Every timed kernel by total time: the first ones reaching coverage are the picks, the
+  // rest may stand in for picks that would need an ncu run of their own.
+  std::vector<KernelPick> ranked;
   for (const auto& row : aggregate.kernels) {
-    if (sel.covered_ns >= options.coverage * sel.total_kernel_ns || names.size() >= options.top)
-      break;
     if (!row.total_ns || *row.total_ns <= 0) continue;
-    names.push_back(row.name);
     KernelPick pick;
     pick.name = row.name;
     pick.shown_name = analysis::shown_name(profile, row);
     pick.launches = row.launches;
     pick.total_ns = *row.total_ns;
     pick.share = row.share.value_or(pick.total_ns / sel.total_kernel_ns);
+    ranked.push_back(std::move(pick));
+  }
+  std::vector<model::NameId> names;
+  for (const auto& pick : ranked) {
+    if (sel.covered_ns >= options.coverage * sel.total_kernel_ns || names.size() >= options.top)
+      break;
+    names.push_back(pick.name);
     sel.covered_ns += pick.total_ns;
-    sel.picks.push_back(std::move(pick));
   }
   std::tie(sel.name_base, sel.name_base_reason) = choose_name_base(profile, names);
 
@@ -275,64 +524,17 @@ Result<Selection> select_kernels(const model::Profile& profile,
     const auto& launch = profile.launches[i];
     if (launch.duration_ns) durations[launch.name].push_back(*launch.duration_ns);
   }
-  for (auto& pick : sel.picks) {
+  for (auto& pick : ranked) {
     pick.filter_name = filter_name_of(sel.name_base, profile.names[pick.name]);
     pick.median_ns = median(durations[pick.name]);
   }
+  sel.picks.assign(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(names.size()));
 
-  // Greedy merge: each kernel joins the first invocation whose window stays short enough.
   const FilterKeys fk = filter_keys(profile, sel.name_base);
-  struct Group {
-    std::vector<std::size_t> picks;
-    Window window;
-  };
-  std::vector<Group> groups;
-  for (std::size_t p = 0; p < sel.picks.size(); ++p) {
-    bool joined = false;
-    for (auto& g : groups) {
-      std::vector<std::size_t> trial = g.picks;
-      trial.push_back(p);
-      auto limit =
-          static_cast<std::uint64_t>(options.max_window_factor * static_cast<double>(trial.size()));
-      auto w = best_window(profile, order, fk, sel.picks, trial, limit);
-      if (w && w->count <= limit) {
-        g = Group{std::move(trial), std::move(*w)};
-        joined = true;
-        break;
-      }
-    }
-    if (joined) continue;
-    auto w = best_window(profile, order, fk, sel.picks, {p}, 1);
-    if (!w) {
-      return make_error(
-          "", 0, fmt::format("kernel {} has no launch in the discovery", sel.picks[p].shown_name));
-    }
-    groups.push_back(Group{{p}, std::move(*w)});
-  }
-
-  for (auto& g : groups) {
-    NcuInvocation inv;
-    inv.kernel_name = alternation(sel.name_base, sel.picks, g.picks);
-    inv.launch_skip = g.window.skip;
-    inv.launch_count = g.window.count;
-    inv.picks = g.picks;
-    for (std::size_t s = 0; s < g.picks.size(); ++s) {
-      KernelPick& pick = sel.picks[g.picks[s]];
-      pick.position = g.window.representative[s];
-      pick.launch_index = order[pick.position];
-      pick.representative_ns = profile.launches[pick.launch_index].duration_ns.value_or(0);
-      std::uint64_t ordinal = 0;  // earlier launches of this kernel
-      for (std::size_t i = 0; i < pick.position; ++i) {
-        if (profile.launches[order[i]].name == pick.name) ++ordinal;
-      }
-      pick.reason = launch_reason(pick, ordinal, g.picks.size());
-    }
-    inv.reason = fmt::format(
-        "{} kernel(s) reached by skipping {} and profiling {} of the launches the filter matches "
-        "(--launch-skip counts only matching launches)",
-        g.picks.size(), inv.launch_skip, inv.launch_count);
-    sel.invocations.push_back(std::move(inv));
-  }
+  auto merged = kernel_id_usable(sel)
+                    ? merge_by_invocation_number(profile, order, fk, ranked, sel, options)
+                    : merge_by_window(profile, order, fk, sel, options);
+  if (!merged.ok()) return merged.error();
   return sel;
 }
 

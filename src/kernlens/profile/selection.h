@@ -6,7 +6,11 @@
 //                     duration is closest to the kernel's median) and how ncu reaches it:
 //                     --kernel-name-base, --kernel-name regex:^...$, --launch-skip,
 //                     --launch-count; then the picks merged into as few invocations as can
-//                     reach them all with one contiguous window of matching launches.
+//                     reach them all: with mangled names, one per invocation number
+//                     (--kernel-id "::regex:^(a|b)$:N" profiles the N-th launch of each
+//                     kernel it matches), else one contiguous window of matching launches.
+//                     A run that only a few kernels need is dropped when the next kernels
+//                     by time fit the other runs and keep coverage (Selection::notes says so).
 //   escape_regex()    a literal string as a regular expression
 //   ncu_function_name()  what ncu's --kernel-name-base function matches, from a demangled name
 #pragma once
@@ -34,6 +38,10 @@ struct SelectionOptions {
   // covers (the window between them holds launches of kernels already covered). Below 1,
   // nothing is merged: one invocation per kernel, each at its best launch.
   double max_window_factor = 2.0;
+  // With --kernel-id, a kernel's launch may represent it when its duration is no more than
+  // this fraction of the median further from the median than the closest launch's: the
+  // looser, the more kernels share one invocation number and so one ncu run.
+  double representative_tolerance = 0.1;
 };
 
 // One kernel chosen for the deep pass and the launch of it that represents it.
@@ -51,11 +59,13 @@ struct KernelPick {
   std::string reason;            // why this launch, in words
 };
 
-// One deep-pass ncu run: a kernel-name filter and a window of the launches it matches.
+// One deep-pass ncu run: a kernel-name filter and either one invocation number for all its
+// kernels (--kernel-id) or a window of the launches it matches (--launch-skip/-count).
 struct NcuInvocation {
   std::string kernel_name;         // the --kernel-name value, "regex:^(...)$"
-  std::uint64_t launch_skip = 0;   // matching launches before the window
-  std::uint64_t launch_count = 0;  // launches in the window
+  std::string kernel_id;           // "::regex:^(...)$:N" when it profiles each kernel's N-th launch
+  std::uint64_t launch_skip = 0;   // matching launches before the window (no kernel_id)
+  std::uint64_t launch_count = 0;  // launches it profiles
   std::vector<std::size_t> picks;  // into Selection::picks
   std::string reason;
 };
@@ -67,6 +77,7 @@ struct Selection {
   double covered_ns = 0;          // by the picks
   std::vector<KernelPick> picks;  // by total time, descending
   std::vector<NcuInvocation> invocations;
+  std::vector<std::string> notes;  // choices a user would want to know about, in words
 };
 
 // Chooses the kernels and invocations. `aggregate` must come from `profile`. Launch order
