@@ -11,6 +11,7 @@
 #include "kernlens/cli/commands.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
+#include "kernlens/profile/run_reader.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/text_report.h"
 
@@ -83,7 +84,7 @@ int run_analyze(AnalyzeOptions& opt) {
   read_options.all_metrics = false;
   read_options.metrics = analysis::analysis_metric_names();
   for (const auto& path : opt.inputs) {
-    Status s = ingest::read_input(path, profile, read_options);
+    Status s = profile::read_profile_input(path, profile, read_options);
     if (!s) return bad_input(s.error());
   }
   ingest::reconcile_inputs(profile);

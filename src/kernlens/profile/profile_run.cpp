@@ -16,9 +16,11 @@
 #include "kernlens/ingest/reader.h"
 #include "kernlens/profile/deep_join.h"
 #include "kernlens/profile/kernels_csv.h"
+#include "kernlens/profile/nvtx_path.h"
 #include "kernlens/profile/process.h"
 #include "kernlens/profile/progress.h"
 #include "kernlens/profile/run_dir.h"
+#include "kernlens/profile/run_reader.h"
 #include "kernlens/profile/tools.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/text_report.h"
@@ -30,33 +32,6 @@ namespace {
 
 constexpr std::string_view kDeepPlaceholder = "regex:<THE KERNELS DISCOVERY SELECTS>";
 constexpr std::string_view kDeepIdPlaceholder = "::regex:<THE KERNELS DISCOVERY SELECTS>:<LAUNCH NUMBER>";
-
-// Splits `s` at every `sep` not escaped by '\'; "\x" stands for x.
-std::vector<std::string> split_escaped(std::string_view s, char sep) {
-  std::vector<std::string> parts(1);
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\\' && i + 1 < s.size()) {
-      parts.back() += s[++i];
-    } else if (s[i] == sep) {
-      parts.emplace_back();
-    } else {
-      parts.back() += s[i];
-    }
-  }
-  return parts;
-}
-
-// "[DOMAIN@]REST": the domain before the first unescaped '@', and REST still escaped.
-std::pair<std::string, std::string_view> split_domain(std::string_view user) {
-  for (std::size_t i = 0; i < user.size(); ++i) {
-    if (user[i] == '\\') {
-      ++i;
-    } else if (user[i] == '@') {
-      return {split_escaped(user.substr(0, i), '\0')[0], user.substr(i + 1)};
-    }
-  }
-  return {std::string(), user};
-}
 
 struct Run {
   Run(const ProfileRunOptions& o, const names::KernelClassifier& c, std::ostream& o_out, std::ostream& o_err)
@@ -191,31 +166,6 @@ std::vector<std::string> nsys_export_argv(const Run& run) {
           (run.dir.discovery / "timeline.sqlite").string(), (run.dir.discovery / "timeline.nsys-rep").string()};
 }
 
-// Launches outside the --nvtx-include paths leave the timeline (ncu filters them itself).
-void keep_included_stages(model::Profile& profile, const std::vector<std::string>& paths) {
-  if (paths.empty()) return;
-  std::vector<std::vector<std::string>> wanted;
-  for (const auto& p : paths) {
-    auto [domain, rest] = split_domain(p);
-    std::vector<std::string> labels;
-    for (auto& name : split_escaped(rest, '/')) {
-      labels.push_back(model::range_label(model::NvtxRange{domain, name, model::RangeKind::kPushPop}));
-    }
-    wanted.push_back(std::move(labels));
-  }
-  auto inside = [&](const model::Launch& l) {
-    const auto& stack = profile.stages[l.stage].push_pop;
-    for (const auto& labels : wanted) {
-      if (labels.size() > stack.size()) continue;
-      bool match = true;
-      for (std::size_t i = 0; i < labels.size() && match; ++i) match = model::range_label(stack[i]) == labels[i];
-      if (match) return true;
-    }
-    return false;
-  };
-  std::erase_if(profile.launches, [&](const model::Launch& l) { return !inside(l); });
-}
-
 // Discovery: every launch timed, into `timeline`. Returns the failure reason, or empty.
 std::string discover(Run& run, model::Profile& timeline) {
   std::string input;
@@ -246,9 +196,9 @@ std::string discover(Run& run, model::Profile& timeline) {
     if (!exp) return exp.error().to_string();
     if (auto why = failure("discovery (ncu export)", *exp); !why.empty()) return why;
   }
-  if (Status s = ingest::read_input(input, timeline, analysis_read_options()); !s) return s.error().to_string();
-  if (run.discovery == Discovery::kNsys) keep_included_stages(timeline, run.opt.nvtx_include);
-  return {};
+  Status s = read_discovery(input, run.opt.nvtx_include, run.discovery == Discovery::kNsys, timeline,
+                            analysis_read_options());
+  return s ? std::string() : s.error().to_string();
 }
 
 // The deep pass: one ncu run per invocation of the selection, each exported. Returns the CSV
@@ -385,20 +335,17 @@ Result<Discovery> parse_discovery(std::string_view name) {
 }
 
 Result<std::string> nvtx_include_expression(std::string_view user_path) {
-  auto [domain, rest] = split_domain(user_path);
-  auto path = split_escaped(rest, '/');
-  for (const auto& name : path) {
+  NvtxPath path = parse_nvtx_path(user_path, true);
+  for (const auto& name : path.ranges) {
     if (name.empty()) return make_error("", 0, fmt::format("--nvtx-include '{}': an empty range name", user_path));
   }
-  return nvtx_push_pop_filter(domain, path);
+  return nvtx_push_pop_filter(path.domain, path.ranges);
 }
 
 Result<std::string> nvtx_range_expression(std::string_view user_range) {
-  auto [domain, rest] = split_domain(user_range);
-  auto name = split_escaped(rest, '\0')[0];
-  if (name.empty()) return make_error("", 0, fmt::format("--nvtx-range '{}': an empty range name", user_range));
-  std::vector<std::string> ranges{name};
-  return nvtx_start_end_filter(domain, ranges);
+  NvtxPath path = parse_nvtx_path(user_range, false);
+  if (path.ranges[0].empty()) return make_error("", 0, fmt::format("--nvtx-range '{}': an empty range name", user_range));
+  return nvtx_start_end_filter(path.domain, path.ranges);
 }
 
 ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelClassifier& classifier,
@@ -464,15 +411,7 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
     why = "the deep pass measured no kernel: ncu's kernel filters matched nothing (deep/*.stdout.log lists "
           "what ncu saw)";
   }
-  model::Profile deep;
-  for (const auto& csv : csvs) {
-    if (Status s = ingest::read_input(csv, deep, analysis_read_options()); !s) {
-      run.note("warning: " + s.error().to_string());
-    }
-  }
-  ingest::reconcile_inputs(deep);
-  DeepJoin join = join_deep_metrics(timeline, deep);
-  for (const auto& name : join.unmatched) run.note("warning: the deep pass measured a kernel discovery did not see: " + name);
+  for (const auto& warning : join_deep_exports(csvs, timeline, analysis_read_options())) run.note("warning: " + warning);
   auto analysis = analysis::analyze(timeline, classifier, opt.analysis);
   if (!analysis) return run.finish(kExitBadInput, "failed", analysis.error().to_string());
   if (Status s = write_file_atomically(run.dir.analysis().string(), report::analysis_json(timeline, *analysis, {})); !s) {

@@ -1,0 +1,20 @@
+// A stage as the user writes it on the command line: "[DOMAIN@]A/B/C", the push/pop ranges
+// from the outermost, or "[DOMAIN@]NAME" for a start/end range; '\' before a literal '@',
+// '/' or '\'. Split into its domain and unescaped range names.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kernlens::profile {
+
+struct NvtxPath {
+  std::string domain;               // empty: the default domain
+  std::vector<std::string> ranges;  // unescaped; an empty name is kept for the caller to reject
+};
+
+// `nested`: '/' separates nested push/pop ranges; otherwise the rest is one name.
+NvtxPath parse_nvtx_path(std::string_view user, bool nested);
+
+}  // namespace kernlens::profile

@@ -1,0 +1,49 @@
+// A run directory written by `kernlens profile` (DESIGN.md §5), read back into one profile:
+// the discovery timeline with the deep pass's metrics joined onto it, the data its
+// analysis.json came from. `profile` itself builds its profile with the same two halves.
+//
+//   is_run_directory()      a directory holding manifest.json
+//   read_run_directory()    manifest + discovery/ + deep/ -> one profile
+//   read_discovery()        the timeline export, keeping only the --nvtx-include stages
+//   join_deep_exports()     the deep pass's CSV exports joined onto the timeline
+//   read_profile_input()    a run directory or any export file (ingest::read_input)
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernlens/common/error.h"
+#include "kernlens/ingest/reader.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::profile {
+
+// The format id of a run directory among a profile's inputs (its first; the exports read
+// from it follow).
+inline constexpr std::string_view kRunDirectoryFormat = "kernlens-run";
+
+bool is_run_directory(const std::string& path);
+
+// Reads the timeline export `path`; launches outside the push/pop `nvtx_include` paths
+// ("[DOMAIN@]A/B", as the user gave them) leave it when `filter_stages` (nsys records every
+// launch; ncu filtered them itself).
+Status read_discovery(const std::string& path, const std::vector<std::string>& nvtx_include,
+                      bool filter_stages, model::Profile& timeline, const ingest::ReadOptions& options);
+
+// Reads the deep pass's exports and joins them onto `timeline`. Returns warnings: an export
+// that could not be read (the rest still count), a deep kernel the timeline does not have.
+std::vector<std::string> join_deep_exports(const std::vector<std::string>& csv_paths,
+                                           model::Profile& timeline, const ingest::ReadOptions& options);
+
+// `profile` must be empty: a run directory is a profile of its own. The discovery export is
+// discovery/timeline.sqlite (nsys) or discovery/timing_raw.csv (ncu), gzipped or not; the
+// deep exports are deep/*_raw.csv and deep/*_details.csv. Warnings go to the inputs'.
+Status read_run_directory(const std::string& dir, model::Profile& profile,
+                          const ingest::ReadOptions& options);
+
+// A run directory (alone) or an export file (any number of them) into `profile`.
+Status read_profile_input(const std::string& path, model::Profile& profile,
+                          const ingest::ReadOptions& options);
+
+}  // namespace kernlens::profile
