@@ -101,6 +101,16 @@ TEST(DeepArgv, KernelIdReplacesNameAndSkipAndKillEndsTheProgram) {
                     "llm.py", "--model", "llama"}));
 }
 
+// An ncu without a tier's section (an older release) gets the others, not a failing run.
+TEST(DeepArgv, SectionsTheInstalledNcuLacksAreLeftOut) {
+  NcuSettings s;
+  s.available_sections = {"SpeedOfLight", "Occupancy"};
+  EXPECT_FALSE(section_available(s, "MemoryWorkloadAnalysis"));
+  EXPECT_EQ(deep_argv(s, Tier::kMemory, ReplayMode::kKernel, one_kernel(), kProgram),
+            concat(deep_prefix(), {"--section", "SpeedOfLight"}, deep_suffix()));
+  EXPECT_TRUE(section_available(NcuSettings{}, "Anything"));  // unknown: pass everything
+}
+
 TEST(DiscoveryArgv, TimingOnlyIntoAReport) {
   NcuSettings s;
   s.ncu = "/usr/local/cuda/bin/ncu";

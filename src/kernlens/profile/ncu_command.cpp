@@ -61,6 +61,11 @@ void append_nvtx_filters(std::vector<std::string>& argv, const NcuSettings& sett
 
 }  // namespace
 
+bool section_available(const NcuSettings& settings, std::string_view section) {
+  const auto& known = settings.available_sections;
+  return known.empty() || std::find(known.begin(), known.end(), section) != known.end();
+}
+
 std::span<const TierSpec> tier_table() {
   return kTiers;
 }
@@ -120,7 +125,9 @@ std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, Repla
                 to_string(settings.clock_control)});
   const TierSpec& spec = tier_spec(tier);
   if (!spec.set.empty()) append(argv, {"--set", spec.set});
-  for (auto section : spec.sections) append(argv, {"--section", section});
+  for (auto section : spec.sections) {
+    if (section_available(settings, section)) append(argv, {"--section", section});
+  }
   if (!settings.nvtx_include.empty()) {
     argv.emplace_back("--nvtx");
     append_nvtx_filters(argv, settings);

@@ -50,7 +50,12 @@ struct NcuSettings {
   // The deep pass ends the program once its last planned launch is profiled (--kill 1),
   // skipping the rest of the run (decode steps after a profiled prefill, teardown).
   bool kill_after_last = false;
+  // Section identifiers `ncu --list-sections` printed; empty: unknown, every section is passed.
+  std::vector<std::string> available_sections;
 };
+
+// Whether `settings`' ncu has `section` (true when its sections are unknown).
+bool section_available(const NcuSettings& settings, std::string_view section);
 
 // Discovery in timing mode: all launches, one metric, no cache flushes, written to
 // `report_base` (ncu appends ".ncu-rep"), then read through export_argvs()'s raw page.

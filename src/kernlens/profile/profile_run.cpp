@@ -15,6 +15,7 @@
 #include "kernlens/common/file.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/profile/deep_join.h"
+#include "kernlens/profile/env_probe.h"
 #include "kernlens/profile/kernels_csv.h"
 #include "kernlens/profile/nvtx_path.h"
 #include "kernlens/profile/process.h"
@@ -262,6 +263,17 @@ Status find_tools(Run& run, nlohmann::ordered_json& tools) {
   run.ncu.ncu = *ncu;
   auto ncu_info = probe_tool(*ncu);
   tools["ncu"] = {{"path", *ncu}, {"version", ncu_info ? ncu_info->version.text : "unknown"}};
+  // A tier's sections that this ncu does not have are left out rather than failing the run.
+  if (auto sections = query_ncu_sections(*ncu)) {
+    for (const auto& section : *sections) run.ncu.available_sections.push_back(section.identifier);
+    for (auto wanted : tier_spec(run.opt.tier).sections) {
+      if (!section_available(run.ncu, wanted)) {
+        run.note(fmt::format("warning: {} has no section {}: the deep pass goes without it", *ncu, wanted));
+      }
+    }
+  } else {
+    run.note("warning: " + sections.error().to_string() + "; the tier's sections are passed as they are");
+  }
   const bool nsys_wanted = run.opt.discovery == Discovery::kNsys || run.opt.discovery == Discovery::kAuto;
   if (nsys_wanted) {
     if (auto nsys = locate_tool(ProfilerTool::kNsys, {run.opt.nsys_path, {}, true})) {
@@ -280,11 +292,12 @@ Status find_tools(Run& run, nlohmann::ordered_json& tools) {
   return ok_status();
 }
 
-void print_dry_run(Run& run, const nlohmann::ordered_json& tools) {
+void print_dry_run(Run& run, const nlohmann::ordered_json& tools, const nlohmann::ordered_json& environment) {
   run.out << "# kernlens profile --dry-run: the commands a run would use; nothing is run\n";
   for (const auto& [name, info] : tools.items()) {
     run.out << fmt::format("# {}: {} ({})\n", name, info["path"].get<std::string>(), info["version"].get<std::string>());
   }
+  run.out << "# environment: " << environment.dump() << "\n";
   run.out << "# run directory: " << run.dir.root.string() << "\n# discovery\n";
   if (run.discovery == Discovery::kNsys) {
     run.out << shell_join(nsys_profile_argv(run)) << "\n" << shell_join(nsys_export_argv(run)) << "\n";
@@ -366,10 +379,11 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
     return {kExitBadInput, {}};
   }
   const std::string run_id = opt.run_id.empty() ? make_run_id(std::chrono::system_clock::now(), opt.command[0]) : opt.run_id;
+  const nlohmann::ordered_json environment = probe_environment(opt.command);
   if (opt.dry_run) {
     run.dir = RunDir{run_id, std::filesystem::path(opt.out) / run_id, std::filesystem::path(opt.out) / run_id / "discovery",
                      std::filesystem::path(opt.out) / run_id / "deep"};
-    print_dry_run(run, tools);
+    print_dry_run(run, tools, environment);
     return {kExitOk, {}};
   }
   auto dir = create_run_dir(opt.out, run_id);
@@ -383,6 +397,7 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   run.manifest.cwd = std::filesystem::current_path().string();
   run.manifest.env = env_subset(environ);
   run.manifest.tools = tools;
+  run.manifest.tools["environment"] = environment;
   run.manifest.clock_control = std::string(to_string(opt.clock_control));
   run.manifest.options = options_json(opt, run.discovery);
   run.save();

@@ -1,0 +1,122 @@
+#include "kernlens/profile/env_probe.h"
+
+#include <fmt/format.h>
+
+#include "kernlens/profile/process.h"
+
+namespace kernlens::profile {
+namespace {
+
+constexpr std::int64_t kEnvProbeTimeoutNs = 60'000'000'000;  // importing torch takes seconds
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> parts;
+  for (std::size_t start = 0;;) {
+    std::size_t end = s.find(sep, start);
+    parts.push_back(s.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
+Result<std::vector<GpuInfo>> parse_nvidia_smi_query(std::string_view csv_noheader) {
+  std::vector<GpuInfo> gpus;
+  std::int64_t line_number = 0;
+  for (std::string_view line : split(csv_noheader, '\n')) {
+    ++line_number;
+    if (trim(line).empty()) continue;
+    auto fields = split(line, ',');
+    if (fields.size() != 4) {
+      return make_error("nvidia-smi", line_number,
+                        fmt::format("expected 4 fields (name, driver_version, memory.total, uuid), got {}",
+                                    fields.size()));
+    }
+    gpus.push_back({std::string(trim(fields[0])), std::string(trim(fields[1])), std::string(trim(fields[2])),
+                    std::string(trim(fields[3]))});
+  }
+  if (gpus.empty()) return make_error("nvidia-smi", 0, "no GPU listed");
+  return gpus;
+}
+
+std::optional<std::string> parse_driver_cuda_version(std::string_view banner) {
+  constexpr std::string_view key = "CUDA Version:";
+  auto at = banner.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string_view rest = trim(banner.substr(at + key.size()));
+  std::size_t end = 0;
+  while (end < rest.size() && ((rest[end] >= '0' && rest[end] <= '9') || rest[end] == '.')) ++end;
+  if (end == 0) return std::nullopt;
+  return std::string(rest.substr(0, end));
+}
+
+Result<PythonInfo> parse_python_probe(std::string_view output) {
+  PythonInfo info;
+  for (std::string_view line : split(output, '\n')) {
+    line = trim(line);
+    auto space = line.find(' ');
+    if (space == std::string_view::npos) continue;
+    std::string_view key = line.substr(0, space), value = trim(line.substr(space + 1));
+    if (key == "python") info.python_version = value;
+    if (key == "torch") info.torch_version = std::string(value);
+    if (key == "torch_cuda" && value != "None") info.torch_cuda = std::string(value);
+  }
+  if (info.python_version.empty()) return make_error("python probe", 0, "no 'python VERSION' line");
+  return info;
+}
+
+bool is_python_interpreter(std::string_view program) {
+  if (auto slash = program.rfind('/'); slash != std::string_view::npos) program.remove_prefix(slash + 1);
+  if (!program.starts_with("python")) return false;
+  for (char c : program.substr(6)) {
+    if (!((c >= '0' && c <= '9') || c == '.')) return false;
+  }
+  return true;
+}
+
+nlohmann::ordered_json probe_environment(const std::vector<std::string>& command) {
+  nlohmann::ordered_json env = nlohmann::ordered_json::object();
+  std::vector<std::string> notes;
+  if (auto smi = find_executable("nvidia-smi")) {
+    auto query = run_and_capture({*smi, std::string(kNvidiaSmiQuery), "--format=csv,noheader"}, kEnvProbeTimeoutNs);
+    auto gpus = query && query->result.succeeded() ? parse_nvidia_smi_query(query->stdout_text)
+                                                   : Result<std::vector<GpuInfo>>(make_error("nvidia-smi", 0, "failed"));
+    if (gpus) {
+      env["driver_version"] = gpus->front().driver_version;
+      for (const auto& g : *gpus) {
+        env["gpus"].push_back({{"name", g.name}, {"memory_total", g.memory_total}, {"uuid", g.uuid}});
+      }
+    } else {
+      notes.push_back("nvidia-smi: " + gpus.error().to_string());
+    }
+    auto banner = run_and_capture({*smi}, kEnvProbeTimeoutNs);
+    if (auto cuda = banner ? parse_driver_cuda_version(banner->stdout_text) : std::nullopt) {
+      env["driver_cuda_version"] = *cuda;
+    }
+  } else {
+    notes.push_back("nvidia-smi not found on PATH: no driver version");
+  }
+  if (!command.empty() && is_python_interpreter(command.front())) {
+    auto run = run_and_capture({command.front(), "-c", std::string(kPythonProbe)}, kEnvProbeTimeoutNs);
+    auto info = run && run->result.succeeded() ? parse_python_probe(run->stdout_text)
+                                              : Result<PythonInfo>(make_error(command.front(), 0, "did not run"));
+    if (info) {
+      env["python_version"] = info->python_version;
+      if (info->torch_version) env["torch_version"] = *info->torch_version;
+      if (info->torch_cuda) env["torch_cuda"] = *info->torch_cuda;
+    } else {
+      notes.push_back("python: " + info.error().to_string());
+    }
+  }
+  if (!notes.empty()) env["notes"] = notes;
+  return env;
+}
+
+}  // namespace kernlens::profile

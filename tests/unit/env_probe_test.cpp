@@ -1,0 +1,63 @@
+// The environment probe's parsers on what nvidia-smi and Python printed on the H100
+// (tests/fixtures/env_probe), and the probe itself on this machine's Python.
+#include "kernlens/profile/env_probe.h"
+
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+namespace kernlens::profile {
+namespace {
+
+TEST(EnvProbe, NvidiaSmiQueryOnTheH100) {
+  auto gpus = parse_nvidia_smi_query(test::fixture_bytes("env_probe/nvidia_smi_query.txt"));
+  ASSERT_TRUE(gpus.ok()) << gpus.error().to_string();
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ((*gpus)[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ((*gpus)[0].driver_version, "580.159.04");
+  EXPECT_EQ((*gpus)[0].memory_total, "81559 MiB");
+  EXPECT_TRUE((*gpus)[0].uuid.starts_with("GPU-"));
+  EXPECT_FALSE(parse_nvidia_smi_query("").ok());
+  auto wrong = parse_nvidia_smi_query("NVIDIA H100, 580.159.04\n");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().line, 1);
+}
+
+TEST(EnvProbe, DriverCudaVersionFromTheBanner) {
+  EXPECT_EQ(parse_driver_cuda_version(test::fixture_bytes("env_probe/nvidia_smi.txt")), "13.0");
+  EXPECT_EQ(parse_driver_cuda_version("no banner here"), std::nullopt);
+  EXPECT_EQ(parse_driver_cuda_version("CUDA Version: N/A"), std::nullopt);
+}
+
+TEST(EnvProbe, PythonProbeLines) {
+  // The values the H100's python3 reported (3.12.3, torch 2.11.0+cu130 built for CUDA 13.0).
+  auto info = parse_python_probe("python 3.12.3\ntorch 2.11.0+cu130\ntorch_cuda 13.0\n");
+  ASSERT_TRUE(info.ok());
+  EXPECT_EQ(info->python_version, "3.12.3");
+  EXPECT_EQ(info->torch_version, "2.11.0+cu130");
+  EXPECT_EQ(info->torch_cuda, "13.0");
+  auto cpu_torch = parse_python_probe("python 3.11.2\ntorch 2.5.1\ntorch_cuda None\n");
+  ASSERT_TRUE(cpu_torch.ok());
+  EXPECT_FALSE(cpu_torch->torch_cuda.has_value());
+  EXPECT_FALSE(parse_python_probe("Traceback (most recent call last):\n").ok());
+}
+
+TEST(EnvProbe, PythonInterpreterNames) {
+  for (const char* yes : {"python", "python3", "python3.12", "/usr/bin/python3", "./venv/bin/python"}) {
+    EXPECT_TRUE(is_python_interpreter(yes)) << yes;
+  }
+  for (const char* no : {"pythonista", "torchrun", "./app", "python3-config", ""}) {
+    EXPECT_FALSE(is_python_interpreter(no)) << no;
+  }
+}
+
+TEST(EnvProbe, ProbesThisMachinesPython) {
+  auto env = probe_environment({"python3", "-c", "pass"});
+  ASSERT_TRUE(env.contains("python_version")) << env.dump();
+  EXPECT_FALSE(env["python_version"].get<std::string>().empty());
+  // Not a Python command: no interpreter is run.
+  EXPECT_FALSE(probe_environment({"true"}).contains("python_version"));
+}
+
+}  // namespace
+}  // namespace kernlens::profile
