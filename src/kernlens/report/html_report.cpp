@@ -76,7 +76,8 @@ document.querySelectorAll('svg.chart title').forEach(function (title) {
 std::string render_cell(const Cell& c, bool numeric) {
   std::string cls = c.code ? " class=\"code\"" : numeric ? " class=\"num\"" : "";
   std::string key = c.sort_key ? fmt::format(" data-v=\"{:.17g}\"", *c.sort_key) : "";
-  return fmt::format("<td{}{}>{}</td>", cls, key, html_escape(c.text));
+  std::string title = c.full.empty() ? "" : fmt::format(" title=\"{}\"", html_escape(c.full));
+  return fmt::format("<td{}{}{}>{}</td>", cls, key, title, html_escape(c.text));
 }
 
 std::string render_table(const Table& t, std::string_view css_class, bool show_header) {
@@ -139,15 +140,15 @@ std::string analysis_html(const model::Profile& profile, const analysis::Analysi
   out += section("summary", "Summary", "", render_table(summary_table(profile, analysis, ctx), "summary", false));
   out += section("stage-table", "Stages", "NVTX ranges; MFU is the stage's FLOP/s over the GPU's peak.",
                  render_table(stage_table(analysis), "stages", true));
-  out += section("top-kernels", "Top kernels", "Click a column header to sort.",
-                 render_table(kernel_table(profile, analysis, ctx), "sortable", true));
+  out += section("timeline-section", "GPU timeline", "Green: kernels running (darker is busier); red: the GPU idle.",
+                 timeline_chart(profile));
   out += section("roofline-section", "Roofline",
                  "Each dot is a kernel (area by its time; hover for its figures); the lines are the GPU's compute "
                  "and DRAM roofs.",
                  roofline_chart(profile, analysis));
   out += section("op-class-section", "Time by operation class", "", op_class_chart(analysis));
-  out += section("timeline-section", "GPU timeline", "Green: kernels running (darker is busier); red: the GPU idle.",
-                 timeline_chart(profile));
+  out += section("top-kernels", "Top kernels", "Click a column header to sort.",
+                 render_table(kernel_table(profile, analysis, ctx), "sortable", true));
   out += section("stall-section", "Warp stalls of the top kernels",
                  "Share of the cycles between two instructions issued that warps spent stalled, by reason.",
                  stall_chart(profile, analysis, ctx));

@@ -13,14 +13,21 @@ namespace {
 
 constexpr std::string_view kMissing = "-";  // a value that was not measured
 
-Cell text_cell(std::string text) { return Cell{std::move(text), std::nullopt, false}; }
-Cell code_cell(std::string text) { return Cell{std::move(text), std::nullopt, true}; }
+// Kernel names run to hundreds of characters of template arguments; tables show the start.
+constexpr std::size_t kNameChars = 90;
+
+Cell text_cell(std::string text) { return Cell{std::move(text), std::nullopt, false, ""}; }
+Cell code_cell(std::string text) { return Cell{std::move(text), std::nullopt, true, ""}; }
+Cell name_cell(const std::string& name) {
+  std::string shown = ellipsize(name, kNameChars);
+  return Cell{shown, std::nullopt, true, shown == name ? "" : name};
+}
 
 // A number shown formatted and sorted by its value; "-" (sorted first) when absent.
 template <class Format>
 Cell number_cell(std::optional<double> v, Format format) {
-  if (!v) return Cell{std::string(kMissing), -1e300, false};
-  return Cell{format(*v), *v, false};
+  if (!v) return Cell{std::string(kMissing), -1e300, false, ""};
+  return Cell{format(*v), *v, false, ""};
 }
 
 Cell duration_cell(std::optional<double> ns) { return number_cell(ns, human_duration_ns); }
@@ -48,7 +55,7 @@ std::string rest_note(const std::vector<Row>& rows, std::size_t n, std::string_v
 Table summary_table(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx) {
   Table t{"summary", {"", ""}, {false, false}, {}, ""};
   auto add = [&t](std::string key, std::string value, bool code = false) {
-    t.rows.push_back({text_cell(std::move(key)), Cell{std::move(value), std::nullopt, code}});
+    t.rows.push_back({text_cell(std::move(key)), Cell{std::move(value), std::nullopt, code, ""}});
   };
   for (const auto& in : profile.inputs) add("Input", fmt::format("{} ({})", in.path, describe_format(in.format)), true);
   if (std::string gpu = device_line(profile, analysis); !gpu.empty()) add("GPU", gpu);
@@ -105,7 +112,7 @@ Table kernel_table(const model::Profile& profile, const analysis::Analysis& anal
     auto achieved = m.achieved_flops_per_s();
     std::optional<double> of_peak;
     if (achieved && m.peak_flops_per_s && m.peak_flops_per_s->value > 0) of_peak = *achieved / m.peak_flops_per_s->value;
-    t.rows.push_back({count_cell(i + 1), code_cell(analysis::shown_name(profile, row)),
+    t.rows.push_back({count_cell(i + 1), name_cell(analysis::shown_name(profile, row)),
                       text_cell(std::string(names::to_string(cls.library))), text_cell(std::string(names::to_string(cls.op_class))),
                       text_cell(std::string(analysis::bottleneck_name(analysis.kernels[i].verdict.kind))),
                       duration_cell(row.total_ns), percent_cell(row.share), count_cell(row.launches),
@@ -151,7 +158,7 @@ Table stall_table(const model::Profile& profile, const analysis::Analysis& analy
     if (stalls.empty()) continue;
     std::vector<std::string> parts;
     for (const auto& s : stalls) parts.push_back(fmt::format("{} {}", s.reason, human_percent(s.share)));
-    t.rows.push_back({code_cell(analysis::shown_name(profile, kernels[i])), percent_cell(kernels[i].share),
+    t.rows.push_back({name_cell(analysis::shown_name(profile, kernels[i])), percent_cell(kernels[i].share),
                       text_cell(fmt::format("{}", fmt::join(parts, ", ")))});
   }
   return t;
@@ -164,7 +171,7 @@ std::vector<KernelAdvice> advice_list(const model::Profile& profile, const analy
   for (std::size_t i = 0; i < shown(ctx.top, kernels.size()); ++i) {
     const auto& insight = analysis.kernels[i];
     if (insight.advice.empty() && insight.verdict.reason.empty()) continue;
-    out.push_back({analysis::shown_name(profile, kernels[i]),
+    out.push_back({ellipsize(analysis::shown_name(profile, kernels[i]), kNameChars),
                    kernels[i].share ? human_percent(*kernels[i].share) : std::string(kMissing),
                    std::string(analysis::bottleneck_name(insight.verdict.kind)), insight.verdict.reason, insight.advice});
   }

@@ -17,6 +17,7 @@ struct Cell {
   std::string text;
   std::optional<double> sort_key;  // numeric order for sortable tables; absent: sort by text
   bool code = false;               // a kernel name or path: monospace, never reflowed
+  std::string full;                // the whole text when `text` was cut short (hover in HTML)
 };
 
 struct Table {
