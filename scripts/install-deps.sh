@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses
+  chromium                                            # the HTML report checked in a real browser
 )
 
 missing() {

@@ -234,5 +234,45 @@ TEST(Cli, BadPytorchTracesExitTwo) {
   }
 }
 
+// `report` on every input format kernlens reads: a whole page each time.
+TEST(Cli, ReportFromEveryFixtureFormat) {
+  test::TempDir dir;
+  const std::vector<std::string> inputs = {
+      "ncu/qwen_decode_raw.csv", "ncu/qwen_decode_details.csv.gz", "ncu/qwen_decode_summary.csv",
+      "nsys/llama_stages.sqlite", "nsys/saxpy_stats_cuda_gpu_kern_sum.csv", "pytorch/llama_stages_trace.json.gz",
+      "profile_run/llama_prefill"};
+  for (const auto& input : inputs) {
+    std::string html = dir.file("r.html"), md = dir.file("r.md");
+    auto r = run_cli({"report", test::fixture(input), "-o", html});
+    EXPECT_EQ(r.exit_code, 0) << input << ": " << r.err;
+    std::string page = slurp(html);
+    EXPECT_NE(page.find("<table id=\"kernels\""), std::string::npos) << input;
+    EXPECT_NE(page.find("<svg id=\"op-class-chart\""), std::string::npos) << input;
+    EXPECT_EQ(page.substr(page.size() - 8), "</html>\n") << input;
+    auto m = run_cli({"report", test::fixture(input), "--format", "md", "-o", md});
+    EXPECT_EQ(m.exit_code, 0) << input << ": " << m.err;
+    EXPECT_NE(slurp(md).find("## Top kernels"), std::string::npos) << input;
+  }
+  // Timelines draw the GPU busy strip; ncu inputs say why they cannot.
+  run_cli({"report", test::fixture("nsys/llama_stages.sqlite"), "-o", dir.file("t.html")});
+  EXPECT_NE(slurp(dir.file("t.html")).find("<svg id=\"timeline\""), std::string::npos);
+}
+
+TEST(Cli, ReportOfBadInputWritesNoFile) {
+  test::TempDir dir;
+  auto r = run_cli({"report", test::fixture("nsys/not_an_nsys_export.sqlite"), "-o", dir.file("r.html")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.rfind("kernlens: error: ", 0), 0u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("r.html")));
+}
+
+TEST(Cli, DemoWritesTheReportAndSaysWhere) {
+  test::TempDir dir;
+  auto r = run_cli({"demo", "-o", dir.file("demo.html")});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote the report to " + dir.file("demo.html")), std::string::npos) << r.out;
+  EXPECT_NE(slurp(dir.file("demo.html")).find("<svg id=\"roofline\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kernlens

@@ -1,4 +1,4 @@
-// kernlens analyze INPUT... [--top N] [--format text|json] [--rules FILE] [-o FILE]
+// kernlens analyze INPUT... [--top N] [--format text|json|md] [--rules FILE] [-o FILE]
 //                  [work and threshold options]
 #include <memory>
 #include <optional>
@@ -9,10 +9,10 @@
 
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/cli/commands.h"
-#include "kernlens/ingest/reader.h"
+#include "kernlens/cli/load_analysis.h"
 #include "kernlens/model/profile.h"
-#include "kernlens/profile/run_reader.h"
 #include "kernlens/report/json_report.h"
+#include "kernlens/report/markdown_report.h"
 #include "kernlens/report/text_report.h"
 
 namespace kernlens::cli {
@@ -76,28 +76,17 @@ int run_analyze(AnalyzeOptions& opt) {
   if (!work) return bad_input(work.error());
   opt.analysis.work = std::move(work).value();
   opt.analysis.thresholds.launch_bound_ns = opt.launch_bound_us * 1e3;
-  std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
-  if (!classifier) return kExitBadInput;
-  model::Profile profile;
-  // Only the metrics the analysis reads are decoded: a wide raw page reads several times faster.
-  ingest::ReadOptions read_options;
-  read_options.all_metrics = false;
-  read_options.metrics = analysis::analysis_metric_names();
-  for (const auto& path : opt.inputs) {
-    Status s = profile::read_profile_input(path, profile, read_options);
-    if (!s) return bad_input(s.error());
-  }
-  ingest::reconcile_inputs(profile);
-  for (const auto& in : profile.inputs) {
-    for (const auto& w : in.warnings) print_warning(w.to_string());
-  }
-  auto result = analysis::analyze(profile, *classifier, opt.analysis);
-  if (!result) return bad_input(result.error());
+  auto loaded = load_analysis(opt.inputs, opt.rule_files, opt.analysis);
+  if (!loaded) return kExitBadInput;
+  const model::Profile& profile = loaded->profile;
+  const analysis::Analysis& result = loaded->analysis;
   std::string out;
   if (opt.format == "json") {
-    out = report::analysis_json(profile, *result, report::JsonOptions{opt.top});
+    out = report::analysis_json(profile, result, report::JsonOptions{opt.top});
+  } else if (opt.format == "md") {
+    out = report::analysis_markdown(profile, result, report::ReportContext{loaded->command, opt.top ? opt.top : 20});
   } else {
-    out = report::analysis_text(profile, *result, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
+    out = report::analysis_text(profile, result, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
   }
   return write_output(opt.output, out);
 }
@@ -170,7 +159,7 @@ Command add_analyze_command(CLI::App& app) {
       "  kernlens analyze run_raw.csv --params 1.1e9 --tokens prefill=1024 --tokens decode=64");
   cmd->add_option("INPUT", opt->inputs, "Export files to read")->required()->type_name("FILE");
   cmd->add_option("--format", opt->format, "Output format")
-      ->check(CLI::IsMember({"text", "json"}))
+      ->check(CLI::IsMember({"text", "json", "md"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", opt->output, "Write to FILE instead of stdout ('-')")
       ->type_name("FILE")

@@ -134,6 +134,22 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
   return ok_status();
 }
 
+std::vector<std::string> read_run_command(const std::string& dir) {
+  std::vector<std::string> argv;
+  try {
+    std::ifstream in(fs::path(dir) / "manifest.json");
+    auto manifest = nlohmann::json::parse(in);
+    if (auto it = manifest.find("command"); it != manifest.end() && it->is_array()) {
+      for (const auto& arg : *it) {
+        if (arg.is_string()) argv.push_back(arg.get<std::string>());
+      }
+    }
+  } catch (const nlohmann::json::exception&) {
+    return {};  // read_run_directory reports a bad manifest
+  }
+  return argv;
+}
+
 Status read_profile_input(const std::string& path, model::Profile& profile,
                           const ingest::ReadOptions& options) {
   if (is_run_directory(path)) return read_run_directory(path, profile, options);

@@ -42,6 +42,9 @@ std::vector<std::string> join_deep_exports(const std::vector<std::string>& csv_p
 Status read_run_directory(const std::string& dir, model::Profile& profile,
                           const ingest::ReadOptions& options);
 
+// The profiled program's argv from a run directory's manifest; empty when it has none.
+std::vector<std::string> read_run_command(const std::string& dir);
+
 // A run directory (alone) or an export file (any number of them) into `profile`.
 Status read_profile_input(const std::string& path, model::Profile& profile,
                           const ingest::ReadOptions& options);

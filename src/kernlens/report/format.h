@@ -20,6 +20,9 @@ std::string wrap(std::string_view text, std::size_t width, std::size_t indent);
 std::string human_percent(double fraction);
 // Cuts `s` to `width` characters (counting UTF-8 code points) with a trailing "…"; 0 = no limit.
 std::string ellipsize(std::string_view s, std::size_t width);
+// `s` safe as HTML text and as a quoted attribute value: & < > " ' become entities. Every
+// string an HTML report shows (kernel names are full of < > &) goes through this one function.
+std::string html_escape(std::string_view s);
 // A JSON number that prints integral values without a fraction ("12128", not "12128.0").
 nlohmann::ordered_json json_number(double v);
 

@@ -5,55 +5,18 @@
 
 #include <fmt/format.h>
 
-#include "kernlens/ingest/detect.h"
 #include "kernlens/report/format.h"
+#include "kernlens/report/summary.h"
 
 namespace kernlens::report {
 namespace {
-
-std::string describe_format(std::string_view id) {
-  for (const auto& f : ingest::formats()) {
-    if (f.id == id) return std::string(f.description);
-  }
-  return std::string(id);
-}
-
-// "989.4 TFLOP/s tensor_bf16, 3.350 TB/s DRAM (source)" for the paths LLMs run on.
-std::string peaks_line(const analysis::PeakRates& p) {
-  std::vector<std::string> parts;
-  for (auto path : {analysis::FlopPath::kTensorBf16, analysis::FlopPath::kTensorFp8, analysis::FlopPath::kSimtFp32}) {
-    if (auto v = p.flops(path)) parts.push_back(fmt::format("{} {}", human_si(*v, "FLOP/s"), analysis::path_name(path)));
-  }
-  if (p.dram_bytes_per_s) parts.push_back(fmt::format("{} DRAM", human_si(*p.dram_bytes_per_s, "B/s")));
-  return fmt::format("{} ({})", fmt::join(parts, ", "), p.source);
-}
-
-std::string coverage_line(const analysis::MetricCoverage& c) {
-  auto f = c.fraction();
-  if (!f || c.deep_launches == 0) return "none: kernel times only (profile with ncu for bottlenecks and roofs)";
-  auto kernels = c.measured_kernel_fraction();
-  if (kernels && *kernels > *f + 1e-9) {  // some kernels measured on a few launches
-    return fmt::format("ncu throughput metrics for {} of {} kernels, {} of kernel time (measured on {} of {} "
-                       "launches)",
-                       c.measured_kernels, c.kernels, human_percent(*kernels), c.deep_launches, c.launches);
-  }
-  return fmt::format("ncu throughput metrics cover {} of kernel time ({} of {} launches)", human_percent(*f),
-                     c.deep_launches, c.launches);
-}
 
 void append_header(std::string& out, const model::Profile& profile, const analysis::Analysis& analysis) {
   const analysis::Aggregate& agg = analysis.agg;
   for (const auto& in : profile.inputs) {
     out += fmt::format("input   {}  ({})\n", in.path, describe_format(in.format));
   }
-  if (agg.device_ordinal) {
-    if (const model::Device* d = profile.find_device(*agg.device_ordinal)) {
-      std::string gpu = d->name.empty() ? fmt::format("device {}", d->ordinal) : d->name;
-      if (!d->cc.empty()) gpu += fmt::format(", cc {}", d->cc);
-      if (d->sm_count) gpu += fmt::format(", {} SMs", *d->sm_count);
-      out += fmt::format("gpu     {}\n", gpu);
-    }
-  }
+  if (std::string gpu = device_line(profile, analysis); !gpu.empty()) out += fmt::format("gpu     {}\n", gpu);
   const auto& t = agg.totals;
   out += fmt::format("kernels {} launches of {} kernels", t.launches, t.unique_kernels);
   if (t.kernel_time_ns) out += fmt::format(", {} of GPU time", human_duration_ns(*t.kernel_time_ns));
@@ -206,12 +169,6 @@ constexpr std::size_t kWhyKernels = 5;   // kernels explained in the text output
 constexpr std::size_t kAdvicePerKernel = 3;
 constexpr std::size_t kTextWidth = 100;
 
-// ncu's rule texts run to a paragraph; the first sentence says what it found. JSON keeps all.
-std::string first_sentence(std::string_view text) {
-  auto end = text.find(". ");
-  return std::string(end == std::string_view::npos ? text : text.substr(0, end + 1));
-}
-
 void append_labeled(std::string& out, std::string_view label, const std::string& text) {
   if (text.empty()) return;
   constexpr std::size_t kIndent = 16;
@@ -240,16 +197,6 @@ void append_why(std::string& out, const model::Profile& profile, const analysis:
       append_labeled(out, a == 0 ? "advice" : "", fmt::format("[{}{}] {}", advice.rule, speedup, first_sentence(advice.text)));
     }
   }
-}
-
-// How a stage's MFU was found ("137.4 GFLOP measured / (176.4 us kernel time x 989.4 TFLOP/s
-// tensor_bf16)"), or why it is missing.
-std::string mfu_note(const analysis::StageWork& w) {
-  if (!w.mfu) return w.flops ? fmt::format("no MFU: {}", w.mfu_missing) : fmt::format("no MFU: FLOPs {}", w.flops_source);
-  std::string precision = w.precision_source == "measured" ? std::string(analysis::path_name(*w.precision))
-                                                           : fmt::format("{} {}", analysis::path_name(*w.precision), w.precision_source);
-  return fmt::format("{} / ({} {} x {} {}); FLOPs {}", human_si(*w.flops, "FLOP"), human_duration_ns(w.time_ns),
-                     w.time_basis, human_si(*w.peak_flops_per_s, "FLOP/s"), precision, w.flops_source);
 }
 
 // One line per distinct note; stages that share a note share the line.

@@ -1,0 +1,15 @@
+// `kernlens report --format md` (and `analyze --format md`): the HTML report's numbers and
+// tables as GitHub-flavoured Markdown, for a pull request; no images.
+#pragma once
+
+#include <string>
+
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/model/profile.h"
+#include "kernlens/report/tables.h"
+
+namespace kernlens::report {
+
+std::string analysis_markdown(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
+
+}  // namespace kernlens::report

@@ -1,0 +1,91 @@
+#include "kernlens/report/summary.h"
+
+#include <fmt/format.h>
+
+#include "kernlens/ingest/detect.h"
+#include "kernlens/report/format.h"
+
+namespace kernlens::report {
+
+std::string describe_format(std::string_view format_id) {
+  for (const auto& f : ingest::formats()) {
+    if (f.id == format_id) return std::string(f.description);
+  }
+  return std::string(format_id);
+}
+
+std::string peaks_line(const analysis::PeakRates& p) {
+  std::vector<std::string> parts;
+  for (auto path : {analysis::FlopPath::kTensorBf16, analysis::FlopPath::kTensorFp8, analysis::FlopPath::kSimtFp32}) {
+    if (auto v = p.flops(path)) parts.push_back(fmt::format("{} {}", human_si(*v, "FLOP/s"), analysis::path_name(path)));
+  }
+  if (p.dram_bytes_per_s) parts.push_back(fmt::format("{} DRAM", human_si(*p.dram_bytes_per_s, "B/s")));
+  return fmt::format("{} ({})", fmt::join(parts, ", "), p.source);
+}
+
+std::string coverage_line(const analysis::MetricCoverage& c) {
+  auto f = c.fraction();
+  if (!f || c.deep_launches == 0) return "none: kernel times only (profile with ncu for bottlenecks and roofs)";
+  auto kernels = c.measured_kernel_fraction();
+  if (kernels && *kernels > *f + 1e-9) {  // some kernels measured on a few launches
+    return fmt::format("ncu throughput metrics for {} of {} kernels, {} of kernel time (measured on {} of {} "
+                       "launches)",
+                       c.measured_kernels, c.kernels, human_percent(*kernels), c.deep_launches, c.launches);
+  }
+  return fmt::format("ncu throughput metrics cover {} of kernel time ({} of {} launches)", human_percent(*f),
+                     c.deep_launches, c.launches);
+}
+
+std::string device_line(const model::Profile& profile, const analysis::Analysis& analysis) {
+  if (!analysis.agg.device_ordinal) return "";
+  const model::Device* d = profile.find_device(*analysis.agg.device_ordinal);
+  if (!d) return "";
+  std::string gpu = d->name.empty() ? fmt::format("device {}", d->ordinal) : d->name;
+  if (!d->cc.empty()) gpu += fmt::format(", cc {}", d->cc);
+  if (d->sm_count) gpu += fmt::format(", {} SMs", *d->sm_count);
+  return gpu;
+}
+
+std::string mfu_note(const analysis::StageWork& w) {
+  if (!w.mfu) return w.flops ? fmt::format("no MFU: {}", w.mfu_missing) : fmt::format("no MFU: FLOPs {}", w.flops_source);
+  std::string precision = w.precision_source == "measured" ? std::string(analysis::path_name(*w.precision))
+                                                           : fmt::format("{} {}", analysis::path_name(*w.precision), w.precision_source);
+  return fmt::format("{} / ({} {} x {} {}); FLOPs {}", human_si(*w.flops, "FLOP"), human_duration_ns(w.time_ns),
+                     w.time_basis, human_si(*w.peak_flops_per_s, "FLOP/s"), precision, w.flops_source);
+}
+
+std::string first_sentence(std::string_view text) {
+  auto end = text.find(". ");
+  return std::string(end == std::string_view::npos ? text : text.substr(0, end + 1));
+}
+
+namespace {
+
+bool shell_safe(std::string_view arg) {
+  if (arg.empty()) return false;
+  for (char c : arg) {
+    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
+    if (!plain) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string shell_command_line(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const auto& arg : argv) {
+    if (!out.empty()) out += ' ';
+    if (shell_safe(arg)) {
+      out += arg;
+      continue;
+    }
+    out += '\'';
+    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
+}  // namespace kernlens::report

@@ -1,0 +1,30 @@
+// One-line summaries shared by the writers (text, Markdown, HTML): the inputs, the GPU, its
+// peaks, how much of the time the deep metrics cover, and the profiled command.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::report {
+
+// "Nsight Compute raw page (CSV)" for a format id of ingest/detect.h; the id when unknown.
+std::string describe_format(std::string_view format_id);
+// "989.4 TFLOP/s tensor_bf16, 3.350 TB/s DRAM (source)" for the paths LLMs run on.
+std::string peaks_line(const analysis::PeakRates& peaks);
+// Which share of the kernel time the ncu throughput metrics cover, or that none do.
+std::string coverage_line(const analysis::MetricCoverage& coverage);
+// "NVIDIA H100 80GB HBM3, cc 9.0, 132 SMs" for the GPU most launches ran on; "" when unknown.
+std::string device_line(const model::Profile& profile, const analysis::Analysis& analysis);
+// How a stage's MFU was found ("137.4 GFLOP measured / (176.4 us kernel time x 989.4 TFLOP/s
+// tensor_bf16)"), or why it is missing.
+std::string mfu_note(const analysis::StageWork& work);
+// ncu's rule texts run to a paragraph; the first sentence says what it found.
+std::string first_sentence(std::string_view text);
+// The argv as a shell would take it back ("python3 run.py --name 'a b'"); "" when empty.
+std::string shell_command_line(const std::vector<std::string>& argv);
+
+}  // namespace kernlens::report

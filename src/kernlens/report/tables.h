@@ -1,0 +1,69 @@
+// The content the HTML and Markdown reports share, as plain tables of formatted cells: both
+// writers render these, so the two show the same numbers. Text is unescaped here; each writer
+// escapes for its own language.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/model/profile.h"
+
+namespace kernlens::report {
+
+struct Cell {
+  std::string text;
+  std::optional<double> sort_key;  // numeric order for sortable tables; absent: sort by text
+  bool code = false;               // a kernel name or path: monospace, never reflowed
+  std::string full;                // the whole text when `text` was cut short (hover in HTML)
+};
+
+struct Table {
+  std::string id;  // HTML id, e.g. "kernels"
+  std::vector<std::string> headers;
+  std::vector<bool> numeric;  // per column: right-aligned
+  std::vector<std::vector<Cell>> rows;
+  std::string note;  // a line under the table ("12 more kernels: 3.2% of the time")
+};
+
+// What the report is about: the inputs and the command that was profiled.
+struct ReportContext {
+  std::vector<std::string> command;  // the profiled program's argv (run directories), or empty
+  std::size_t top = 25;              // kernels in the kernel table, and the charts' top lists
+};
+
+// Key/value rows: inputs, GPU, command, kernel time, peaks, metric coverage, MFU.
+Table summary_table(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
+// Stage, kernel time, share, launches, wall, busy, gaps, FLOPs, MFU.
+Table stage_table(const analysis::Analysis& analysis);
+// The top kernels: name, library, op class, bottleneck, time, share, launches, mean, roofline figures.
+Table kernel_table(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
+// Kernel time by operation class, largest first.
+Table op_class_table(const analysis::Analysis& analysis);
+// The top kernels' largest warp stall reasons.
+Table stall_table(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
+
+struct OpClassTime {
+  std::string op_class;
+  double total_ns = 0;
+  double share = 0;  // of all kernel time
+  std::uint64_t launches = 0;
+};
+// Kernel time per operation class, largest first (families with a known time).
+std::vector<OpClassTime> time_by_op_class(const analysis::Analysis& analysis);
+
+// What to do about one kernel: its verdict and ncu's and kernlens's advice.
+struct KernelAdvice {
+  std::string name;
+  std::string share;  // "12.3%"
+  std::string bottleneck;
+  std::string reason;
+  std::vector<analysis::Advice> advice;
+};
+// The top kernels that have a verdict reason or advice, at most `ctx.top`.
+std::vector<KernelAdvice> advice_list(const model::Profile& profile, const analysis::Analysis& analysis,
+                                      const ReportContext& ctx);
+
+}  // namespace kernlens::report
