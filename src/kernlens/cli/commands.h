@@ -24,6 +24,8 @@ struct Command {
 Command add_analyze_command(CLI::App& app);
 Command add_names_command(CLI::App& app);
 Command add_profile_command(CLI::App& app);
+Command add_db_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
 
 // `--rules FILE`, for the commands that classify kernels; may be given more than once.
 void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files);

@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
       add_analyze_command(app),
       add_names_command(app),
       add_profile_command(app),
+      add_compare_command(app),
+      add_db_command(app),
   };
 
   try {
