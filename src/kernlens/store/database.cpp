@@ -98,6 +98,8 @@ Result<SqliteDb> open_for_writing(const std::string& path) {
   if (Status s = check_header(path); !s) return s.error();
   auto db = SqliteDb::open_writable(path, kBusyTimeoutMs);
   if (!db) return at(path, db.error());
+  // Checked before any pragma: switching the journal mode writes to the file's header.
+  if (Status s = check_ours(*db, path); !s) return s.error();
   // WAL: readers never block the writer and a writer's half-done transaction stays in the
   // log until COMMIT. synchronous=NORMAL keeps commits atomic; only the last ones may be
   // lost when the machine (not the process) dies.
@@ -108,7 +110,6 @@ Result<SqliteDb> open_for_writing(const std::string& path) {
     }
     if (stmt->error()) return make_error(path, 0, "not a usable kernlens database: " + *stmt->error());
   }
-  if (Status s = check_ours(*db, path); !s) return s.error();
   if (Status s = migrate(*db); !s) return make_error(path, 0, "cannot create the schema: " + s.error().message);
   return db;
 }
