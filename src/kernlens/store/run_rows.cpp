@@ -1,6 +1,8 @@
 // ingest_run and load_run (database.h): a run record to rows and back. The columns are
 // listed once, as data, for both directions.
 #include <array>
+#include <map>
+#include <tuple>
 #include <optional>
 
 #include <fmt/format.h>
@@ -184,6 +186,45 @@ Status insert_stages(const SqliteDb& db, std::int64_t run_id, const std::vector<
   return ok_status();
 }
 
+struct FamilyTotal {
+  std::int64_t occurrences = 0, launches = 0;
+  std::optional<double> total_ns;  // absent when no kernel of the family has a time
+};
+
+// The run's share of family_totals and family_models: one update per family, not per kernel.
+Status add_family_totals(const SqliteDb& db, const RunRecord& run) {
+  std::map<std::tuple<std::string, std::string, std::string>, FamilyTotal> families;
+  for (const auto& k : run.kernels) {
+    FamilyTotal& f = families[{k.base_name, k.library, k.op_class}];
+    ++f.occurrences;
+    f.launches += static_cast<std::int64_t>(k.launches);
+    if (k.total_ns) f.total_ns = f.total_ns.value_or(0) + *k.total_ns;
+  }
+  auto totals = db.prepare(
+      "INSERT INTO family_totals VALUES (?1, ?2, ?3, ?4, 1, ?5, ?6) ON CONFLICT DO UPDATE SET "
+      "occurrences = occurrences + excluded.occurrences, runs = runs + 1, launches = launches + excluded.launches, "
+      "total_ns = CASE WHEN excluded.total_ns IS NULL THEN total_ns ELSE COALESCE(total_ns, 0) + excluded.total_ns END");
+  auto models = db.prepare("INSERT INTO family_models VALUES (?1, ?2, ?3, ?4, 1) ON CONFLICT DO UPDATE SET runs = runs + 1");
+  if (!totals) return totals.error();
+  if (!models) return models.error();
+  const std::string& model_key = run.meta.model.empty() ? run.meta.run_key : run.meta.model;
+  for (const auto& [family, f] : families) {
+    for (auto* stmt : {&*totals, &*models}) {
+      stmt->reset();
+      stmt->bind(1, std::string_view(std::get<0>(family)));
+      stmt->bind(2, std::string_view(std::get<1>(family)));
+      stmt->bind(3, std::string_view(std::get<2>(family)));
+    }
+    totals->bind(4, f.occurrences);
+    totals->bind(5, f.launches);
+    totals->bind(6, f.total_ns);
+    models->bind(4, std::string_view(model_key));
+    if (Status s = totals->run(); !s) return s;
+    if (Status s = models->run(); !s) return s;
+  }
+  return ok_status();
+}
+
 Result<bool> run_present(const SqliteDb& db, const std::string& run_key) {
   auto stmt = db.prepare("SELECT 1 FROM runs WHERE run_key = ?1");
   if (!stmt) return stmt.error();
@@ -200,6 +241,7 @@ Status insert_run(const SqliteDb& db, const RunRecord& run) {
   if (!run_id) return run_id.error();
   if (Status s = insert_tags(db, *run_id, run.meta); !s) return s;
   if (Status s = insert_kernels(db, *run_id, run.kernels); !s) return s;
+  if (Status s = add_family_totals(db, run); !s) return s;
   return insert_stages(db, *run_id, run.stages);
 }
 

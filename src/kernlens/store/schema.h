@@ -8,6 +8,8 @@
 //   kernels     run_id, one row per kernel: names, classification, shape, time, figures,
 //               bottleneck
 //   stages      run_id, one row per stage: time, wall time, busy fraction, gaps, FLOPs, MFU
+//   family_totals, family_models   per kernel family: kernel rows, runs, launches, time, and
+//               runs per model, kept by ingest for the popularity view
 //   views       v_kernel_popularity, v_family_performance, v_op_class_performance,
 //               v_signals, v_signal_summary (docs/user-guide.md, "Database and compare")
 #pragma once
