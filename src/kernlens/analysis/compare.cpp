@@ -139,10 +139,16 @@ void decide(Comparison& c) {
   if (total_pct && *total_pct > t) {
     c.reasons.push_back(fmt::format("total kernel time {:+.1f}% (threshold {:g}%)", *total_pct, t));
   }
+  std::map<std::string, int> regressed_per_base_name;
+  for (const auto& k : c.kernels) regressed_per_base_name[k.either().base_name] += k.regressed;
   for (const auto& k : c.kernels) {
-    if (k.regressed) {
-      c.reasons.push_back(fmt::format("{} {:+.1f}%", k.either().base_name, *k.delta_pct()));
-    }
+    if (!k.regressed) continue;
+    const auto& kernel = k.either();
+    // Several kernels of one family regressed: the launch shape tells them apart.
+    bool ambiguous = regressed_per_base_name[kernel.base_name] > 1 && !kernel.grid.empty();
+    c.reasons.push_back(fmt::format("{}{} {:+.1f}%", kernel.base_name,
+                                    ambiguous ? fmt::format(" (grid {}, block {})", kernel.grid, kernel.block) : "",
+                                    *k.delta_pct()));
   }
   if (!c.reasons.empty()) {
     c.verdict = Verdict::kRegression;
