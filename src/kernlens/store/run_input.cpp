@@ -171,14 +171,16 @@ Result<std::string> run_key(const std::string& path) {
     fnv1a(hash, *bytes);
     return fmt::format("file-{:016x}", hash);
   }
+  std::string manifest_bytes;
   for (const auto& relative : measured_files(path)) {
     auto bytes = file_bytes((fs::path(path) / relative).string());
     if (!bytes) return bytes.error();
     fnv1a(hash, relative);
     fnv1a(hash, std::string_view("\0", 1));
     fnv1a(hash, *bytes);
+    if (relative == "manifest.json") manifest_bytes = std::move(bytes).value();
   }
-  auto manifest = nlohmann::json::parse(*file_bytes((fs::path(path) / "manifest.json").string()), nullptr, false);
+  auto manifest = nlohmann::json::parse(manifest_bytes, nullptr, false);
   std::string id = "run";
   if (manifest.is_object() && manifest.contains("run_id") && manifest["run_id"].is_string()) {
     id = manifest["run_id"].get<std::string>();
