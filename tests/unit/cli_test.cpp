@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <fstream>
 #include <regex>
@@ -272,6 +273,85 @@ TEST(Cli, DemoWritesTheReportAndSaysWhere) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("wrote the report to " + dir.file("demo.html")), std::string::npos) << r.out;
   EXPECT_NE(slurp(dir.file("demo.html")).find("<svg id=\"roofline\""), std::string::npos);
+}
+
+std::string example_run_dir(const std::string& name) {
+  return test::fixture("../../examples/data/runs/" + name);
+}
+
+TEST(CliDb, IngestQueryAndExport) {
+  test::TempDir dir;
+  std::string db = dir.file("runs.db");
+  auto ingest = run_cli({"db", "ingest", "--db", db, example_run_dir("llama_prefill"), example_run_dir("qwen_prefill"),
+                         "--tag", "owner=ci"});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+  EXPECT_NE(ingest.out.find("added"), std::string::npos);
+  auto again = run_cli({"db", "ingest", "--db", db, example_run_dir("llama_prefill")});
+  EXPECT_EQ(again.exit_code, 0);
+  EXPECT_NE(again.out.find("already in the database"), std::string::npos);
+
+  auto popularity = run_cli({"db", "query", "--db", db, "--view", "popularity", "--format", "json"});
+  ASSERT_EQ(popularity.exit_code, 0) << popularity.err;
+  auto rows = nlohmann::json::parse(popularity.out);
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows[0]["models"], 2);
+  auto runs = run_cli({"db", "query", "--db", db, "SELECT model, batch FROM runs ORDER BY model", "--format", "csv"});
+  EXPECT_EQ(runs.out, "model,batch\r\nllama,4\r\nqwen,4\r\n");
+
+  auto write = run_cli({"db", "query", "--db", db, "DELETE FROM runs"});
+  EXPECT_EQ(write.exit_code, 2);
+  EXPECT_NE(write.err.find("kernlens: error: " + db + ": db query is read-only"), std::string::npos) << write.err;
+
+  auto exported = run_cli({"db", "export", "--db", db, "--format", "csv", "--out", dir.file("csv")});
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  std::string kernels = slurp(dir.file("csv/kernels.csv"));
+  EXPECT_EQ(kernels.rfind("run_id,kernel_idx,name,base_name,", 0), 0u);
+  auto jsonl = run_cli({"db", "export", "--db", db, "--format", "jsonl", "--out", dir.file("jsonl")});
+  ASSERT_EQ(jsonl.exit_code, 0);
+  std::istringstream lines(slurp(dir.file("jsonl/runs.jsonl")));
+  std::string line;
+  int count = 0;
+  while (std::getline(lines, line)) EXPECT_TRUE(nlohmann::json::parse(line).contains("run_key")) << ++count;
+}
+
+TEST(CliDb, ClearErrorsForFilesThatAreNotItsDatabase) {
+  test::TempDir dir;
+  dir.write("notes.db", "not a database");
+  auto r = run_cli({"db", "ingest", "--db", dir.file("notes.db"), example_run_dir("llama_prefill")});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "kernlens: error: " + dir.file("notes.db") + ": not a kernlens database: not an SQLite file\n");
+  auto missing = run_cli({"db", "query", "--db", dir.file("none.db"), "SELECT 1"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("none.db")));
+  auto bad_tag = run_cli({"db", "ingest", "--db", dir.file("new.db"), "--tag", "batch=four", example_run_dir("llama_prefill")});
+  EXPECT_EQ(bad_tag.exit_code, 2);
+  EXPECT_NE(bad_tag.err.find("batch must be an integer"), std::string::npos);
+}
+
+// compare gates CI: exit 1 when the candidate is slower beyond the threshold. llama's
+// prefill takes more kernel time than qwen's, so qwen -> llama is a regression.
+TEST(CliCompare, ExitCodeGatesOnRegression) {
+  test::TempDir dir;
+  auto faster = run_cli({"compare", example_run_dir("llama_prefill"), example_run_dir("qwen_prefill")});
+  EXPECT_EQ(faster.exit_code, 0) << faster.err;
+  EXPECT_NE(faster.out.find("verdict: improvement"), std::string::npos);
+  auto slower = run_cli({"compare", example_run_dir("qwen_prefill"), example_run_dir("llama_prefill"), "--format", "md"});
+  EXPECT_EQ(slower.exit_code, 1);
+  EXPECT_EQ(slower.out.rfind("### kernlens compare: regression", 0), 0u);
+  auto lenient = run_cli({"compare", example_run_dir("qwen_prefill"), example_run_dir("llama_prefill"), "--threshold",
+                          "1000"});
+  EXPECT_EQ(lenient.exit_code, 0);
+
+  std::string db = dir.file("runs.db");
+  ASSERT_EQ(run_cli({"db", "ingest", "--db", db, example_run_dir("llama_prefill"), example_run_dir("qwen_prefill")}).exit_code, 0);
+  auto from_db = run_cli({"compare", "--db", db, "qwen", "llama", "--format", "json"});
+  EXPECT_EQ(from_db.exit_code, 1) << from_db.err;
+  auto from_files = run_cli({"compare", example_run_dir("qwen_prefill"), example_run_dir("llama_prefill"), "--format", "json"});
+  EXPECT_EQ(from_db.out, from_files.out);  // the database keeps everything compare uses
+
+  auto unknown = run_cli({"compare", "--db", db, "mistral", "llama"});
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("no run 'mistral'"), std::string::npos);
 }
 
 }  // namespace

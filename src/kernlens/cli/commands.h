@@ -30,6 +30,8 @@ Command add_demo_command(CLI::App& app);
 struct LoadedAnalysis;
 // Writes the report of `loaded` ("html" or "md") to `output` atomically; the exit code.
 int write_report(const LoadedAnalysis& loaded, const std::string& format, std::size_t top, const std::string& output);
+Command add_db_command(CLI::App& app);
+Command add_compare_command(CLI::App& app);
 
 // `--rules FILE`, for the commands that classify kernels; may be given more than once.
 void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files);

@@ -64,6 +64,76 @@ void SqliteStatement::bind(int parameter, std::int64_t value) {
   sqlite3_bind_int64(stmt_, parameter, value);
 }
 
+void SqliteStatement::bind(int parameter, double value) {
+  sqlite3_bind_double(stmt_, parameter, value);
+}
+
+void SqliteStatement::bind(int parameter, std::string_view value) {
+  sqlite3_bind_text64(stmt_, parameter, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+}
+
+void SqliteStatement::bind(int parameter, const std::optional<double>& value) {
+  if (value) {
+    bind(parameter, *value);
+  } else {
+    bind_null(parameter);
+  }
+}
+
+void SqliteStatement::bind(int parameter, const std::optional<std::int64_t>& value) {
+  if (value) {
+    bind(parameter, *value);
+  } else {
+    bind_null(parameter);
+  }
+}
+
+void SqliteStatement::bind_text_or_null(int parameter, std::string_view value) {
+  if (value.empty()) {
+    bind_null(parameter);
+  } else {
+    bind(parameter, value);
+  }
+}
+
+void SqliteStatement::bind_null(int parameter) {
+  sqlite3_bind_null(stmt_, parameter);
+}
+
+Status SqliteStatement::run() {
+  while (step()) {
+  }
+  if (error_) return make_error("", 0, *error_);
+  return ok_status();
+}
+
+int SqliteStatement::column_count() const {
+  return sqlite3_column_count(stmt_);
+}
+
+std::string SqliteStatement::column_name(int column) const {
+  const char* name = sqlite3_column_name(stmt_, column);
+  return name ? name : "";
+}
+
+SqliteStatement::Type SqliteStatement::type(int column) const {
+  switch (sqlite3_column_type(stmt_, column)) {
+    case SQLITE_INTEGER: return Type::kInteger;
+    case SQLITE_FLOAT: return Type::kFloat;
+    case SQLITE_TEXT: return Type::kText;
+    case SQLITE_BLOB: return Type::kBlob;
+    default: return Type::kNull;
+  }
+}
+
+double SqliteStatement::float64(int column) const {
+  return sqlite3_column_double(stmt_, column);
+}
+
+bool SqliteStatement::read_only() const {
+  return sqlite3_stmt_readonly(stmt_) != 0;
+}
+
 void SqliteStatement::reset() {
   sqlite3_reset(stmt_);
   error_.reset();
@@ -128,16 +198,71 @@ std::string file_uri(const std::string& path) {
       uri += kHex[c & 15];
     }
   }
-  return uri + "?immutable=1";
+  return uri;
 }
 
 }  // namespace
 
 Result<SqliteDb> SqliteDb::open_file(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(file_uri(path).c_str(), &raw,
+  int rc = sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &raw,
                            kOpenFlags | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
   return configured(raw, rc);
+}
+
+namespace {
+
+Result<SqliteDb> with_busy_timeout(Result<SqliteDb> db, sqlite3* raw, int busy_timeout_ms) {
+  if (db) sqlite3_busy_timeout(raw, busy_timeout_ms);
+  return db;
+}
+
+}  // namespace
+
+Result<SqliteDb> SqliteDb::open_writable(const std::string& path, int busy_timeout_ms) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(file_uri(path).c_str(), &raw,
+                           kOpenFlags | SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                           nullptr);
+  return with_busy_timeout(configured(raw, rc), raw, busy_timeout_ms);
+}
+
+Result<SqliteDb> SqliteDb::open_read_only(const std::string& path, int busy_timeout_ms) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(file_uri(path).c_str(), &raw,
+                           kOpenFlags | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
+  return with_busy_timeout(configured(raw, rc), raw, busy_timeout_ms);
+}
+
+Status SqliteDb::exec(const std::string& sql) const {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message ? message : sqlite3_errmsg(db_);
+    sqlite3_free(message);
+    return make_error("", 0, text);
+  }
+  return ok_status();
+}
+
+Result<SqliteStatement> SqliteDb::prepare_single(const std::string& sql) const {
+  sqlite3_stmt* stmt = nullptr;
+  const char* tail = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &stmt, &tail) != SQLITE_OK) {
+    sqlite3_finalize(stmt);
+    return make_error("", 0, sqlite3_errmsg(db_));
+  }
+  SqliteStatement statement(db_, stmt);
+  if (!stmt) return make_error("", 0, "no SQL statement");
+  for (; tail && *tail; ++tail) {
+    if (!std::isspace(static_cast<unsigned char>(*tail)) && *tail != ';') {
+      return make_error("", 0, "one SQL statement at a time (found more after the first)");
+    }
+  }
+  return statement;
+}
+
+std::int64_t SqliteDb::last_insert_rowid() const {
+  return sqlite3_last_insert_rowid(db_);
 }
 
 Result<SqliteStatement> SqliteDb::prepare(const std::string& sql) const {

@@ -1,7 +1,9 @@
-// A thin read-only layer over SQLite for readers of SQLite exports: opening a database from
-// bytes in memory or from a file without ever writing to it, finding tables and columns by
-// name (export schemas change between versions), and stepping through query results.
-// SQLite's own messages are kept in errors; readers add which table they were reading.
+// A thin layer over SQLite. For readers of SQLite exports: opening a database from bytes in
+// memory or from a file without ever writing to it, finding tables and columns by name
+// (export schemas change between versions), and stepping through query results. For the run
+// database (store/): a file opened for writing (WAL, busy timeout) or for reading only,
+// statements with bound parameters, and a result's columns by position.
+// SQLite's own messages are kept in errors; callers add which file or table they were at.
 #pragma once
 
 #include <cstdint>
@@ -37,8 +39,25 @@ class SqliteStatement {
   std::optional<double> opt_double(int column) const;
   std::string_view text(int column) const;  // empty for NULL; valid until the next step()
 
-  void bind(int parameter, std::int64_t value);  // 1-based, as SQLite counts
+  // Parameters are 1-based, as SQLite counts. Text is copied (SQLITE_TRANSIENT).
+  void bind(int parameter, std::int64_t value);
+  void bind(int parameter, double value);
+  void bind(int parameter, std::string_view value);
+  void bind(int parameter, const std::optional<double>& value);         // NULL when absent
+  void bind(int parameter, const std::optional<std::int64_t>& value);   // NULL when absent
+  void bind_text_or_null(int parameter, std::string_view value);        // NULL when empty
+  void bind_null(int parameter);
   void reset();
+  // Steps to the end of a statement that returns no rows; an error carries SQLite's message.
+  Status run();
+
+  int column_count() const;
+  std::string column_name(int column) const;
+  enum class Type { kInteger, kFloat, kText, kBlob, kNull };
+  Type type(int column) const;
+  double float64(int column) const;
+  // Whether the statement leaves the database as it is (sqlite3_stmt_readonly).
+  bool read_only() const;
 
  private:
   friend class SqliteDb;
@@ -62,6 +81,18 @@ class SqliteDb {
   static Result<SqliteDb> open_bytes(std::string_view bytes);
   // The database file at `path`, opened immutable: SQLite takes no locks and never writes.
   static Result<SqliteDb> open_file(const std::string& path);
+  // The database file at `path` for reading and writing, created when missing, with
+  // `busy_timeout_ms` of waiting for another connection's lock.
+  static Result<SqliteDb> open_writable(const std::string& path, int busy_timeout_ms);
+  // The database file at `path` for reading only, taking the shared locks a live (WAL)
+  // database needs while others write to it; never writes to it.
+  static Result<SqliteDb> open_read_only(const std::string& path, int busy_timeout_ms);
+
+  // Runs statements that return no rows (schema, pragmas, BEGIN/COMMIT).
+  Status exec(const std::string& sql) const;
+  // One statement: an error when `sql` holds more than one.
+  Result<SqliteStatement> prepare_single(const std::string& sql) const;
+  std::int64_t last_insert_rowid() const;
 
   Result<SqliteStatement> prepare(const std::string& sql) const;
   // Tables (not views) by exact name, read once from sqlite_master.

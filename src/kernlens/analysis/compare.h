@@ -1,0 +1,68 @@
+// Before/after: two runs' kernels and stages side by side, what moved, and a verdict.
+//
+// Kernels are matched by exact name first; names left over by base name and launch shape
+// (grid and block of the longest launch: a recompiled or re-templated kernel keeps both);
+// then a base name with one kernel left on each side. The rest are new or vanished. Stages
+// are matched by name.
+//
+// The verdict is a regression when the total kernel time grew by more than the threshold, or
+// a matched kernel that weighs at least `min_share` of either run's time did; an improvement
+// when the total shrank by more than it; otherwise no significant change.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernlens/model/run_record.h"
+
+namespace kernlens::analysis {
+
+struct CompareOptions {
+  double threshold_pct = 5;
+  double min_share = 0.01;  // kernels lighter than this (0..1) in both runs are not judged alone
+};
+
+enum class MatchKind { kName, kShape, kBaseName, kNew, kVanished };
+std::string_view match_kind_name(MatchKind kind);  // "name", "shape", "base_name", "new", "vanished"
+
+struct Delta {
+  std::optional<double> base_ns, candidate_ns;
+  double delta_ns() const { return candidate_ns.value_or(0) - base_ns.value_or(0); }
+  // Relative change in percent; absent when the base time is absent or 0.
+  std::optional<double> delta_pct() const;
+};
+
+struct KernelDelta : Delta {
+  const model::RunKernel* base = nullptr;       // null for a new kernel
+  const model::RunKernel* candidate = nullptr;  // null for a vanished kernel
+  MatchKind match = MatchKind::kName;
+  bool regressed = false;
+  bool bottleneck_changed() const;
+  const model::RunKernel& either() const { return base ? *base : *candidate; }
+};
+
+struct StageDelta : Delta {
+  std::string name;
+  std::optional<double> base_wall_ns, candidate_wall_ns;
+};
+
+enum class Verdict { kRegression, kImprovement, kNoChange };
+std::string_view verdict_name(Verdict v);  // "regression", "improvement", "no significant change"
+
+struct Comparison {
+  const model::RunRecord* base = nullptr;
+  const model::RunRecord* candidate = nullptr;
+  CompareOptions options;
+  Delta total;
+  std::vector<KernelDelta> kernels;  // by |delta_ns|, largest first
+  std::vector<StageDelta> stages;    // base's stage order, then the candidate's new stages
+  Verdict verdict = Verdict::kNoChange;
+  std::vector<std::string> reasons;  // why the verdict, for people
+};
+
+// Both runs must outlive the result (it points into their kernels).
+Comparison compare_runs(const model::RunRecord& base, const model::RunRecord& candidate,
+                        const CompareOptions& options);
+
+}  // namespace kernlens::analysis

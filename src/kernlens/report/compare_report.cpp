@@ -1,0 +1,158 @@
+#include "kernlens/report/compare_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "kernlens/report/format.h"
+
+namespace kernlens::report {
+namespace {
+
+using analysis::Comparison;
+using analysis::Delta;
+using analysis::KernelDelta;
+using Json = nlohmann::ordered_json;
+
+std::string run_label(const model::RunRecord& r) {
+  std::string s = r.meta.run_key;
+  std::vector<std::string> parts;
+  if (!r.meta.model.empty()) parts.push_back("model " + r.meta.model);
+  if (r.meta.batch) parts.push_back(fmt::format("batch {}", *r.meta.batch));
+  if (r.meta.tokens) parts.push_back(fmt::format("tokens {}", *r.meta.tokens));
+  if (!r.meta.dtype.empty()) parts.push_back(r.meta.dtype);
+  if (!r.meta.gpu.empty()) parts.push_back(r.meta.gpu);
+  if (!parts.empty()) s += fmt::format(" ({})", fmt::join(parts, ", "));
+  return s;
+}
+
+std::string ns_or_dash(const std::optional<double>& ns) {
+  return ns ? human_duration_ns(*ns) : "-";
+}
+
+std::string signed_ns(double ns) {
+  return (ns >= 0 ? "+" : "-") + human_duration_ns(std::abs(ns));
+}
+
+std::string change_text(const Delta& d) {
+  if (auto pct = d.delta_pct()) return fmt::format("{:+.1f}%", *pct);
+  return d.base_ns ? "gone" : "new";
+}
+
+std::string bottleneck_text(const KernelDelta& k) {
+  if (k.bottleneck_changed()) return k.base->bottleneck + " -> " + k.candidate->bottleneck;
+  return k.either().bottleneck;
+}
+
+std::size_t shown(const Comparison& c, const CompareReportOptions& o) {
+  return o.top ? std::min(o.top, c.kernels.size()) : c.kernels.size();
+}
+
+struct NewAndGone {
+  std::size_t new_count = 0, gone_count = 0;
+  double new_ns = 0, gone_ns = 0;
+};
+
+NewAndGone new_and_gone(const Comparison& c) {
+  NewAndGone n;
+  for (const auto& k : c.kernels) {
+    if (k.match == analysis::MatchKind::kNew) ++n.new_count, n.new_ns += k.candidate_ns.value_or(0);
+    if (k.match == analysis::MatchKind::kVanished) ++n.gone_count, n.gone_ns += k.base_ns.value_or(0);
+  }
+  return n;
+}
+
+std::string verdict_line(const Comparison& c) {
+  return fmt::format("verdict: {}{}{}", analysis::verdict_name(c.verdict), c.reasons.empty() ? "" : ": ",
+                     fmt::join(c.reasons, "; "));
+}
+
+Json opt_json(const std::optional<double>& v) {
+  return v ? json_number(*v) : Json(nullptr);
+}
+
+}  // namespace
+
+std::string compare_text(const Comparison& c, const CompareReportOptions& o) {
+  std::string out = fmt::format("base:      {}\ncandidate: {}\n", run_label(*c.base), run_label(*c.candidate));
+  out += fmt::format("total kernel time: {} -> {} ({}, {})\n\n", ns_or_dash(c.total.base_ns),
+                     ns_or_dash(c.total.candidate_ns), change_text(c.total), signed_ns(c.total.delta_ns()));
+  out += fmt::format("kernels, by change ({} of {}):\n", shown(c, o), c.kernels.size());
+  out += fmt::format("  {:>8}  {:>11}  {:>11}  {:>11}  {:<9}  {:<20}  {}\n", "change", "base", "candidate", "delta",
+                     "match", "bottleneck", "kernel");
+  for (std::size_t i = 0; i < shown(c, o); ++i) {
+    const auto& k = c.kernels[i];
+    out += fmt::format("{} {:>8}  {:>11}  {:>11}  {:>11}  {:<9}  {:<20}  {}\n", k.regressed ? "!" : " ",
+                       change_text(k), ns_or_dash(k.base_ns), ns_or_dash(k.candidate_ns), signed_ns(k.delta_ns()),
+                       analysis::match_kind_name(k.match), bottleneck_text(k), ellipsize(k.either().name, o.name_width));
+  }
+  auto n = new_and_gone(c);
+  out += fmt::format("new kernels: {} ({}); vanished: {} ({})\n\n", n.new_count, human_duration_ns(n.new_ns),
+                     n.gone_count, human_duration_ns(n.gone_ns));
+  if (!c.stages.empty()) {
+    out += fmt::format("stages (kernel time):\n  {:>8}  {:>11}  {:>11}  {}\n", "change", "base", "candidate", "stage");
+    for (const auto& s : c.stages) {
+      out += fmt::format("  {:>8}  {:>11}  {:>11}  {}\n", change_text(s), ns_or_dash(s.base_ns),
+                         ns_or_dash(s.candidate_ns), s.name);
+    }
+    out += "\n";
+  }
+  return out + verdict_line(c) + "\n";
+}
+
+std::string compare_markdown(const Comparison& c, const CompareReportOptions& o) {
+  std::string out = fmt::format("### kernlens compare: {}\n\n", analysis::verdict_name(c.verdict));
+  out += fmt::format("- base: `{}`\n- candidate: `{}`\n", run_label(*c.base), run_label(*c.candidate));
+  out += fmt::format("- total kernel time: {} → {} (**{}**)\n", ns_or_dash(c.total.base_ns),
+                     ns_or_dash(c.total.candidate_ns), change_text(c.total));
+  for (const auto& r : c.reasons) out += fmt::format("- {}\n", r);
+  out += "\n| change | base | candidate | delta | match | bottleneck | kernel |\n|---:|---:|---:|---:|---|---|---|\n";
+  for (std::size_t i = 0; i < shown(c, o); ++i) {
+    const auto& k = c.kernels[i];
+    out += fmt::format("| {}{} | {} | {} | {} | {} | {} | `{}` |\n", k.regressed ? "⚠️ " : "", change_text(k),
+                       ns_or_dash(k.base_ns), ns_or_dash(k.candidate_ns), signed_ns(k.delta_ns()),
+                       analysis::match_kind_name(k.match), bottleneck_text(k),
+                       ellipsize(k.either().name, o.name_width));
+  }
+  if (!c.stages.empty()) {
+    out += "\n| stage | base | candidate | change |\n|---|---:|---:|---:|\n";
+    for (const auto& s : c.stages) {
+      out += fmt::format("| `{}` | {} | {} | {} |\n", s.name, ns_or_dash(s.base_ns), ns_or_dash(s.candidate_ns),
+                         change_text(s));
+    }
+  }
+  return out;
+}
+
+std::string compare_json(const Comparison& c) {
+  Json j;
+  j["schema"] = "kernlens.compare/1";
+  j["base"] = c.base->meta.run_key;
+  j["candidate"] = c.candidate->meta.run_key;
+  j["threshold_pct"] = json_number(c.options.threshold_pct);
+  j["total"] = Json{{"base_ns", opt_json(c.total.base_ns)}, {"candidate_ns", opt_json(c.total.candidate_ns)},
+                    {"delta_ns", json_number(c.total.delta_ns())}, {"delta_pct", opt_json(c.total.delta_pct())}};
+  Json kernels = Json::array();
+  for (const auto& k : c.kernels) {
+    Json row{{"name", k.either().name}, {"base_name", k.either().base_name}, {"match", analysis::match_kind_name(k.match)},
+             {"base_ns", opt_json(k.base_ns)}, {"candidate_ns", opt_json(k.candidate_ns)},
+             {"delta_ns", json_number(k.delta_ns())}, {"delta_pct", opt_json(k.delta_pct())},
+             {"base_bottleneck", k.base ? Json(k.base->bottleneck) : Json(nullptr)},
+             {"candidate_bottleneck", k.candidate ? Json(k.candidate->bottleneck) : Json(nullptr)},
+             {"regressed", k.regressed}};
+    if (k.base && k.candidate && k.base->name != k.candidate->name) row["candidate_name"] = k.candidate->name;
+    kernels.push_back(std::move(row));
+  }
+  j["kernels"] = std::move(kernels);
+  Json stages = Json::array();
+  for (const auto& s : c.stages) {
+    stages.push_back(Json{{"name", s.name}, {"base_ns", opt_json(s.base_ns)}, {"candidate_ns", opt_json(s.candidate_ns)},
+                          {"delta_pct", opt_json(s.delta_pct())}, {"base_wall_ns", opt_json(s.base_wall_ns)},
+                          {"candidate_wall_ns", opt_json(s.candidate_wall_ns)}});
+  }
+  j["stages"] = std::move(stages);
+  j["verdict"] = analysis::verdict_name(c.verdict);
+  j["reasons"] = c.reasons;
+  return j.dump(2) + "\n";
+}
+
+}  // namespace kernlens::report

@@ -1,0 +1,48 @@
+// Read-only SQL over the run database, and its results as text, CSV, JSON or JSON lines.
+//
+//   auto db = open_for_reading(path);                 // database.h
+//   auto table = run_query(*db, "SELECT * FROM v_kernel_popularity LIMIT 10");
+//   std::string out = format_table(*table, TableFormat::kText);
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "kernlens/common/error.h"
+#include "kernlens/ingest/sqlite_db.h"
+
+namespace kernlens::store {
+
+using Cell = std::variant<std::monostate, std::int64_t, double, std::string>;  // monostate: NULL
+
+struct Table {
+  std::vector<std::string> columns;
+  std::vector<std::vector<Cell>> rows;
+};
+
+// One statement. Errors: SQL errors, more than one statement, and a statement that would
+// write (refused before it runs; the connection is read-only besides).
+Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql);
+
+enum class TableFormat { kText, kCsv, kJson, kJsonl };
+std::optional<TableFormat> parse_table_format(std::string_view name);
+// kText: aligned columns, numbers rounded for people; the others: full precision.
+std::string format_table(const Table& table, TableFormat format);
+
+// The built-in views: short name ("popularity") and the view ("v_kernel_popularity").
+struct View {
+  std::string_view name;
+  std::string_view view;
+  std::string_view what;
+};
+std::span<const View> builtin_views();
+
+// The tables `db export` writes, one file each.
+std::span<const std::string_view> export_tables();
+
+}  // namespace kernlens::store

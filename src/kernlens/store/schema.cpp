@@ -1,0 +1,167 @@
+#include "kernlens/store/schema.h"
+
+#include <array>
+
+namespace kernlens::store {
+namespace {
+
+constexpr std::string_view kTablesSql = R"sql(
+CREATE TABLE schema_migrations (
+  version INTEGER PRIMARY KEY,
+  description TEXT NOT NULL,
+  applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now'))
+);
+CREATE TABLE devices (
+  device_id INTEGER PRIMARY KEY,
+  device_key TEXT NOT NULL UNIQUE,
+  name TEXT, cc TEXT, sm_count INTEGER, memory_total_bytes INTEGER, l2_cache_bytes INTEGER
+);
+CREATE TABLE runs (
+  run_id INTEGER PRIMARY KEY,
+  run_key TEXT NOT NULL UNIQUE,
+  ingested_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
+  source_path TEXT, source_format TEXT, command TEXT,
+  model TEXT, dtype TEXT, batch INTEGER, tokens INTEGER,
+  gpu TEXT, driver TEXT, cuda_version TEXT, ncu_version TEXT, nsys_version TEXT,
+  torch_version TEXT, kernlens_version TEXT,
+  device_id INTEGER REFERENCES devices(device_id),
+  kernel_time_ns REAL, launches INTEGER NOT NULL, unique_kernels INTEGER NOT NULL
+);
+CREATE TABLE run_tags (
+  run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  key TEXT NOT NULL, value TEXT NOT NULL,
+  PRIMARY KEY (run_id, key)
+) WITHOUT ROWID;
+CREATE TABLE kernels (
+  run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  kernel_idx INTEGER NOT NULL,
+  name TEXT NOT NULL, base_name TEXT NOT NULL, library TEXT NOT NULL, op_class TEXT NOT NULL,
+  grid TEXT, block TEXT,
+  launches INTEGER NOT NULL, total_ns REAL, mean_ns REAL, share REAL,
+  sm_pct REAL, memory_pct REAL, dram_pct REAL, l1_hit_pct REAL, l2_hit_pct REAL,
+  achieved_occupancy_pct REAL, theoretical_occupancy_pct REAL, tensor_pipe_pct REAL,
+  flops REAL, dram_bytes REAL, arithmetic_intensity REAL, achieved_flops_per_s REAL,
+  peak_flops_per_s REAL, peak_dram_bytes_per_s REAL,
+  occupancy_limiter TEXT, bottleneck TEXT NOT NULL, bottleneck_reason TEXT,
+  PRIMARY KEY (run_id, kernel_idx)
+);
+CREATE TABLE stages (
+  run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,
+  stage_idx INTEGER NOT NULL,
+  name TEXT NOT NULL, depth INTEGER NOT NULL, launches INTEGER NOT NULL,
+  kernel_time_ns REAL, wall_ns REAL, busy_fraction REAL, gap_count INTEGER, gap_total_ns REAL,
+  flops REAL, mfu REAL,
+  PRIMARY KEY (run_id, stage_idx)
+);
+-- The popularity view's totals, kept by ingest in the run's transaction (store/run_rows.cpp):
+-- a family's row is updated once per run, where an index on the kernels' family would take a
+-- write to a random page for every kernel of every run (three times the ingest time).
+CREATE TABLE family_totals (
+  base_name TEXT NOT NULL, library TEXT NOT NULL, op_class TEXT NOT NULL,
+  occurrences INTEGER NOT NULL, runs INTEGER NOT NULL, launches INTEGER NOT NULL, total_ns REAL,
+  PRIMARY KEY (base_name, library, op_class)
+) WITHOUT ROWID;
+-- Runs per family and model (the run key for a run without a model).
+CREATE TABLE family_models (
+  base_name TEXT NOT NULL, library TEXT NOT NULL, op_class TEXT NOT NULL, model_key TEXT NOT NULL,
+  runs INTEGER NOT NULL,
+  PRIMARY KEY (base_name, library, op_class, model_key)
+) WITHOUT ROWID;
+CREATE INDEX kernels_op_class ON kernels (op_class);
+CREATE INDEX runs_model ON runs (model);
+CREATE INDEX run_tags_key ON run_tags (key, value);
+)sql";
+
+// Figures weighted by the time of the kernels that measured them, as analyze averages them.
+#define KERNLENS_WEIGHTED(col) \
+  "SUM(k." #col " * k.total_ns) / SUM(CASE WHEN k." #col " IS NOT NULL THEN k.total_ns END) AS " #col
+
+#define KERNLENS_PERFORMANCE_COLUMNS                                                            \
+  "COUNT(*) AS occurrences, COUNT(DISTINCT k.run_id) AS runs, SUM(k.launches) AS launches, "    \
+  "SUM(k.total_ns) AS total_ns, " KERNLENS_WEIGHTED(sm_pct) ", " KERNLENS_WEIGHTED(dram_pct)    \
+  ", " KERNLENS_WEIGHTED(l2_hit_pct) ", " KERNLENS_WEIGHTED(achieved_occupancy_pct) ", "        \
+  KERNLENS_WEIGHTED(theoretical_occupancy_pct) ", "                                             \
+  "SUM(k.bottleneck = 'compute') AS compute_bound, SUM(k.bottleneck = 'memory') AS memory_bound, " \
+  "SUM(k.bottleneck = 'latency') AS latency_bound, SUM(k.bottleneck = 'launch') AS launch_bound, " \
+  "SUM(k.bottleneck = 'cache') AS cache_bound, SUM(k.bottleneck = 'mixed') AS mixed, "          \
+  "SUM(k.bottleneck = 'unknown') AS unknown "
+
+constexpr std::string_view kViewsSql =
+    // The same as grouping kernels by family (store_test checks it), from the totals ingest keeps.
+    "CREATE VIEW v_kernel_popularity AS "
+    "SELECT f.base_name, f.library, f.op_class, f.occurrences, f.runs, "
+    "(SELECT COUNT(*) FROM family_models m WHERE m.base_name = f.base_name AND m.library = f.library "
+    "AND m.op_class = f.op_class) AS models, f.launches, f.total_ns, "
+    "f.total_ns / (SELECT SUM(kernel_time_ns) FROM runs) AS share_of_time "
+    "FROM family_totals f ORDER BY runs DESC, total_ns DESC;\n"
+
+    "CREATE VIEW v_family_performance AS "
+    "SELECT k.base_name, k.library, k.op_class, " KERNLENS_PERFORMANCE_COLUMNS
+    "FROM kernels k GROUP BY k.base_name, k.library, k.op_class ORDER BY total_ns DESC;\n"
+
+    "CREATE VIEW v_op_class_performance AS "
+    "SELECT k.op_class, " KERNLENS_PERFORMANCE_COLUMNS
+    "FROM kernels k GROUP BY k.op_class ORDER BY total_ns DESC;\n"
+
+    // Thresholds: L2 hit under 50%, GEMMs under half their roof, occupancy under 50% or under
+    // half the theoretical, stages whose GPU is busy under half their wall time.
+    "CREATE VIEW v_signals AS "
+    "SELECT 'memory_bound_low_l2_hit' AS signal, r.run_key, r.model, k.name AS subject, "
+    "k.base_name, k.op_class, k.total_ns AS time_ns, k.l2_hit_pct AS value, "
+    "printf('memory-bound, L2 hit %.1f%%, DRAM %.1f%% of peak', k.l2_hit_pct, k.dram_pct) AS detail "
+    "FROM kernels k JOIN runs r ON r.run_id = k.run_id "
+    "WHERE k.bottleneck = 'memory' AND k.l2_hit_pct < 50 "
+    "UNION ALL "
+    "SELECT 'gemm_far_from_tensor_roof', r.run_key, r.model, k.name, k.base_name, k.op_class, "
+    "k.total_ns, k.achieved_flops_per_s / k.peak_flops_per_s, "
+    "printf('%.1f%% of the compute roof (%.1f of %.1f TFLOP/s), tensor pipe %.1f%%', "
+    "100.0 * k.achieved_flops_per_s / k.peak_flops_per_s, k.achieved_flops_per_s / 1e12, "
+    "k.peak_flops_per_s / 1e12, k.tensor_pipe_pct) "
+    "FROM kernels k JOIN runs r ON r.run_id = k.run_id "
+    "WHERE k.op_class = 'gemm' AND k.peak_flops_per_s > 0 "
+    "AND k.achieved_flops_per_s < 0.5 * k.peak_flops_per_s "
+    "UNION ALL "
+    "SELECT 'occupancy_limited', r.run_key, r.model, k.name, k.base_name, k.op_class, k.total_ns, "
+    "k.achieved_occupancy_pct, printf('occupancy %s of theoretical %.1f%%, limited by %s', "
+    "COALESCE(printf('%.1f%%', k.achieved_occupancy_pct), 'not measured'), k.theoretical_occupancy_pct, "
+    "COALESCE(NULLIF(k.occupancy_limiter, ''), 'an unknown limiter')) "
+    "FROM kernels k JOIN runs r ON r.run_id = k.run_id "
+    "WHERE k.theoretical_occupancy_pct < 50 OR k.achieved_occupancy_pct < 0.5 * k.theoretical_occupancy_pct "
+    "UNION ALL "
+    "SELECT 'launch_bound_stage', r.run_key, r.model, s.name, NULL, NULL, s.wall_ns, s.busy_fraction, "
+    "printf('GPU busy %.1f%% of the stage''s wall time, %d idle gaps', 100.0 * s.busy_fraction, "
+    "s.gap_count) "
+    "FROM stages s JOIN runs r ON r.run_id = s.run_id WHERE s.busy_fraction < 0.5;\n"
+
+    "CREATE VIEW v_signal_summary AS "
+    "SELECT signal, COALESCE(base_name, subject) AS family, COUNT(*) AS occurrences, "
+    "COUNT(DISTINCT run_key) AS runs, COUNT(DISTINCT COALESCE(model, run_key)) AS models, "
+    "SUM(time_ns) AS time_ns, MIN(detail) AS example "
+    "FROM v_signals GROUP BY signal, family ORDER BY signal, time_ns DESC;\n";
+
+#undef KERNLENS_PERFORMANCE_COLUMNS
+#undef KERNLENS_WEIGHTED
+
+constexpr std::array kMigrations = {
+    Migration{1, "runs, run_tags, devices, kernels, stages, family totals and their indexes", kTablesSql},
+    Migration{2, "views: popularity, performance by family and op class, signals", kViewsSql},
+};
+
+constexpr std::array<std::string_view, 8> kTables = {"schema_migrations", "devices", "runs", "run_tags",
+                                                     "kernels", "stages", "family_totals", "family_models"};
+
+}  // namespace
+
+std::span<const Migration> migrations() {
+  return kMigrations;
+}
+
+int schema_version() {
+  return kMigrations.back().version;
+}
+
+std::span<const std::string_view> schema_tables() {
+  return kTables;
+}
+
+}  // namespace kernlens::store
