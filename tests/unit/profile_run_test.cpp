@@ -272,3 +272,44 @@ TEST(ProfileRun, LauncherRankFromTheUsualVariables) {
 
 }  // namespace
 }  // namespace kernlens::profile
+
+namespace kernlens::profile {
+namespace {
+
+TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
+  test::TempDir dir;
+  dir.write("libkernlens_tracer.so", "not a real library: the dry run only names it");
+  auto o = options(dir, {"python3", "run.py"});
+  o.discovery = Discovery::kTracer;
+  o.tracer_path = dir.file("libkernlens_tracer.so");
+  o.cupti_path = "/usr/local/cuda/lib64/libcupti.so";
+  o.dry_run = true;
+  auto r = run(o);
+  EXPECT_EQ(r.result.exit_code, 0) << r.err;
+  const std::string runs = dir.file("runs") + "/r1";
+  const std::string expected_head =
+      "# kernlens profile --dry-run: the commands a run would use; nothing is run\n"
+      "# ncu: " + kFakeNcu + " (2025.3.1.0)\n"
+      "# tracer: " + o.tracer_path + " (" KERNLENS_VERSION ")\n"
+      "# cupti: /usr/local/cuda/lib64/libcupti.so (unknown)\n"
+      "# run directory: " + runs + "\n"
+      "# discovery\n"
+      "env CUDA_INJECTION64_PATH=" + o.tracer_path + " NVTX_INJECTION64_PATH=/usr/local/cuda/lib64/libcupti.so "
+      "KERNLENS_TRACE_DIR=" + runs + "/discovery python3 run.py\n"
+      "# deep pass";
+  EXPECT_EQ(r.out.substr(0, expected_head.size()), expected_head);
+}
+
+TEST(ProfileRun, TracerDiscoveryWithoutTheLibraryIsAUsageError) {
+  test::TempDir dir;
+  auto o = options(dir, {"python3", "run.py"});
+  o.discovery = Discovery::kTracer;
+  o.tracer_path = dir.file("missing.so");
+  auto r = run(o);
+  EXPECT_EQ(r.result.exit_code, 2);
+  EXPECT_NE(r.err.find("--discovery tracer: the kernlens tracer (libkernlens_tracer.so) was not found"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace
+}  // namespace kernlens::profile
