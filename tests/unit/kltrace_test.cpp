@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -86,7 +87,11 @@ TEST(Kltrace, LaunchesDevicesAndStagesAsTheNsysReaderGivesThem) {
   EXPECT_EQ(by_stage["decode [llm@step]"], 6);
   EXPECT_EQ(by_stage[""], 1);          // the copy before any range
   EXPECT_EQ(by_stage["teardown"], 1);  // the open range, ended with the trace
-  EXPECT_EQ(p.names[p.launches[0].name], "[CUDA memcpy Host-to-Device]");
+  auto first_copy = std::find_if(p.launches.begin(), p.launches.end(),
+                                 [](const model::Launch& l) { return l.kind == model::LaunchKind::kMemcpy; });
+  ASSERT_NE(first_copy, p.launches.end());
+  EXPECT_EQ(p.names[first_copy->name], "[CUDA memcpy Host-to-Device]");
+  EXPECT_EQ(first_copy->bytes, 65536);
   ASSERT_EQ(p.devices.size(), 1u);
   EXPECT_EQ(p.devices[0].name, "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(p.devices[0].cc, "9.0");

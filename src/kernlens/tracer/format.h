@@ -240,7 +240,7 @@ void fields(IO& io, ApiCallRecord& r) {
 template <class IO>
 void fields(IO& io, RangeRecord& r) {
   u32_field(io, r.domain), u32_field(io, r.name), u8_field(io, r.kind), pad_field(io, 3);
-  u32_field(io, r.thread), pad_field(io, 4), u64_field(io, r.start_ns), u64_field(io, r.end_ns);
+  u32_field(io, r.thread), u64_field(io, r.start_ns), u64_field(io, r.end_ns);
 }
 
 inline void section_header(Out& out, SectionId id, std::uint32_t record_bytes, std::uint64_t count,
