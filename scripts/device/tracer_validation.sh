@@ -43,7 +43,7 @@ wall() {  # prints the program's own wall_s of the measured generate(), and the 
   start=$(date +%s.%N)
   line=$("$@" 2>> "$out/tracer.stderr.log" | grep -o 'wall_s=[0-9.]*' | cut -d= -f2)
   end=$(date +%s.%N)
-  echo "$line $(echo "$end - $start" | bc)"
+  echo "$line $(python3 -c "print(round($end - $start, 4))")"
 }
 
 # 1. Overhead, interleaved so that drifting clocks hit both modes alike.
@@ -72,7 +72,7 @@ kltraces=("$work"/t/kernlens-*.kltrace)
 say "kltrace files: ${#kltraces[@]} ($(ls -1 "$work"/t | tr '\n' ' '))"
 kl_bytes=$(cat "${kltraces[@]}" | wc -c)
 torch_bytes=$(wc -c < "$work/torch.json")
-say "size: kltrace $kl_bytes bytes, PyTorch JSON $torch_bytes bytes, ratio $(echo "scale=1; $torch_bytes / $kl_bytes" | bc)x (bar: >= 10x)"
+say "size: kltrace $kl_bytes bytes, PyTorch JSON $torch_bytes bytes, ratio $(python3 -c "print(round($torch_bytes / max($kl_bytes, 1), 1))")x (bar: >= 10x)"
 "$kernlens" analyze "${kltraces[@]}" --format json -o "$out/tracer.analysis.json" 2>> "$out/tracer.stderr.log"
 "$kernlens" analyze "$work/torch.json" --format json -o "$out/torch.analysis.json" 2>> "$out/tracer.stderr.log"
 python3 - "$out/tracer.analysis.json" "$out/torch.analysis.json" <<'PY' | tee -a "$summary"
