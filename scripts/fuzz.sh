@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (tests/fuzz) with clang, seeds a corpus per target from
-# small pieces of tests/fixtures/ncu, tests/fixtures/pytorch and tests/fixtures/nsys (fuzz_names:
+# small pieces of tests/fixtures/ncu, tests/fixtures/pytorch, tests/fixtures/nsys and tests/fixtures/kltrace (fuzz_names:
 # the kernel names of tests/fixtures/names and the rules files), and runs each target for
 # FUZZ_SECONDS.
 # Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
@@ -18,7 +18,7 @@ build=$root/build/fuzz
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
 all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner \
-fuzz_ncu_cells fuzz_names fuzz_pytorch_trace fuzz_nsys_stats fuzz_nsys_sqlite"
+fuzz_ncu_cells fuzz_names fuzz_pytorch_trace fuzz_nsys_stats fuzz_nsys_sqlite fuzz_kltrace"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
@@ -144,6 +144,14 @@ sys.stdout.write(doc[:at + 4] + "\n  ]\n}\n")
 PY
       cap "$corpus/$t/seed-$name-$n"
     done
+  done
+done
+
+# kltrace: the writer's fixture whole, and cut at a few places (truncated sections).
+for f in "$root"/tests/fixtures/kltrace/*.kltrace; do
+  for t in fuzz_kltrace fuzz_read_any; do
+    cp "$f" "$corpus/$t/seed-$(basename "$f")"
+    for n in 100 600 1200; do head -c $n "$f" > "$corpus/$t/seed-$(basename "$f")-$n"; done
   done
 done
 

@@ -46,6 +46,13 @@ Outcome run(const ProfileRunOptions& o, const char* fake_mode = "") {
   return r;
 }
 
+// --dry-run's output without its "# environment: {...}" line, which depends on this machine.
+std::string without_environment_line(const std::string& out) {
+  const auto at = out.find("# environment: {");
+  if (at == std::string::npos) return out;
+  return out.substr(0, at) + out.substr(out.find('\n', at) + 1);
+}
+
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
   return nlohmann::json::parse(in);
@@ -84,7 +91,7 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
   ASSERT_NE(env_at, std::string::npos) << r.out;
   const auto env_end = r.out.find('\n', env_at);
   EXPECT_NE(r.out.substr(env_at, env_end - env_at).find("\"python_version\":"), std::string::npos);
-  EXPECT_EQ(r.out.substr(0, env_at) + r.out.substr(env_end + 1), expected);
+  EXPECT_EQ(without_environment_line(r.out), expected);
   EXPECT_FALSE(std::filesystem::exists(dir.file("runs")));
 }
 
@@ -273,6 +280,48 @@ TEST(ProfileRun, LauncherRankFromTheUsualVariables) {
   EXPECT_EQ(rank({"PMI_RANK=2"}), 2);
   EXPECT_EQ(rank({"RANKS=9", "HOME=/"}), std::nullopt);
   EXPECT_EQ(rank({"RANK=x"}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kernlens::profile
+
+namespace kernlens::profile {
+namespace {
+
+TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
+  test::TempDir dir;
+  dir.write("libkernlens_tracer.so", "not a real library: the dry run only names it");
+  auto o = options(dir, {"python3", "run.py"});
+  o.discovery = Discovery::kTracer;
+  o.tracer_path = dir.file("libkernlens_tracer.so");
+  o.cupti_path = "/usr/local/cuda/lib64/libcupti.so";
+  o.dry_run = true;
+  auto r = run(o);
+  EXPECT_EQ(r.result.exit_code, 0) << r.err;
+  const std::string runs = dir.file("runs") + "/r1";
+  const std::string expected_head =
+      "# kernlens profile --dry-run: the commands a run would use; nothing is run\n"
+      "# ncu: " + kFakeNcu + " (2025.3.1.0)\n"
+      "# tracer: " + o.tracer_path + " (" KERNLENS_VERSION ")\n"
+      "# cupti: /usr/local/cuda/lib64/libcupti.so (unknown)\n"
+      "# run directory: " + runs + "\n"
+      "# discovery\n"
+      "env CUDA_INJECTION64_PATH=" + o.tracer_path + " NVTX_INJECTION64_PATH=/usr/local/cuda/lib64/libcupti.so "
+      "KERNLENS_TRACE_DIR=" + runs + "/discovery python3 run.py\n"
+      "# deep pass";
+  EXPECT_NE(r.out.find("# environment: {"), std::string::npos) << r.out;
+  EXPECT_EQ(without_environment_line(r.out).substr(0, expected_head.size()), expected_head);
+}
+
+TEST(ProfileRun, TracerDiscoveryWithoutTheLibraryIsAUsageError) {
+  test::TempDir dir;
+  auto o = options(dir, {"python3", "run.py"});
+  o.discovery = Discovery::kTracer;
+  o.tracer_path = dir.file("missing.so");
+  auto r = run(o);
+  EXPECT_EQ(r.result.exit_code, 2);
+  EXPECT_NE(r.err.find("--discovery tracer: the kernlens tracer (libkernlens_tracer.so) was not found"), std::string::npos)
+      << r.err;
 }
 
 }  // namespace

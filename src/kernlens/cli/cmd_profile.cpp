@@ -69,7 +69,8 @@ Command add_profile_command(CLI::App& app) {
       "Run a program under the profilers: time every kernel, then measure the few that make up\n"
       "most of the GPU time with Nsight Compute, into a run directory with the analysis.");
   cmd->footer(
-      "Discovery times every kernel launch: with Nsight Systems (auto, when nsys is found) or\n"
+      "Discovery times every kernel launch: with Nsight Systems (auto, when nsys is found), with\n"
+      "the kernlens CUPTI tracer (auto, when nsys is not found and libkernlens_tracer.so is), or\n"
       "with ncu in timing mode (one metric, no cache flushes). Then the fewest kernels that reach\n"
       "--coverage of kernel time (at most --top) are measured, one representative launch each,\n"
       "in as few ncu runs as possible. Clocks are left alone unless --clock-control base.\n"
@@ -116,6 +117,11 @@ Command add_profile_command(CLI::App& app) {
       ->type_name("LIST");
   cmd->add_option("--ncu", opt->run.ncu_path, "Path of ncu (default: searched for)");
   cmd->add_option("--nsys", opt->run.nsys_path, "Path of nsys (default: searched for)");
+  cmd->add_option("--tracer", opt->run.tracer_path,
+                  "Path of libkernlens_tracer.so (default: beside kernlens, then ../lib)");
+  cmd->add_option("--cupti", opt->run.cupti_path,
+                  "Path of the libcupti.so NVTX is pointed at under the tracer (default: beside the tracer, "
+                  "then the CUDA toolkit's)");
   cmd->add_flag("--dry-run", opt->run.dry_run, "Print the tools found and every command a run would use; run nothing");
   cmd->add_flag("--no-kill", opt->no_kill,
                 "Let the program run to its end after the deep pass profiled its last kernel (by default "

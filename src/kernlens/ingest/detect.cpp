@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernlens/ingest/csv.h"
+#include "kernlens/ingest/kltrace.h"
 #include "kernlens/ingest/ncu_csv_common.h"
 #include "kernlens/ingest/ncu_details.h"
 #include "kernlens/ingest/ncu_raw.h"
@@ -16,6 +17,7 @@
 #include "kernlens/ingest/nsys_stats.h"
 #include "kernlens/ingest/pytorch_trace.h"
 #include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/tracer/format.h"
 
 namespace kernlens::ingest {
 namespace {
@@ -28,6 +30,7 @@ constexpr std::array kFormats = {
                &read_pytorch_trace_file, true},
     FormatInfo{"nsys-sqlite", "Nsight Systems SQLite export", &read_nsys_sqlite, &read_nsys_sqlite_file},
     FormatInfo{"nsys-stats-csv", "Nsight Systems stats kernel summary CSV", &read_nsys_stats_csv},
+    FormatInfo{"kltrace", "kernlens tracer trace (.kltrace)", &read_kltrace},
 };
 
 // A CSV page is recognised by columns its header must have. First match wins.
@@ -73,7 +76,8 @@ std::optional<FirstLine> first_csv_line(std::string_view bytes) {
 constexpr std::string_view kExpected =
     "expected an Nsight Compute CSV export (--page raw --csv, --page details --csv, or "
     "--csv --print-summary per-kernel), an nsys SQLite export, an nsys stats CSV "
-    "(--report cuda_gpu_kern_sum --format csv) or a PyTorch profiler trace (.json, .json.gz)";
+    "(--report cuda_gpu_kern_sum --format csv), a PyTorch profiler trace (.json, .json.gz) or a "
+    "kernlens tracer trace (.kltrace)";
 
 // A JSON object, or an array of them (the other form of chrome trace), judged by its first
 // bytes: no CSV export starts so.
@@ -93,6 +97,7 @@ std::span<const FormatInfo> formats() { return kFormats; }
 Detection detect_format(std::string_view bytes) {
   // An SQLite file is taken for an nsys export; the reader says which tables it lacks if not.
   if (is_sqlite_header(bytes)) return {format_by_id("nsys-sqlite"), {}};
+  if (trace_format::has_magic(bytes)) return {format_by_id("kltrace"), {}};
   if (looks_like_chrome_trace(bytes)) return {format_by_id("pytorch-trace"), {}};
   if (looks_like_json(bytes)) {
     return {nullptr, "a JSON document without \"traceEvents\" near its start, not a PyTorch profiler "

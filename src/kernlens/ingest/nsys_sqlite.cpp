@@ -14,6 +14,7 @@
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
 #include "kernlens/common/memory.h"
+#include "kernlens/ingest/cuda_memcpy_kinds.h"
 #include "kernlens/ingest/nvtx_projection.h"
 #include "kernlens/ingest/sqlite_db.h"
 
@@ -214,15 +215,6 @@ struct NvtxTypes {
   std::vector<std::int64_t> push_pop, start_end;
   std::optional<std::int64_t> domain_create;
 };
-
-// CUDA memcpy kinds as Nsight Systems labels them. ENUM_CUDA_MEMCPY_OPER holds the labels in
-// current exports; older ones store CUPTI's CUpti_ActivityMemcpyKind values (CUPTI Activity
-// API reference: UNKNOWN 0, HTOD 1, DTOH 2, HTOA 3, ATOH 4, ATOA 5, ATOD 6, DTOA 7, DTOD 8,
-// HTOH 9, PTOP 10).
-constexpr std::array<std::string_view, 11> kMemcpyKindLabels = {
-    "Unknown",          "Host-to-Device", "Device-to-Host",  "Host-to-Array",
-    "Array-to-Host",    "Array-to-Array", "Array-to-Device", "Device-to-Array",
-    "Device-to-Device", "Host-to-Host",   "Peer-to-Peer"};
 
 // Columns every GPU activity table has, first in every SELECT of one.
 enum OpColumn : int {
@@ -593,12 +585,12 @@ class NsysReader {
 
   // nsys's names for memory operations: "[CUDA memcpy Host-to-Device]", "[CUDA memset]".
   model::NameId memory_op_name(model::LaunchKind kind, std::optional<std::int64_t> copy_kind) {
-    if (kind == model::LaunchKind::kMemset) return ctx_.profile.names.intern("[CUDA memset]");
+    if (kind == model::LaunchKind::kMemset) return ctx_.profile.names.intern(kMemsetLaunchName);
     auto it = copy_kind ? memcpy_labels_.find(*copy_kind) : memcpy_labels_.end();
     std::string label = it != memcpy_labels_.end() ? it->second
                         : copy_kind                ? "kind " + std::to_string(*copy_kind)
                                                    : "Unknown";
-    return ctx_.profile.names.intern("[CUDA memcpy " + label + "]");
+    return ctx_.profile.names.intern(memcpy_launch_name(label));
   }
 
   Status read_memory_ops(std::string_view table, std::span<const std::string_view> extra,

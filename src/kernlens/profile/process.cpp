@@ -187,8 +187,33 @@ void set_nonblocking(int fd) {
 
 // Starts `path` with `argv` in a new process group, stdout and stderr on the given pipes, the
 // signals we handle reset to their defaults (a child must not inherit an ignored SIGINT).
+// Our environment with `overrides` ("NAME=VALUE") replacing or adding variables.
+std::vector<std::string> child_environment(const std::vector<std::string>& overrides) {
+  std::vector<std::string> env;
+  auto overridden = [&](std::string_view entry) {
+    std::string_view name = entry.substr(0, entry.find('='));
+    for (const auto& o : overrides) {
+      if (std::string_view(o).substr(0, o.find('=')) == name) return true;
+    }
+    return false;
+  };
+  for (char** e = environ; e && *e; ++e) {
+    if (!overridden(*e)) env.emplace_back(*e);
+  }
+  env.insert(env.end(), overrides.begin(), overrides.end());
+  return env;
+}
+
+std::vector<char*> c_strings(const std::vector<std::string>& strings) {
+  std::vector<char*> c;
+  c.reserve(strings.size() + 1);
+  for (const std::string& s : strings) c.push_back(const_cast<char*>(s.c_str()));
+  c.push_back(nullptr);
+  return c;
+}
+
 Result<pid_t> spawn_in_new_group(const std::string& path, const std::vector<std::string>& argv,
-                                 int stdout_fd, int stderr_fd) {
+                                 const std::vector<std::string>& env_overrides, int stdout_fd, int stderr_fd) {
   posix_spawn_file_actions_t actions;
   posix_spawnattr_t attr;
   posix_spawn_file_actions_init(&actions);
@@ -206,13 +231,12 @@ Result<pid_t> spawn_in_new_group(const std::string& path, const std::vector<std:
   posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
                                                      POSIX_SPAWN_SETSIGMASK));
 
-  std::vector<char*> c_argv;
-  c_argv.reserve(argv.size() + 1);
-  for (const std::string& arg : argv) c_argv.push_back(const_cast<char*>(arg.c_str()));
-  c_argv.push_back(nullptr);
+  std::vector<char*> c_argv = c_strings(argv);
+  const std::vector<std::string> env = env_overrides.empty() ? std::vector<std::string>{} : child_environment(env_overrides);
+  std::vector<char*> c_env = c_strings(env);
 
   pid_t pid = 0;
-  int err = posix_spawn(&pid, path.c_str(), &actions, &attr, c_argv.data(), environ);
+  int err = posix_spawn(&pid, path.c_str(), &actions, &attr, c_argv.data(), env_overrides.empty() ? environ : c_env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (err != 0) return make_error("", 0, "cannot run '" + argv[0] + "': " + errno_text(err));
@@ -361,7 +385,7 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
   RunState state;
   state.start = Clock::now();
   auto pid =
-      spawn_in_new_group(*path, options.argv, out_pipe->write_end.get(), err_pipe->write_end.get());
+      spawn_in_new_group(*path, options.argv, options.env, out_pipe->write_end.get(), err_pipe->write_end.get());
   if (!pid) return pid.error();
   state.pid = *pid;
   out_pipe->write_end.reset();  // only the child writes; EOF comes when it (and its own) close

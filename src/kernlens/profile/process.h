@@ -24,6 +24,7 @@ using LineCallback = std::function<void(OutputStream stream, std::string_view li
 
 struct ProcessOptions {
   std::vector<std::string> argv;  // argv[0] is looked up on PATH unless it holds a '/'
+  std::vector<std::string> env;   // "NAME=VALUE": added to (or replacing in) our environment
   std::string stdout_log_path;    // empty: the child's stdout is not logged
   std::string stderr_log_path;    // empty: the child's stderr is not logged
   bool echo = false;              // copy the child's output to our stdout/stderr as it arrives

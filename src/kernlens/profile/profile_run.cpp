@@ -23,6 +23,7 @@
 #include "kernlens/profile/run_dir.h"
 #include "kernlens/profile/run_reader.h"
 #include "kernlens/profile/tools.h"
+#include "kernlens/profile/tracer_command.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/text_report.h"
 
@@ -46,6 +47,7 @@ struct Run {
   Manifest manifest;
   NcuSettings ncu;
   std::string nsys;  // empty: not found
+  TracerPaths tracer;  // set for tracer discovery
   Discovery discovery = Discovery::kNcu;
   bool interrupted = false;  // a run ended because the user interrupted kernlens
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
@@ -82,9 +84,11 @@ struct StepOutcome {
 Result<StepOutcome> run_step(Run& run, const std::string& step, const std::vector<std::string>& argv,
                              const std::filesystem::path& folder, const std::string& stem, bool echo,
                              const std::function<void(const NcuEvent&)>& on_event = {},
-                             const std::filesystem::path& stdout_file = {}) {
+                             const std::filesystem::path& stdout_file = {},
+                             const std::vector<std::string>& env = {}) {
   ProcessOptions p;
   p.argv = argv;
+  p.env = env;
   p.stdout_log_path = (stdout_file.empty() ? folder / (stem + ".stdout.log") : stdout_file).string();
   p.stderr_log_path = (folder / (stem + ".stderr.log")).string();
   p.timeout_ns = static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
@@ -167,10 +171,31 @@ std::vector<std::string> nsys_export_argv(const Run& run) {
           (run.dir.discovery / "timeline.sqlite").string(), (run.dir.discovery / "timeline.nsys-rep").string()};
 }
 
+std::vector<std::string> tracer_env(const Run& run) {
+  return tracer_environment(run.tracer, run.dir.discovery.string());
+}
+
+// The program under the tracer: every process it starts writes discovery/kernlens-<pid>.kltrace.
+std::string discover_with_tracer(Run& run, std::vector<std::string>& inputs) {
+  auto prof = run_step(run, "discovery", run.opt.command, run.dir.discovery, "tracer", run.opt.echo_program_output,
+                       {}, {}, tracer_env(run));
+  if (!prof) return prof.error().to_string();
+  if (auto why = failure("discovery (program under the kernlens tracer)", *prof); !why.empty()) return why;
+  inputs = tracer_outputs(run.dir.discovery.string());
+  if (inputs.empty()) {
+    return "discovery: the tracer wrote no kernlens-*.kltrace (the program used no CUDA, or CUDA did not load the "
+           "tracer: see discovery/tracer.stderr.log)";
+  }
+  return {};
+}
+
 // Discovery: every launch timed, into `timeline`. Returns the failure reason, or empty.
 std::string discover(Run& run, model::Profile& timeline) {
   std::string input;
-  if (run.discovery == Discovery::kNsys) {
+  std::vector<std::string> tracer_inputs;
+  if (run.discovery == Discovery::kTracer) {
+    if (auto why = discover_with_tracer(run, tracer_inputs); !why.empty()) return why;
+  } else if (run.discovery == Discovery::kNsys) {
     auto prof = run_step(run, "discovery", nsys_profile_argv(run), run.dir.discovery, "nsys", run.opt.echo_program_output);
     if (!prof) return prof.error().to_string();
     if (auto why = failure("discovery (nsys profile)", *prof); !why.empty()) return why;
@@ -197,8 +222,10 @@ std::string discover(Run& run, model::Profile& timeline) {
     if (!exp) return exp.error().to_string();
     if (auto why = failure("discovery (ncu export)", *exp); !why.empty()) return why;
   }
-  Status s = read_discovery(input, run.opt.nvtx_include, run.discovery == Discovery::kNsys, timeline,
-                            analysis_read_options());
+  // nsys and the tracer record every launch; ncu filtered them by --nvtx-include itself.
+  const bool filter_stages = run.discovery != Discovery::kNcu;
+  Status s = read_discovery(tracer_inputs.empty() ? std::vector<std::string>{input} : tracer_inputs,
+                            run.opt.nvtx_include, filter_stages, timeline, analysis_read_options());
   return s ? std::string() : s.error().to_string();
 }
 
@@ -284,11 +311,19 @@ Status find_tools(Run& run, nlohmann::ordered_json& tools) {
       return make_error("", 0, nsys.error().message + "; give its path with --nsys, or use --discovery ncu");
     }
   }
-  if (run.opt.discovery == Discovery::kTracer) {
-    return make_error("", 0, "--discovery tracer: the kernlens tracer is not built yet; use nsys or ncu");
+  run.discovery = run.opt.discovery;
+  if (run.opt.discovery == Discovery::kTracer || (run.opt.discovery == Discovery::kAuto && run.nsys.empty())) {
+    auto tracer = locate_tracer(run.opt.tracer_path, run.opt.cupti_path, executable_dir());
+    if (tracer) {
+      run.tracer = *tracer;
+      tools["tracer"] = {{"path", tracer->library}, {"version", KERNLENS_VERSION}};
+      if (!tracer->cupti.empty()) tools["cupti"] = {{"path", tracer->cupti}, {"version", "unknown"}};
+      run.discovery = Discovery::kTracer;
+    } else if (run.opt.discovery == Discovery::kTracer) {
+      return make_error("", 0, "--discovery tracer: " + tracer.error().message);
+    }
   }
-  run.discovery = run.opt.discovery == Discovery::kAuto ? (run.nsys.empty() ? Discovery::kNcu : Discovery::kNsys)
-                                                        : run.opt.discovery;
+  if (run.discovery == Discovery::kAuto) run.discovery = run.nsys.empty() ? Discovery::kNcu : Discovery::kNsys;
   return ok_status();
 }
 
@@ -299,7 +334,12 @@ void print_dry_run(Run& run, const nlohmann::ordered_json& tools, const nlohmann
   }
   run.out << "# environment: " << environment.dump() << "\n";
   run.out << "# run directory: " << run.dir.root.string() << "\n# discovery\n";
-  if (run.discovery == Discovery::kNsys) {
+  if (run.discovery == Discovery::kTracer) {
+    std::vector<std::string> argv = {"env"};
+    for (const auto& variable : tracer_env(run)) argv.push_back(variable);
+    argv.insert(argv.end(), run.opt.command.begin(), run.opt.command.end());
+    run.out << shell_join(argv) << "\n";
+  } else if (run.discovery == Discovery::kNsys) {
     run.out << shell_join(nsys_profile_argv(run)) << "\n" << shell_join(nsys_export_argv(run)) << "\n";
   } else {
     run.out << shell_join(discovery_argv(run.ncu, (run.dir.discovery / "timing").string(), run.opt.command)) << "\n";

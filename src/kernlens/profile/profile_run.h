@@ -40,6 +40,8 @@ struct ProfileRunOptions {
   // only). Off under a launcher: the other ranks would wait for the killed one.
   bool kill_after_last = true;
   std::string ncu_path, nsys_path;       // empty: searched for
+  std::string tracer_path;               // libkernlens_tracer.so; empty: beside kernlens
+  std::string cupti_path;                // libcupti NVTX is pointed at; empty: searched for
   bool progress_tty = false;             // redraw a progress bar (stderr is a terminal)
   bool echo_program_output = true;
   analysis::AnalysisOptions analysis;

@@ -9,6 +9,7 @@
 
 #include "kernlens/profile/deep_join.h"
 #include "kernlens/profile/nvtx_path.h"
+#include "kernlens/profile/tracer_command.h"
 
 namespace kernlens::profile {
 namespace fs = std::filesystem;
@@ -74,7 +75,14 @@ bool is_run_directory(const std::string& path) {
 
 Status read_discovery(const std::string& path, const std::vector<std::string>& nvtx_include,
                       bool filter_stages, model::Profile& timeline, const ingest::ReadOptions& options) {
-  if (Status s = ingest::read_input(path, timeline, options); !s) return s;
+  return read_discovery(std::vector<std::string>{path}, nvtx_include, filter_stages, timeline, options);
+}
+
+Status read_discovery(const std::vector<std::string>& paths, const std::vector<std::string>& nvtx_include,
+                      bool filter_stages, model::Profile& timeline, const ingest::ReadOptions& options) {
+  for (const auto& path : paths) {
+    if (Status s = ingest::read_input(path, timeline, options); !s) return s;
+  }
   if (filter_stages) keep_included_stages(timeline, nvtx_include);
   return ok_status();
 }
@@ -113,21 +121,24 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
     return make_error(manifest_path, 0, "not a kernlens manifest (schema kernlens.manifest/1 expected)");
   }
   const nlohmann::json options_json = manifest.value("options", nlohmann::json::object());
-  const bool nsys = options_json.value("discovery", "") == "nsys";
+  // nsys and the tracer record every launch: the --nvtx-include filter is applied on reading.
+  const std::string discovery = options_json.value("discovery", "");
+  const bool filter_stages = discovery == "nsys" || discovery == "tracer";
   std::vector<std::string> nvtx_include;
   if (auto it = options_json.find("nvtx_include"); it != options_json.end() && it->is_array()) {
     for (const auto& p : *it) {
       if (p.is_string()) nvtx_include.push_back(p.get<std::string>());
     }
   }
-  const std::string timeline =
-      first_existing(root / "discovery", {"timeline.sqlite", "timing_raw.csv"});
+  std::vector<std::string> timeline = {first_existing(root / "discovery", {"timeline.sqlite", "timing_raw.csv"})};
+  if (timeline[0].empty()) timeline = tracer_outputs((root / "discovery").string());
   if (timeline.empty()) {
-    return make_error(dir, 0, "a run directory without a discovery export (discovery/timeline.sqlite or "
-                              "discovery/timing_raw.csv): the run failed before discovery ended");
+    return make_error(dir, 0, "a run directory without a discovery export (discovery/timeline.sqlite, "
+                              "discovery/timing_raw.csv or discovery/kernlens-*.kltrace): the run failed before "
+                              "discovery ended");
   }
   profile.inputs.push_back({dir, std::string(kRunDirectoryFormat), {}});
-  if (Status s = read_discovery(timeline, nvtx_include, nsys, profile, options); !s) return s;
+  if (Status s = read_discovery(timeline, nvtx_include, filter_stages, profile, options); !s) return s;
   for (const auto& warning : join_deep_exports(deep_exports(root / "deep"), profile, options)) {
     profile.inputs.front().warnings.push_back(make_error(dir, 0, warning));
   }

@@ -30,6 +30,9 @@ bool is_run_directory(const std::string& path);
 // launch; ncu filtered them itself).
 Status read_discovery(const std::string& path, const std::vector<std::string>& nvtx_include,
                       bool filter_stages, model::Profile& timeline, const ingest::ReadOptions& options);
+// The same for several files of one timeline (the tracer writes one per process).
+Status read_discovery(const std::vector<std::string>& paths, const std::vector<std::string>& nvtx_include,
+                      bool filter_stages, model::Profile& timeline, const ingest::ReadOptions& options);
 
 // Reads the deep pass's exports and joins them onto `timeline`. Returns warnings: an export
 // that could not be read (the rest still count), a deep kernel the timeline does not have.
@@ -37,7 +40,8 @@ std::vector<std::string> join_deep_exports(const std::vector<std::string>& csv_p
                                            model::Profile& timeline, const ingest::ReadOptions& options);
 
 // `profile` must be empty: a run directory is a profile of its own. The discovery export is
-// discovery/timeline.sqlite (nsys) or discovery/timing_raw.csv (ncu), gzipped or not; the
+// discovery/timeline.sqlite (nsys) or discovery/timing_raw.csv (ncu), gzipped or not, or the
+// tracer's discovery/kernlens-*.kltrace (one per process); the
 // deep exports are deep/*_raw.csv and deep/*_details.csv. Warnings go to the inputs'.
 Status read_run_directory(const std::string& dir, model::Profile& profile,
                           const ingest::ReadOptions& options);
