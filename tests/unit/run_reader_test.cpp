@@ -13,18 +13,11 @@
 namespace kernlens::profile {
 namespace {
 
-ingest::ReadOptions analysis_options() {
-  ingest::ReadOptions o;
-  o.all_metrics = false;
-  o.metrics = analysis::analysis_metric_names();
-  return o;
-}
-
 TEST(RunReader, RealRunDirectoryIsTheTimelineWithDeepMetricsJoined) {
   const std::string dir = test::fixture("profile_run/llama_prefill");
   ASSERT_TRUE(is_run_directory(dir));
   model::Profile p;
-  ASSERT_TRUE(read_profile_input(dir, p, analysis_options()).ok());
+  ASSERT_TRUE(read_profile_input(dir, p, analysis_read_options()).ok());
   ASSERT_GE(p.inputs.size(), 3u);
   EXPECT_EQ(p.inputs[0].path, dir);
   EXPECT_EQ(p.inputs[0].format, kRunDirectoryFormat);
@@ -39,13 +32,13 @@ TEST(RunReader, RealRunDirectoryIsTheTimelineWithDeepMetricsJoined) {
 TEST(RunReader, ARunDirectoryStandsAlone) {
   const std::string dir = test::fixture("profile_run/llama_prefill");
   model::Profile p;
-  ASSERT_TRUE(read_profile_input(dir, p, analysis_options()).ok());
-  auto again = read_profile_input(test::fixture("ncu/qwen_decode_raw.csv"), p, analysis_options());
+  ASSERT_TRUE(read_profile_input(dir, p, analysis_read_options()).ok());
+  auto again = read_profile_input(test::fixture("ncu/qwen_decode_raw.csv"), p, analysis_read_options());
   ASSERT_FALSE(again.ok());
   EXPECT_NE(again.error().message.find("a profile of its own"), std::string::npos);
   model::Profile q;
-  ASSERT_TRUE(read_profile_input(test::fixture("ncu/qwen_decode_raw.csv"), q, analysis_options()).ok());
-  EXPECT_FALSE(read_profile_input(dir, q, analysis_options()).ok());
+  ASSERT_TRUE(read_profile_input(test::fixture("ncu/qwen_decode_raw.csv"), q, analysis_read_options()).ok());
+  EXPECT_FALSE(read_profile_input(dir, q, analysis_read_options()).ok());
 }
 
 TEST(RunReader, BrokenRunDirectoriesAreClearErrors) {
@@ -54,19 +47,19 @@ TEST(RunReader, BrokenRunDirectoriesAreClearErrors) {
   std::filesystem::create_directories(dir + "/discovery");
   model::Profile p;
   // No manifest: not a run directory, and ingest says what it expected.
-  auto plain = read_profile_input(dir, p, analysis_options());
+  auto plain = read_profile_input(dir, p, analysis_read_options());
   ASSERT_FALSE(plain.ok());
   EXPECT_NE(plain.error().message.find("is a directory"), std::string::npos) << plain.error().message;
   std::ofstream(dir + "/manifest.json") << "{\"schema\": \"something else\"}";
-  auto foreign = read_profile_input(dir, p, analysis_options());
+  auto foreign = read_profile_input(dir, p, analysis_read_options());
   ASSERT_FALSE(foreign.ok());
   EXPECT_NE(foreign.error().message.find("kernlens.manifest/1"), std::string::npos);
   std::ofstream(dir + "/manifest.json") << "{\"schema\": \"kernlens.manifest/1\", \"options\": {\"discovery\": \"ncu\"}}";
-  auto failed = read_profile_input(dir, p, analysis_options());
+  auto failed = read_profile_input(dir, p, analysis_read_options());
   ASSERT_FALSE(failed.ok());
   EXPECT_NE(failed.error().message.find("without a discovery export"), std::string::npos);
   std::ofstream(dir + "/manifest.json") << "{\"schema\": ";
-  EXPECT_FALSE(read_profile_input(dir, p, analysis_options()).ok());
+  EXPECT_FALSE(read_profile_input(dir, p, analysis_read_options()).ok());
 }
 
 }  // namespace

@@ -12,10 +12,7 @@ std::unique_ptr<LoadedAnalysis> load_analysis(const std::vector<std::string>& in
   auto loaded = std::make_unique<LoadedAnalysis>();
   loaded->classifier = load_classifier(rule_files);
   if (!loaded->classifier) return nullptr;
-  // Only the metrics the analysis reads are decoded: a wide raw page reads several times faster.
-  ingest::ReadOptions read_options;
-  read_options.all_metrics = false;
-  read_options.metrics = analysis::analysis_metric_names();
+  const ingest::ReadOptions read_options = profile::analysis_read_options();
   for (const auto& path : inputs) {
     if (Status s = profile::read_profile_input(path, loaded->profile, read_options); !s) {
       bad_input(s.error());

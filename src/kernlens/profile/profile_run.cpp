@@ -136,12 +136,6 @@ std::string failure(const std::string& step, const StepOutcome& o) {
   return fmt::format("{}: {} (logs in the run directory)", step, o.result.describe());
 }
 
-ingest::ReadOptions analysis_read_options() {
-  ingest::ReadOptions options;
-  options.all_metrics = false;
-  options.metrics = analysis::analysis_metric_names();
-  return options;
-}
 
 // The user's stage paths, as ncu --nvtx-include expressions.
 Result<std::vector<std::string>> nvtx_filters(const ProfileRunOptions& opt) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernlens/analysis/analysis.h"
 #include "kernlens/profile/deep_join.h"
 #include "kernlens/profile/nvtx_path.h"
 #include "kernlens/profile/tracer_command.h"
@@ -159,6 +160,13 @@ std::vector<std::string> read_run_command(const std::string& dir) {
     return {};  // read_run_directory reports a bad manifest
   }
   return argv;
+}
+
+ingest::ReadOptions analysis_read_options() {
+  ingest::ReadOptions options;
+  options.all_metrics = false;
+  options.metrics = analysis::analysis_metric_names();
+  return options;
 }
 
 Status read_profile_input(const std::string& path, model::Profile& profile,

@@ -49,6 +49,9 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
 // The profiled program's argv from a run directory's manifest; empty when it has none.
 std::vector<std::string> read_run_command(const std::string& dir);
 
+// What the analysis reads and nothing more: a wide raw page decodes several times faster.
+ingest::ReadOptions analysis_read_options();
+
 // A run directory (alone) or an export file (any number of them) into `profile`.
 Status read_profile_input(const std::string& path, model::Profile& profile,
                           const ingest::ReadOptions& options);

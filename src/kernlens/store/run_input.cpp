@@ -223,9 +223,7 @@ Result<model::RunRecord> read_run(const std::string& path, const Tags& tags,
   if (Status s = apply_tags(meta, tags); !s) return s.error();
 
   model::Profile profile;
-  ingest::ReadOptions read_options;
-  read_options.all_metrics = false;
-  read_options.metrics = analysis::analysis_metric_names();
+  const ingest::ReadOptions read_options = profile::analysis_read_options();
   if (Status s = profile::read_profile_input(path, profile, read_options); !s) return s.error();
   ingest::reconcile_inputs(profile);
   auto analyzed = analysis::analyze(profile, classifier, analysis::AnalysisOptions{});
