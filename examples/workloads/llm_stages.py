@@ -13,6 +13,7 @@ user_annotation / gpu_user_annotation events) while they do not record NVTX.
 """
 import argparse
 import contextlib
+import statistics
 import time
 
 import torch
@@ -48,18 +49,21 @@ def stage(name):
 
 @torch.inference_mode()
 def generate(model, input_ids, decode_steps):
+    """One prefill and decode_steps greedy steps; returns the stages' wall times in seconds."""
+    start = time.perf_counter()
     with stage("prefill"):
         out = model(input_ids=input_ids, use_cache=True)
         past = out.past_key_values
         token = out.logits[:, -1:].argmax(-1)
         torch.cuda.synchronize()
+    prefill_end = time.perf_counter()
     with stage("decode"):
         for _ in range(decode_steps):
             out = model(input_ids=token, past_key_values=past, use_cache=True)
             past = out.past_key_values
             token = out.logits[:, -1:].argmax(-1)
         torch.cuda.synchronize()
-    return token
+    return prefill_end - start, time.perf_counter() - prefill_end
 
 
 def main():
@@ -71,6 +75,8 @@ def main():
     parser.add_argument("--decode-steps", type=int, default=15)
     parser.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default="bf16")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs before the measured one")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="measured runs (overhead measurements); the printed times are their medians")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     parser.add_argument("--sdpa-backend", choices=["default", "flash", "efficient", "cudnn", "math"],
                         default="default", help="force one scaled_dot_product_attention backend")
@@ -93,17 +99,23 @@ def main():
         generate(model, input_ids, args.decode_steps)
     torch.cuda.synchronize()
 
-    start = time.perf_counter()
-    if args.torch_trace:
-        activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
-        with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
-            generate(model, input_ids, args.decode_steps)
-        prof.export_chrome_trace(args.torch_trace)
-    else:
-        generate(model, input_ids, args.decode_steps)
-    torch.cuda.synchronize()
+    walls, prefills, decodes = [], [], []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        if args.torch_trace:
+            activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+            with torch.profiler.profile(activities=activities, record_shapes=True) as prof:
+                prefill_s, decode_s = generate(model, input_ids, args.decode_steps)
+            prof.export_chrome_trace(args.torch_trace)
+        else:
+            prefill_s, decode_s = generate(model, input_ids, args.decode_steps)
+        torch.cuda.synchronize()
+        walls.append(time.perf_counter() - start)
+        prefills.append(prefill_s)
+        decodes.append(decode_s)
     print(f"llm_stages: model={args.model} batch={args.batch} prompt={args.prompt} "
-          f"decode_steps={args.decode_steps} wall_s={time.perf_counter() - start:.4f}")
+          f"decode_steps={args.decode_steps} repeat={args.repeat} wall_s={statistics.median(walls):.4f} "
+          f"prefill_s={statistics.median(prefills):.4f} decode_s={statistics.median(decodes):.4f}")
 
 
 if __name__ == "__main__":

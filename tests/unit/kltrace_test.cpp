@@ -177,30 +177,27 @@ TEST(Kltrace, ChromeTraceIsJsonWithEveryEvent) {
   EXPECT_DOUBLE_EQ(events[0]["dur"].get<double>(), 40.0);  // 40'000 ns in us
 }
 
-TEST(TracerCommand, EnvironmentPointsCudaAndNvtxAtTheLibraries) {
-  profile::TracerPaths paths{"/opt/k/lib/libkernlens_tracer.so", "/opt/k/lib/libcupti.so.13"};
+TEST(TracerCommand, EnvironmentPointsCudaAndNvtxAtTheTracer) {
+  profile::TracerPaths paths{"/opt/k/lib/libkernlens_tracer.so"};
   EXPECT_EQ(profile::tracer_environment(paths, "/runs/r1/discovery"),
             (std::vector<std::string>{"CUDA_INJECTION64_PATH=/opt/k/lib/libkernlens_tracer.so",
-                                      "NVTX_INJECTION64_PATH=/opt/k/lib/libcupti.so.13",
+                                      "NVTX_INJECTION64_PATH=/opt/k/lib/libkernlens_tracer.so",
                                       "KERNLENS_TRACE_DIR=/runs/r1/discovery"}));
-  paths.cupti.clear();  // the tracer then points NVTX at the CUPTI it loaded
-  EXPECT_EQ(profile::tracer_environment(paths, "d").size(), 2u);
 }
 
-TEST(TracerCommand, FindsTheLibraryBesideKernlensAndCuptiBesideIt) {
+TEST(TracerCommand, FindsTheLibraryBesideKernlensOrInLib) {
   test::TempDir dir;
   std::filesystem::create_directories(dir.path() / "bin");
   std::filesystem::create_directories(dir.path() / "lib");
-  auto missing = profile::locate_tracer("", "", dir.file("bin"));
+  auto missing = profile::locate_tracer("", dir.file("bin"));
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("--tracer"), std::string::npos);
   dir.write("lib/libkernlens_tracer.so", "x");
-  dir.write("lib/libcupti.so.13", "x");
-  auto found = profile::locate_tracer("", "", dir.file("bin"));
+  auto found = profile::locate_tracer("", dir.file("bin"));
   ASSERT_TRUE(found.ok()) << found.error().to_string();
   EXPECT_EQ(found->library, dir.file("lib/libkernlens_tracer.so"));
-  EXPECT_EQ(found->cupti, dir.file("lib/libcupti.so.13"));
-  EXPECT_EQ(profile::locate_tracer("", "/x/libcupti.so", dir.file("bin"))->cupti, "/x/libcupti.so");
+  dir.write("bin/libkernlens_tracer.so", "x");  // beside kernlens comes first
+  EXPECT_EQ(profile::locate_tracer("", dir.file("bin"))->library, dir.file("bin/libkernlens_tracer.so"));
 }
 
 TEST(TracerCommand, OutputsAreTheKltraceFilesInNameOrder) {

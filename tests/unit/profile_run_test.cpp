@@ -294,7 +294,6 @@ TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
   auto o = options(dir, {"python3", "run.py"});
   o.discovery = Discovery::kTracer;
   o.tracer_path = dir.file("libkernlens_tracer.so");
-  o.cupti_path = "/usr/local/cuda/lib64/libcupti.so";
   o.dry_run = true;
   auto r = run(o);
   EXPECT_EQ(r.result.exit_code, 0) << r.err;
@@ -303,10 +302,9 @@ TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
       "# kernlens profile --dry-run: the commands a run would use; nothing is run\n"
       "# ncu: " + kFakeNcu + " (2025.3.1.0)\n"
       "# tracer: " + o.tracer_path + " (" KERNLENS_VERSION ")\n"
-      "# cupti: /usr/local/cuda/lib64/libcupti.so (unknown)\n"
       "# run directory: " + runs + "\n"
       "# discovery\n"
-      "env CUDA_INJECTION64_PATH=" + o.tracer_path + " NVTX_INJECTION64_PATH=/usr/local/cuda/lib64/libcupti.so "
+      "env CUDA_INJECTION64_PATH=" + o.tracer_path + " NVTX_INJECTION64_PATH=" + o.tracer_path + " "
       "KERNLENS_TRACE_DIR=" + runs + "/discovery python3 run.py\n"
       "# deep pass";
   EXPECT_NE(r.out.find("# environment: {"), std::string::npos) << r.out;

@@ -119,9 +119,6 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_option("--nsys", opt->run.nsys_path, "Path of nsys (default: searched for)");
   cmd->add_option("--tracer", opt->run.tracer_path,
                   "Path of libkernlens_tracer.so (default: beside kernlens, then ../lib)");
-  cmd->add_option("--cupti", opt->run.cupti_path,
-                  "Path of the libcupti.so NVTX is pointed at under the tracer (default: beside the tracer, "
-                  "then the CUDA toolkit's)");
   cmd->add_flag("--dry-run", opt->run.dry_run, "Print the tools found and every command a run would use; run nothing");
   cmd->add_flag("--no-kill", opt->no_kill,
                 "Let the program run to its end after the deep pass profiled its last kernel (by default "

@@ -307,11 +307,10 @@ Status find_tools(Run& run, nlohmann::ordered_json& tools) {
   }
   run.discovery = run.opt.discovery;
   if (run.opt.discovery == Discovery::kTracer || (run.opt.discovery == Discovery::kAuto && run.nsys.empty())) {
-    auto tracer = locate_tracer(run.opt.tracer_path, run.opt.cupti_path, executable_dir());
+    auto tracer = locate_tracer(run.opt.tracer_path, executable_dir());
     if (tracer) {
       run.tracer = *tracer;
       tools["tracer"] = {{"path", tracer->library}, {"version", KERNLENS_VERSION}};
-      if (!tracer->cupti.empty()) tools["cupti"] = {{"path", tracer->cupti}, {"version", "unknown"}};
       run.discovery = Discovery::kTracer;
     } else if (run.opt.discovery == Discovery::kTracer) {
       return make_error("", 0, "--discovery tracer: " + tracer.error().message);

@@ -41,7 +41,6 @@ struct ProfileRunOptions {
   bool kill_after_last = true;
   std::string ncu_path, nsys_path;       // empty: searched for
   std::string tracer_path;               // libkernlens_tracer.so; empty: beside kernlens
-  std::string cupti_path;                // libcupti NVTX is pointed at; empty: searched for
   bool progress_tty = false;             // redraw a progress bar (stderr is a terminal)
   bool echo_program_output = true;
   analysis::AnalysisOptions analysis;

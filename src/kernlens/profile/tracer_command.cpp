@@ -12,36 +12,9 @@ bool is_file(const fs::path& p) {
   return fs::is_regular_file(p, ec);
 }
 
-// libcupti.so, else its versioned names (a copy of the build keeps only libcupti.so.13).
-std::string cupti_in(const fs::path& dir) {
-  if (is_file(dir / "libcupti.so")) return (dir / "libcupti.so").string();
-  std::error_code ec;
-  std::vector<std::string> versioned;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("libcupti.so.") && is_file(entry.path())) versioned.push_back(entry.path().string());
-  }
-  std::sort(versioned.begin(), versioned.end());
-  return versioned.empty() ? std::string() : versioned.front();
-}
-
-std::string locate_cupti(const std::string& explicit_cupti, const fs::path& tracer_dir) {
-  if (!explicit_cupti.empty()) return explicit_cupti;
-  std::vector<fs::path> dirs = {tracer_dir};
-  if (const char* home = std::getenv("CUDA_HOME"); home && *home) dirs.push_back(fs::path(home) / "lib64");
-  dirs.push_back("/usr/local/cuda/lib64");
-  dirs.push_back("/usr/local/cuda/targets/x86_64-linux/lib");
-  dirs.push_back("/usr/local/cuda/extras/CUPTI/lib64");
-  for (const auto& dir : dirs) {
-    if (auto found = cupti_in(dir); !found.empty()) return found;
-  }
-  return {};
-}
-
 }  // namespace
 
-Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::string& explicit_cupti,
-                                  const std::string& exe_dir) {
+Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::string& exe_dir) {
   std::vector<fs::path> candidates;
   if (!explicit_path.empty()) {
     candidates.push_back(explicit_path);
@@ -51,8 +24,7 @@ Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::s
   std::string tried;
   for (const auto& c : candidates) {
     if (is_file(c)) {
-      fs::path library = fs::absolute(c).lexically_normal();
-      return TracerPaths{library.string(), locate_cupti(explicit_cupti, library.parent_path())};
+      return TracerPaths{fs::absolute(c).lexically_normal().string()};
     }
     tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
   }
@@ -62,10 +34,8 @@ Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::s
 }
 
 std::vector<std::string> tracer_environment(const TracerPaths& paths, const std::string& trace_dir) {
-  std::vector<std::string> env = {"CUDA_INJECTION64_PATH=" + paths.library};
-  if (!paths.cupti.empty()) env.push_back("NVTX_INJECTION64_PATH=" + paths.cupti);
-  env.push_back("KERNLENS_TRACE_DIR=" + trace_dir);
-  return env;
+  return {"CUDA_INJECTION64_PATH=" + paths.library, "NVTX_INJECTION64_PATH=" + paths.library,
+          "KERNLENS_TRACE_DIR=" + trace_dir};
 }
 
 std::vector<std::string> tracer_outputs(const std::string& dir) {

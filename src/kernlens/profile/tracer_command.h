@@ -1,6 +1,6 @@
-// Discovery with the kernlens CUPTI tracer (src/kernlens/tracer): where its library and CUPTI
-// are, the environment that makes CUDA inject it into the program, and the files it leaves
-// (one kernlens-<pid>.kltrace per process that used CUDA).
+// Discovery with the kernlens CUPTI tracer (src/kernlens/tracer): where its library is, the
+// environment that makes CUDA and NVTX inject it into the program, and the files it leaves (one
+// kernlens-<pid>.kltrace per process that used CUDA or NVTX).
 #pragma once
 
 #include <string>
@@ -13,19 +13,16 @@ namespace kernlens::profile {
 inline constexpr const char* kTracerLibraryName = "libkernlens_tracer.so";
 
 struct TracerPaths {
-  std::string library;  // libkernlens_tracer.so
-  std::string cupti;    // the libcupti NVTX is pointed at; empty: the tracer points it itself
+  std::string library;  // libkernlens_tracer.so, absolute
 };
 
 // `explicit_path` (--tracer) alone when given; else libkernlens_tracer.so beside the kernlens
-// executable (`exe_dir`), then in ../lib and ../lib/kernlens. CUPTI: `explicit_cupti`, else a
-// libcupti.so beside the tracer (a copied build), else the CUDA toolkit's.
-Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::string& explicit_cupti,
-                                  const std::string& exe_dir);
+// executable (`exe_dir`), then in ../lib and ../lib/kernlens.
+Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::string& exe_dir);
 
-// The variables the program runs with: CUDA_INJECTION64_PATH (the tracer),
-// NVTX_INJECTION64_PATH (CUPTI, so that NVTX ranges reach the tracer) and KERNLENS_TRACE_DIR.
-// Children inherit them, so every process of the program writes its own file.
+// The variables the program runs with: CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH (both
+// the tracer: it is CUDA's and NVTX's injection library) and KERNLENS_TRACE_DIR. Children
+// inherit them, so every process of the program writes its own file.
 std::vector<std::string> tracer_environment(const TracerPaths& paths, const std::string& trace_dir);
 
 // The tracer's files in `dir` (kernlens-*.kltrace), in name order.

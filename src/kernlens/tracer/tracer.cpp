@@ -1,83 +1,39 @@
 // libkernlens_tracer.so: a CUPTI injection library. CUDA loads it into the user's program when
 // CUDA_INJECTION64_PATH names it and calls InitializeInjection() at cuInit. It records every
-// kernel, memcpy and memset with CUPTI's Activity API, the CUDA calls that launched them (for
-// NVTX attribution), and NVTX push/pop and start/end ranges through CUPTI's NVTX callbacks
-// (the program's NVTX must be pointed at CUPTI: NVTX_INJECTION64_PATH=<libcupti.so>; the
-// tracer sets it when it is unset and NVTX was not used yet). At exit it writes
-// $KERNLENS_TRACE_DIR/kernlens-<pid>.kltrace (format.h), and with KERNLENS_TRACE_CHROME=1 also
-// kernlens-<pid>.trace.json.
+// kernel, memcpy and memset with CUPTI's Activity API, and the CUDA calls that launched them
+// (thread and time, for NVTX attribution) through CUPTI callbacks on the launch calls only.
+// NVTX ranges come through the same library acting as NVTX's injection (nvtx_injection.cpp;
+// NVTX_INJECTION64_PATH names this library: `kernlens profile` sets it, else the tracer does at
+// cuInit). At exit it writes $KERNLENS_TRACE_DIR/kernlens-<pid>.kltrace (format.h), and with
+// KERNLENS_TRACE_CHROME=1 also kernlens-<pid>.trace.json.
 //
 // It never stops the program: a CUPTI error is reported once ("kernlens-tracer: ...") and
 // tracing is switched off. Depends on CUPTI and the C++ standard library only.
 #include <cupti.h>
 #include <dlfcn.h>
-#include <generated_nvtx_meta.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <fstream>
-#include <mutex>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <unordered_set>
-#include <vector>
 
 #include "kernlens/tracer/chrome_trace.h"
-#include "kernlens/tracer/format.h"
+#include "kernlens/tracer/session.h"
 
+namespace kernlens::tracer {
 namespace {
 
-namespace tf = kernlens::trace_format;
-
-// CUPTI hands out buffers of this size; records are tens of bytes, so a buffer holds about
-// 100k of them and the completion callback runs rarely.
+// CUPTI hands out buffers of this size; records are tens to hundreds of bytes, so a buffer
+// holds tens of thousands of them and the completion callback runs rarely.
 constexpr std::size_t kBufferBytes = 8u << 20;
 constexpr std::size_t kBufferAlign = 8;
-
-struct OpenRange {
-  std::uint32_t domain, name;
-  std::uint64_t start_ns;
-};
-
-// Everything the tracer holds, behind one mutex. The application's threads take it only for
-// NVTX events (a few per step, not per kernel); CUPTI's buffer thread takes it once per
-// completed buffer.
-struct Session {
-  std::mutex mutex;
-  tf::TraceData data;
-  tf::StringInterner strings{data.strings};
-  std::unordered_map<std::uint32_t, std::vector<OpenRange>> stacks;  // thread -> open push/pop ranges
-  std::unordered_map<std::uint64_t, tf::RangeRecord> started;         // nvtxRangeId_t -> start/end range
-  std::unordered_map<const void*, std::uint32_t> domains;             // nvtxDomainHandle_t -> string id
-  std::unordered_map<const void*, std::uint32_t> registered;          // nvtxStringHandle_t -> string id
-  std::uint64_t dropped_records = 0;
-  std::atomic<bool> enabled{false};
-  std::atomic<bool> written{false};
-  CUpti_SubscriberHandle subscriber = nullptr;
-};
-
-Session& session() {
-  static Session* s = new Session;  // never destroyed: atexit handlers and CUPTI threads use it
-  return *s;
-}
-
-std::uint32_t this_thread_id() {
-  thread_local const auto tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
-  return tid;
-}
-
-std::uint64_t now_ns() {
-  std::uint64_t ts = 0;
-  cuptiGetTimestamp(&ts);
-  return ts;
-}
 
 // Reports a CUPTI failure once and switches tracing off; true when `r` is a success.
 bool cupti_ok(CUptiResult r, const char* what) {
@@ -89,7 +45,7 @@ bool cupti_ok(CUptiResult r, const char* what) {
     std::fprintf(stderr, "kernlens-tracer: %s failed: %s; tracing is off for this process\n", what,
                  text ? text : "unknown CUPTI error");
   }
-  session().enabled = false;
+  session().tracing = false;
   return false;
 }
 
@@ -106,7 +62,10 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_num_r
 // same major version runs.
 void add_kernel(Session& s, const CUpti_ActivityKernel10& k) {
   tf::KernelRecord r;
-  r.name = s.strings.intern(k.name ? k.name : "<unknown kernel>");
+  // CUPTI hands the same name pointer for every launch of a function: look the pointer up first.
+  auto [it, is_new] = s.kernel_names.try_emplace(k.name, 0);
+  if (is_new) it->second = s.strings.intern(k.name ? k.name : "<unknown kernel>");
+  r.name = it->second;
   r.device = k.deviceId, r.context = k.contextId, r.stream = k.streamId, r.correlation = k.correlationId;
   r.grid = {static_cast<std::uint32_t>(k.gridX), static_cast<std::uint32_t>(k.gridY), static_cast<std::uint32_t>(k.gridZ)};
   r.block = {static_cast<std::uint32_t>(k.blockX), static_cast<std::uint32_t>(k.blockY),
@@ -180,11 +139,12 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 // Activity kinds, in the order they are enabled. DEVICE first: its records come at context
 // creation.
 constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                         CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                                         CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER};
+                                         CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
 
-// API records serve only to place launches inside NVTX ranges: keep those of the calls that
-// start GPU work (launches, copies, sets, graph launches), the rest would cost time for nothing.
+// ---- launch calls ----------------------------------------------------------------------------
+
+// The launch calls serve only to place GPU work inside NVTX ranges (its thread, its CPU time),
+// so only the calls that start GPU work are watched: launches, copies, sets, graph launches.
 bool launches_gpu_work(const char* api_name) {
   if (!api_name) return false;
   for (const char* word : {"Launch", "Memcpy", "Memset", "memcpy", "memset"}) {
@@ -193,117 +153,67 @@ bool launches_gpu_work(const char* api_name) {
   return false;
 }
 
-void keep_only_launch_apis() {
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
+template <class Enable>
+void for_each_launch_api(CUpti_CallbackDomain domain, CUpti_CallbackId size, Enable enable) {
+  for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS) continue;
-    if (!launches_gpu_work(name)) cuptiActivityEnableRuntimeApi(cbid, 0);
-  }
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS) continue;
-    if (!launches_gpu_work(name)) cuptiActivityEnableDriverApi(cbid, 0);
+    if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && launches_gpu_work(name)) enable(cbid);
   }
 }
 
-// ---- NVTX ------------------------------------------------------------------------------------
+LaunchLog& this_thread_log() {
+  thread_local LaunchLog* log = [] {
+    Session& s = session();
+    std::lock_guard lock(s.mutex);
+    return s.launch_logs.emplace_back(std::make_unique<LaunchLog>()).get();
+  }();
+  return *log;
+}
 
-std::uint32_t message_id(Session& s, const nvtxEventAttributes_t* attr) {
-  if (!attr) return 0;
-  switch (attr->messageType) {
-    case NVTX_MESSAGE_TYPE_ASCII: return attr->message.ascii ? s.strings.intern(attr->message.ascii) : 0;
-    case NVTX_MESSAGE_TYPE_REGISTERED: {
-      auto it = s.registered.find(attr->message.registered);
-      return it == s.registered.end() ? s.strings.intern("<unregistered string>") : it->second;
-    }
-    default: return s.strings.intern("<non-ASCII NVTX message>");
+// A runtime launch calls a driver launch with the same correlation id: the runtime call alone
+// is logged. Driver launches outside one (Triton, cuBLASLt's) are logged themselves.
+thread_local int runtime_launch_depth = 0;
+
+void CUPTIAPI on_launch_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+  const auto& call = *static_cast<const CUpti_CallbackData*>(data);
+  const bool enter = call.callbackSite == CUPTI_API_ENTER;
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    runtime_launch_depth += enter ? 1 : -1;
+    if (!enter) return;
+  } else if (!enter || runtime_launch_depth > 0) {
+    return;
   }
+  if (!session().recording) return;
+  const std::uint64_t t = now_ns();
+  LaunchLog& log = this_thread_log();
+  std::lock_guard lock(log.mutex);
+  log.calls.push_back(tf::ApiCallRecord{call.correlationId, this_thread_id(), t, t});
 }
 
-std::uint32_t domain_id(Session& s, const void* domain) {
-  if (!domain) return 0;
-  auto it = s.domains.find(domain);
-  return it == s.domains.end() ? s.strings.intern("<unnamed domain>") : it->second;
-}
-
-void push(Session& s, const void* domain, std::uint32_t name) {
-  s.stacks[this_thread_id()].push_back(OpenRange{domain_id(s, domain), name, now_ns()});
-}
-
-void pop(Session& s) {
-  auto& stack = s.stacks[this_thread_id()];
-  if (stack.empty()) return;  // a pop without a push: NVTX ignores it too
-  const OpenRange open = stack.back();
-  stack.pop_back();
-  s.data.ranges.push_back(tf::RangeRecord{open.domain, open.name, tf::RangeKind::kPushPop, this_thread_id(),
-                                          open.start_ns, now_ns()});
-}
-
-void start(Session& s, const void* domain, std::uint32_t name, const void* return_value) {
-  if (!return_value) return;
-  const auto id = *static_cast<const nvtxRangeId_t*>(return_value);
-  s.started[id] = tf::RangeRecord{domain_id(s, domain), name, tf::RangeKind::kStartEnd, this_thread_id(), now_ns(),
-                                  tf::kOpenEnd};
-}
-
-void end(Session& s, nvtxRangeId_t id) {
-  auto it = s.started.find(id);
-  if (it == s.started.end()) return;
-  it->second.end_ns = now_ns();
-  s.data.ranges.push_back(it->second);
-  s.started.erase(it);
-}
-
-template <class Params>
-const Params& params(const CUpti_NvtxData* d) {
-  return *static_cast<const Params*>(d->functionParams);
-}
-
-void on_nvtx(Session& s, CUpti_CallbackId cbid, const CUpti_NvtxData* d) {
-  switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA: push(s, nullptr, s.strings.intern(params<nvtxRangePushA_params>(d).message)); break;
-    case CUPTI_CBID_NVTX_nvtxRangePushEx: push(s, nullptr, message_id(s, params<nvtxRangePushEx_params>(d).eventAttrib)); break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-      const auto& p = params<nvtxDomainRangePushEx_params>(d);
-      push(s, p.domain, message_id(s, p.core.eventAttrib));
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangePop:
-    case CUPTI_CBID_NVTX_nvtxDomainRangePop: pop(s); break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartA:
-      start(s, nullptr, s.strings.intern(params<nvtxRangeStartA_params>(d).message), d->functionReturnValue);
-      break;
-    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-      start(s, nullptr, message_id(s, params<nvtxRangeStartEx_params>(d).eventAttrib), d->functionReturnValue);
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
-      const auto& p = params<nvtxDomainRangeStartEx_params>(d);
-      start(s, p.domain, message_id(s, p.core.eventAttrib), d->functionReturnValue);
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangeEnd: end(s, params<nvtxRangeEnd_params>(d).id); break;
-    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd: end(s, params<nvtxDomainRangeEnd_params>(d).core.id); break;
-    case CUPTI_CBID_NVTX_nvtxDomainCreateA:
-      if (d->functionReturnValue) {
-        s.domains[*static_cast<const nvtxDomainHandle_t*>(d->functionReturnValue)] =
-            s.strings.intern(params<nvtxDomainCreateA_params>(d).name);
-      }
-      break;
-    case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
-      if (d->functionReturnValue) {
-        s.registered[*static_cast<const nvtxStringHandle_t*>(d->functionReturnValue)] =
-            s.strings.intern(params<nvtxDomainRegisterStringA_params>(d).string);
-      }
-      break;
-    default: break;  // marks, categories, W (wide) variants: not stages
+// Callbacks cost a function call per launch; API activity records cost two CUPTI timestamps
+// and a record each, and CUPTI then intercepts every API call. The records serve when another
+// tool holds CUPTI's one callback subscriber, or when KERNLENS_TRACE_LAUNCH_CALLS=activity.
+void watch_launch_calls() {
+  const char* mode = std::getenv("KERNLENS_TRACE_LAUNCH_CALLS");
+  const bool want_activity = mode && std::string_view(mode) == "activity";
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (!want_activity && cuptiSubscribe(&subscriber, on_launch_call, nullptr) == CUPTI_SUCCESS) {
+    for_each_launch_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, [&](CUpti_CallbackId cbid) {
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    });
+    for_each_launch_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, [&](CUpti_CallbackId cbid) {
+      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    });
+    return;
   }
-}
-
-void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
-  Session& s = session();
-  if (domain != CUPTI_CB_DOMAIN_NVTX || !s.enabled) return;
-  std::lock_guard lock(s.mutex);
-  on_nvtx(s, cbid, static_cast<const CUpti_NvtxData*>(data));
+  if (!want_activity) {
+    std::fprintf(stderr, "kernlens-tracer: another tool holds CUPTI's callbacks; launch calls are traced with "
+                         "API records, which cost more time per launch\n");
+  }
+  for_each_launch_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
+                      [](CUpti_CallbackId cbid) { cuptiActivityEnableRuntimeApi(cbid, 1); });
+  for_each_launch_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+                      [](CUpti_CallbackId cbid) { cuptiActivityEnableDriverApi(cbid, 1); });
 }
 
 // ---- output ----------------------------------------------------------------------------------
@@ -326,7 +236,8 @@ void keep_launching_calls(tf::TraceData& data) {
 
 // Ranges still open at exit are written with an open end; the reader ends them with the trace.
 void close_open_ranges(Session& s) {
-  for (auto& [thread, stack] : s.stacks) {
+  for (auto& [thread_and_domain, stack] : s.stacks) {
+    const auto thread = static_cast<std::uint32_t>(thread_and_domain >> 32);
     for (const auto& open : stack) {
       s.data.ranges.push_back(tf::RangeRecord{open.domain, open.name, tf::RangeKind::kPushPop, thread, open.start_ns,
                                               tf::kOpenEnd});
@@ -356,15 +267,45 @@ std::string output_stem() {
   return stem + "kernlens-" + std::to_string(getpid());
 }
 
-// Flushes CUPTI and writes the files, once per process.
-void write_trace() {
+// The launch calls of every thread, moved into the trace (s.mutex held).
+void collect_launch_calls(Session& s) {
+  for (auto& log : s.launch_logs) {
+    std::lock_guard lock(log->mutex);
+    s.data.api_calls.insert(s.data.api_calls.end(), log->calls.begin(), log->calls.end());
+    log->calls.clear();
+  }
+}
+
+// Takes the session's lock; from a signal handler only a bounded number of tries, since the
+// interrupted code may hold it (then the trace is lost rather than the program hung).
+bool lock_session(Session& s, bool from_signal) {
+  if (!from_signal) {
+    s.mutex.lock();
+    return true;
+  }
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    if (s.mutex.try_lock()) return true;
+    usleep(1000);
+  }
+  std::fprintf(stderr, "kernlens-tracer: the trace could not be written (the signal came inside the tracer)\n");
+  return false;
+}
+
+// Flushes CUPTI and writes the files, once per process; nothing when it saw no GPU work and no
+// NVTX range.
+void write_trace(bool from_signal) {
   Session& s = session();
-  if (s.written.exchange(true) || !s.enabled) return;
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  std::lock_guard lock(s.mutex);
-  s.enabled = false;
+  if (s.written.exchange(true)) return;
+  if (s.tracing) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (!lock_session(s, from_signal)) return;
+  std::lock_guard lock(s.mutex, std::adopt_lock);
+  s.recording = false;
   close_open_ranges(s);
+  collect_launch_calls(s);
   keep_launching_calls(s.data);
+  if (s.data.kernels.empty() && s.data.memops.empty() && s.data.ranges.empty()) return;
+  s.data.process.pid = static_cast<std::uint32_t>(getpid());
+  s.data.process.parent_pid = static_cast<std::uint32_t>(getppid());
   s.data.process.trace_end_ns = now_ns();
   s.data.process.command_line = s.strings.intern(command_line());
   const std::string stem = output_stem();
@@ -373,13 +314,14 @@ void write_trace() {
   if (chrome && std::string_view(chrome) == "1") write_file(stem + ".trace.json", tf::chrome_trace_json(s.data));
 }
 
+void write_trace_at_exit() { write_trace(false); }
+
 // ---- exits -------------------------------------------------------------------------------------
 
-// Best effort: the handler writes the trace (not async-signal-safe: it allocates and takes a
-// lock, acceptable when the program is being ended anyway), then the signal's default action
-// ends the process as it would have without the tracer.
+// Best effort: the handler writes the trace, then the signal's default action ends the process
+// as it would have without the tracer.
 void on_signal(int sig) {
-  write_trace();
+  write_trace(true);
   signal(sig, SIG_DFL);
   raise(sig);
 }
@@ -395,67 +337,87 @@ void install_signal_handlers() {
 
 std::terminate_handler previous_terminate = nullptr;
 void on_terminate() {
-  write_trace();
+  write_trace(false);
   if (previous_terminate) previous_terminate();
   std::abort();
 }
 
-// A child forked without exec shares the parent's buffers; it cannot use CUDA, and writing
+// A child forked without exec shares the parent's records; it cannot use CUDA, and writing
 // them under its own pid would count the parent's kernels twice.
 void in_forked_child() {
   Session& s = session();
-  s.enabled = false;
+  s.tracing = false;
+  s.recording = false;
   s.written = true;
 }
 
-// The program's NVTX calls reach CUPTI only when NVTX_INJECTION64_PATH names the CUPTI
-// library (CUPTI documentation, "NVTX"). NVTX reads it at its first call, which in most
-// programs comes after CUDA's initialisation: pointing it at the libcupti this library loaded
-// then still works. `kernlens profile` sets it before the program starts, which always does.
-void point_nvtx_at_cupti() {
-  if (std::getenv("NVTX_INJECTION64_PATH")) return;
+bool same_file(const char* a, const char* b) {
+  struct stat sa {}, sb {};
+  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+// NVTX finds this library through NVTX_INJECTION64_PATH, read at each library's first NVTX
+// call. `kernlens profile` sets it before the program starts; a program started with only
+// CUDA_INJECTION64_PATH gets it here, at cuInit, in time for ranges opened after that.
+void point_nvtx_at_this_library() {
   Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&cuptiGetTimestamp), &info) != 0 && info.dli_fname) {
-    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 0);
+  if (dladdr(reinterpret_cast<void*>(&write_trace_at_exit), &info) == 0 || !info.dli_fname) return;
+  const char* current = std::getenv("NVTX_INJECTION64_PATH");
+  if (!current || !*current) {
+    setenv("NVTX_INJECTION64_PATH", info.dli_fname, 1);
+  } else if (!same_file(current, info.dli_fname)) {
+    std::fprintf(stderr, "kernlens-tracer: NVTX_INJECTION64_PATH names %s, not this tracer (%s): NVTX ranges go "
+                         "there and are not recorded\n", current, info.dli_fname);
   }
 }
 
 bool start_tracing(Session& s) {
+  // Thread ids as the NVTX side records them (gettid, as nsys), not CUPTI's default
+  // pthread_self(): API records, when they are used, must name the same threads.
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   if (!cupti_ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks"))
     return false;
   for (CUpti_ActivityKind kind : kKinds) {
     if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) return false;
   }
-  keep_only_launch_apis();
-  if (cuptiSubscribe(&s.subscriber, on_callback, nullptr) == CUPTI_SUCCESS) {
-    cuptiEnableDomain(1, s.subscriber, CUPTI_CB_DOMAIN_NVTX);
-  } else {
-    // Another CUPTI client (torch.profiler, Nsight) holds the one subscriber slot.
-    std::fprintf(stderr, "kernlens-tracer: cannot subscribe to NVTX callbacks (another profiler?); kernels are "
-                         "traced, NVTX ranges are not\n");
-  }
-  s.data.process.pid = static_cast<std::uint32_t>(getpid());
-  s.data.process.parent_pid = static_cast<std::uint32_t>(getppid());
+  watch_launch_calls();
   std::uint32_t version = 0;
   cuptiGetVersion(&version);
+  std::lock_guard lock(s.mutex);
   s.data.process.cupti_version = version;
-  s.data.process.trace_start_ns = now_ns();
+  if (s.data.process.trace_start_ns == 0) s.data.process.trace_start_ns = now_ns();
   return true;
 }
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+// Both entry points (CUDA's and NVTX's) make sure the trace is written at exit.
+void register_exit_writer() {
   static std::once_flag once;
   std::call_once(once, [] {
     Session& s = session();
-    s.enabled = true;
-    if (!start_tracing(s)) return;
-    point_nvtx_at_cupti();
-    std::atexit(write_trace);
+    {
+      std::lock_guard lock(s.mutex);
+      if (s.data.process.trace_start_ns == 0) s.data.process.trace_start_ns = now_ns();
+    }
+    std::atexit(write_trace_at_exit);
     install_signal_handlers();
     previous_terminate = std::set_terminate(on_terminate);
     pthread_atfork(nullptr, nullptr, in_forked_child);
+  });
+}
+
+}  // namespace kernlens::tracer
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  using namespace kernlens::tracer;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    Session& s = session();
+    s.tracing = true;
+    if (!start_tracing(s)) return;
+    point_nvtx_at_this_library();
+    register_exit_writer();
   });
   return 1;
 }
