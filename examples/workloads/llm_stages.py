@@ -80,6 +80,8 @@ def main():
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     parser.add_argument("--sdpa-backend", choices=["default", "flash", "efficient", "cudnn", "math"],
                         default="default", help="force one scaled_dot_product_attention backend")
+    parser.add_argument("--alternate-capture", action="store_true",
+                        help="time --repeat pairs of runs, one inside cudaProfilerStart/Stop and one outside")
     parser.add_argument("--torch-trace", metavar="PATH",
                         help="also write a PyTorch profiler chrome trace of the measured run")
     args = parser.parse_args()
@@ -99,6 +101,9 @@ def main():
         generate(model, input_ids, args.decode_steps)
     torch.cuda.synchronize()
 
+    if args.alternate_capture:
+        alternate_capture(model, input_ids, args)
+        return
     walls, prefills, decodes = [], [], []
     for _ in range(args.repeat):
         start = time.perf_counter()
@@ -117,6 +122,29 @@ def main():
           f"decode_steps={args.decode_steps} repeat={args.repeat} wall_s={statistics.median(walls):.4f} "
           f"prefill_s={statistics.median(prefills):.4f} decode_s={statistics.median(decodes):.4f}")
 
+
+def alternate_capture(model, input_ids, args):
+    """A profiler's overhead within one process: --repeat pairs of generate() calls, one inside
+    cudaProfilerStart/Stop (a tool capturing only there, e.g. the kernlens tracer with
+    KERNLENS_TRACE_CAPTURE=cudaProfilerApi, traces it) and one outside, in ABBA order so that a
+    drifting machine hits both alike. Prints the medians and the median per-pair ratio."""
+    captured, uncaptured, ratios = [], [], []
+    for pair in range(args.repeat):
+        times = {}
+        for inside in ((True, False) if pair % 2 == 0 else (False, True)):
+            if inside:
+                torch.cuda.profiler.start()
+            times[inside] = generate(model, input_ids, args.decode_steps)[1]
+            if inside:
+                torch.cuda.profiler.stop()
+        captured.append(times[True])
+        uncaptured.append(times[False])
+        ratios.append(times[True] / times[False])
+    print(f"llm_stages: model={args.model} batch={args.batch} prompt={args.prompt} "
+          f"decode_steps={args.decode_steps} pairs={args.repeat} "
+          f"decode_s_captured={statistics.median(captured):.4f} decode_s_uncaptured={statistics.median(uncaptured):.4f} "
+          f"decode_ratio={statistics.median(ratios):.4f} "
+          f"decode_ratio_quartiles={statistics.quantiles(ratios, n=4)[0]:.4f},{statistics.quantiles(ratios, n=4)[2]:.4f}")
 
 if __name__ == "__main__":
     main()

@@ -103,6 +103,39 @@ TEST(Kltrace, LaunchesDevicesAndStagesAsTheNsysReaderGivesThem) {
   EXPECT_NE(warnings[0].message.find("never end"), std::string::npos);
 }
 
+// A real capture: the tracer on the H100 under `kernlens profile --discovery tracer` (llama-like
+// model, batch 1, prompt 128, 8 decode steps; examples/data/README.md). The PyTorch profiler's
+// trace of the same program has 342 prefill and 22,400 decode launches for 64 decode steps
+// (BENCHMARKS.md): 342 and 8 x 350 here.
+TEST(Kltrace, RealH100CaptureHasEveryLaunchInItsStage) {
+  auto r = test::read_fixture("../../examples/data/runs/llama_decode_tracer/discovery/kernlens-551.kltrace");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& p = r.profile;
+  std::map<std::string, int> kernels_by_stage;
+  int memcpys = 0, memsets = 0;
+  for (const auto& l : p.launches) {
+    kernels_by_stage[stage_of(p, l)] += l.kind == model::LaunchKind::kKernel;
+    memcpys += l.kind == model::LaunchKind::kMemcpy;
+    memsets += l.kind == model::LaunchKind::kMemset;
+  }
+  EXPECT_EQ(kernels_by_stage["prefill"], 342);
+  EXPECT_EQ(kernels_by_stage["decode"], 2800);
+  EXPECT_EQ(kernels_by_stage[""], 1) << "one kernel before the first range (model setup)";
+  EXPECT_EQ(memcpys, 77);
+  EXPECT_EQ(memsets, 10);
+  ASSERT_EQ(p.devices.size(), 1u);
+  EXPECT_EQ(p.devices[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(p.devices[0].sm_count, 132);
+  EXPECT_EQ(p.processes[p.launches[0].process].name, "python3");
+  EXPECT_TRUE(p.inputs[0].warnings.empty());
+  for (const auto& l : p.launches) {
+    if (l.kind == model::LaunchKind::kKernel && stage_of(p, l) == "decode") {
+      EXPECT_GT(l.thread_id, 0u) << "every staged kernel has its launching thread";
+      break;
+    }
+  }
+}
+
 TEST(Kltrace, EveryTruncationIsAnErrorWithItsOffset) {
   const std::string bytes = encoded();
   for (std::size_t cut = 0; cut < bytes.size(); ++cut) {

@@ -61,9 +61,8 @@ inline std::uint32_t this_thread_id() {
   return tid;
 }
 
-// CUPTI's timestamps are CLOCK_REALTIME in ns (cuptiGetTimestamp reads it, and GPU times are
-// converted to it). Reading the clock here keeps the NVTX side free of CUPTI, so that ranges
-// opened before CUDA starts are timed on the same clock.
+// The trace's clock: CLOCK_REALTIME in ns, which CUPTI is told to use too (tracer.cpp), so that
+// GPU times, launch calls and NVTX ranges, even those opened before CUDA starts, share it.
 inline std::uint64_t now_ns() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -136,10 +136,9 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
   std::free(buffer);
 }
 
-// Activity kinds, in the order they are enabled. DEVICE first: its records come at context
-// creation.
-constexpr CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_DEVICE, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
-                                         CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET};
+// GPU activity kinds: the work itself. DEVICE records, enabled apart, come at context creation.
+constexpr CUpti_ActivityKind kGpuWorkKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                                CUPTI_ACTIVITY_KIND_MEMSET};
 
 // ---- launch calls ----------------------------------------------------------------------------
 
@@ -153,12 +152,13 @@ bool launches_gpu_work(const char* api_name) {
   return false;
 }
 
-template <class Enable>
-void for_each_launch_api(CUpti_CallbackDomain domain, CUpti_CallbackId size, Enable enable) {
+std::vector<CUpti_CallbackId> launch_apis(CUpti_CallbackDomain domain, CUpti_CallbackId size) {
+  std::vector<CUpti_CallbackId> ids;
   for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && launches_gpu_work(name)) enable(cbid);
+    if (cuptiGetCallbackName(domain, cbid, &name) == CUPTI_SUCCESS && launches_gpu_work(name)) ids.push_back(cbid);
   }
+  return ids;
 }
 
 LaunchLog& this_thread_log() {
@@ -170,17 +170,69 @@ LaunchLog& this_thread_log() {
   return *log;
 }
 
+// How GPU work and its launch calls are collected, and whether they are now. Launch calls come
+// from CUPTI callbacks (a function call per launch) or, when another tool holds CUPTI's one
+// callback subscriber or KERNLENS_TRACE_LAUNCH_CALLS=activity, from API activity records (two
+// timestamps and a record per call, and CUPTI then intercepts every API call).
+// KERNLENS_TRACE_CAPTURE=cudaProfilerApi collects only between cudaProfilerStart and
+// cudaProfilerStop, as nsys's --capture-range=cudaProfilerApi; it needs the callbacks.
+struct Collection {
+  CUpti_SubscriberHandle subscriber = nullptr;  // null: API activity records
+  std::vector<CUpti_CallbackId> runtime_launches, driver_launches;
+  bool capture_range = false;
+  std::mutex mutex;  // set_collecting runs on whichever thread calls cudaProfilerStart/Stop
+  bool collecting = false;
+};
+
+Collection& collection() {
+  static Collection* c = new Collection;
+  return *c;
+}
+
+void set_collecting(Collection& c, bool on) {
+  std::lock_guard lock(c.mutex);
+  if (c.collecting == on) return;
+  c.collecting = on;
+  for (CUpti_ActivityKind kind : kGpuWorkKinds) on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+  for (CUpti_CallbackId cbid : c.runtime_launches) {
+    c.subscriber ? cuptiEnableCallback(on, c.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid)
+                 : cuptiActivityEnableRuntimeApi(cbid, on);
+  }
+  for (CUpti_CallbackId cbid : c.driver_launches) {
+    c.subscriber ? cuptiEnableCallback(on, c.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid)
+                 : cuptiActivityEnableDriverApi(cbid, on);
+  }
+}
+
+// 1 for cudaProfilerStart and cuProfilerStart, 0 for the Stops, -1 for any other call. Both
+// levels are watched: a program may call either (the runtime's calls the driver's; collecting
+// twice is harmless).
+int profiler_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) return 1;
+    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) return 0;
+  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) return 1;
+    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) return 0;
+  }
+  return -1;
+}
+
 // A runtime launch calls a driver launch with the same correlation id: the runtime call alone
 // is logged. Driver launches outside one (Triton, cuBLASLt's) are logged themselves.
-thread_local int runtime_launch_depth = 0;
+thread_local std::uint32_t runtime_launch_correlation = 0;
 
-void CUPTIAPI on_launch_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId, const void* data) {
+void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   const auto& call = *static_cast<const CUpti_CallbackData*>(data);
   const bool enter = call.callbackSite == CUPTI_API_ENTER;
+  if (const int start = profiler_call(domain, cbid); start >= 0) {
+    if (!enter) set_collecting(collection(), start == 1);
+    return;
+  }
+  if (!enter) return;
   if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    runtime_launch_depth += enter ? 1 : -1;
-    if (!enter) return;
-  } else if (!enter || runtime_launch_depth > 0) {
+    runtime_launch_correlation = call.correlationId;
+  } else if (call.correlationId == runtime_launch_correlation) {
     return;
   }
   if (!session().recording) return;
@@ -190,30 +242,39 @@ void CUPTIAPI on_launch_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackI
   log.calls.push_back(tf::ApiCallRecord{call.correlationId, this_thread_id(), t, t});
 }
 
-// Callbacks cost a function call per launch; API activity records cost two CUPTI timestamps
-// and a record each, and CUPTI then intercepts every API call. The records serve when another
-// tool holds CUPTI's one callback subscriber, or when KERNLENS_TRACE_LAUNCH_CALLS=activity.
-void watch_launch_calls() {
-  const char* mode = std::getenv("KERNLENS_TRACE_LAUNCH_CALLS");
-  const bool want_activity = mode && std::string_view(mode) == "activity";
-  CUpti_SubscriberHandle subscriber = nullptr;
-  if (!want_activity && cuptiSubscribe(&subscriber, on_launch_call, nullptr) == CUPTI_SUCCESS) {
-    for_each_launch_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, [&](CUpti_CallbackId cbid) {
-      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-    });
-    for_each_launch_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, [&](CUpti_CallbackId cbid) {
-      cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-    });
-    return;
+bool env_is(const char* name, std::string_view value) {
+  const char* v = std::getenv(name);
+  return v && std::string_view(v) == value;
+}
+
+void start_collection() {
+  Collection& c = collection();
+  c.runtime_launches = launch_apis(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+  c.driver_launches = launch_apis(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+  const bool want_activity = env_is("KERNLENS_TRACE_LAUNCH_CALLS", "activity");
+  if (want_activity || cuptiSubscribe(&c.subscriber, on_api_call, nullptr) != CUPTI_SUCCESS) {
+    c.subscriber = nullptr;
+    if (!want_activity) {
+      std::fprintf(stderr, "kernlens-tracer: another tool holds CUPTI's callbacks; launch calls are traced with "
+                           "API records, which cost more time per launch\n");
+    }
   }
-  if (!want_activity) {
-    std::fprintf(stderr, "kernlens-tracer: another tool holds CUPTI's callbacks; launch calls are traced with "
-                         "API records, which cost more time per launch\n");
+  c.capture_range = env_is("KERNLENS_TRACE_CAPTURE", "cudaProfilerApi");
+  if (c.capture_range && !c.subscriber) {
+    std::fprintf(stderr, "kernlens-tracer: KERNLENS_TRACE_CAPTURE=cudaProfilerApi needs CUPTI's callbacks; "
+                         "collecting from the start\n");
+    c.capture_range = false;
   }
-  for_each_launch_api(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE,
-                      [](CUpti_CallbackId cbid) { cuptiActivityEnableRuntimeApi(cbid, 1); });
-  for_each_launch_api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
-                      [](CUpti_CallbackId cbid) { cuptiActivityEnableDriverApi(cbid, 1); });
+  if (c.capture_range) {
+    for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
+                                  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
+      cuptiEnableCallback(1, c.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
+    }
+    for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop}) {
+      cuptiEnableCallback(1, c.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
+  }
+  set_collecting(c, !c.capture_range);
 }
 
 // ---- output ----------------------------------------------------------------------------------
@@ -371,16 +432,20 @@ void point_nvtx_at_this_library() {
   }
 }
 
+std::uint64_t CUPTIAPI cupti_timestamp() { return now_ns(); }
+
 bool start_tracing(Session& s) {
+  // One clock for CUPTI's records and the tracer's own NVTX and launch times, whatever clock
+  // CUPTI would pick on this platform.
+  cupti_ok(cuptiActivityRegisterTimestampCallback(cupti_timestamp), "cuptiActivityRegisterTimestampCallback");
   // Thread ids as the NVTX side records them (gettid, as nsys), not CUPTI's default
   // pthread_self(): API records, when they are used, must name the same threads.
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-  if (!cupti_ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks"))
+  if (!cupti_ok(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks") ||
+      !cupti_ok(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE), "cuptiActivityEnable")) {
     return false;
-  for (CUpti_ActivityKind kind : kKinds) {
-    if (!cupti_ok(cuptiActivityEnable(kind), "cuptiActivityEnable")) return false;
   }
-  watch_launch_calls();
+  start_collection();
   std::uint32_t version = 0;
   cuptiGetVersion(&version);
   std::lock_guard lock(s.mutex);
