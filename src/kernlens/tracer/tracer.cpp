@@ -62,9 +62,11 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_num_r
 // same major version runs.
 void add_kernel(Session& s, const CUpti_ActivityKernel10& k) {
   tf::KernelRecord r;
-  // CUPTI hands the same name pointer for every launch of a function: look the pointer up first.
-  auto [it, is_new] = s.kernel_names.try_emplace(k.name, 0);
-  if (is_new) it->second = s.strings.intern(k.name ? k.name : "<unknown kernel>");
+  // CUPTI shares one name string among the records of a kernel: look the pointer up first, and
+  // check the text (a module unloaded may leave its memory to another name).
+  const char* name = k.name ? k.name : "<unknown kernel>";
+  auto [it, is_new] = s.kernel_names.try_emplace(name, 0);
+  if (is_new || s.data.strings[it->second] != name) it->second = s.strings.intern(name);
   r.name = it->second;
   r.device = k.deviceId, r.context = k.contextId, r.stream = k.streamId, r.correlation = k.correlationId;
   r.grid = {static_cast<std::uint32_t>(k.gridX), static_cast<std::uint32_t>(k.gridY), static_cast<std::uint32_t>(k.gridZ)};
