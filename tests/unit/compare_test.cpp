@@ -119,6 +119,42 @@ TEST(Compare, ABaseNameWithOneKernelLeftOnEachSideMatches) {
   EXPECT_TRUE(c.kernels[0].regressed);
 }
 
+// cuBLAS changes GEMM kernels with the batch: no kernel row can judge a vanished tile against a
+// new one, the operation can.
+TEST(Compare, AnOperationWhoseKernelsChangedIsJudgedAsAWhole) {
+  auto with_op = [](model::RunKernel k, const std::string& op) {
+    k.op_class = op;
+    return k;
+  };
+  auto base = run("a", {with_op(kernel("nvjet_128x64_TNT", "nvjet_128x64_TNT", 1.0e6), "gemm"),
+                        with_op(kernel("norm<1>", "norm", 20e6), "normalization")});
+  auto cand = run("b", {with_op(kernel("nvjet_128x128_TNT", "nvjet_128x128_TNT", 1.5e6), "gemm"),
+                        with_op(kernel("norm<1>", "norm", 20e6), "normalization")});
+  auto c = analysis::compare_runs(base, cand, {});
+  EXPECT_LT(*c.total.delta_pct(), 5) << "the total alone would not call it";
+  EXPECT_EQ(find(c, "nvjet_128x64_TNT").match, MatchKind::kVanished);
+  ASSERT_EQ(c.operations.size(), 2u);
+  const auto& gemm = c.operations[0];
+  EXPECT_EQ(gemm.op_class, "gemm");
+  EXPECT_NEAR(*gemm.delta_pct(), 50, 1e-9);
+  EXPECT_EQ(gemm.base_kernels, 1);
+  EXPECT_EQ(gemm.candidate_kernels, 1);
+  EXPECT_TRUE(gemm.kernels_changed);
+  EXPECT_TRUE(gemm.regressed);
+  EXPECT_FALSE(c.operations[1].regressed);
+  EXPECT_EQ(c.verdict, Verdict::kRegression);
+  ASSERT_EQ(c.reasons.size(), 1u);
+  EXPECT_EQ(c.reasons[0], "op gemm +50.0% (kernels 1 -> 1, some new or vanished)");
+
+  // The same growth on a matched kernel is that kernel's reason, not the operation's.
+  auto same_kernel = run("c", {with_op(kernel("nvjet_128x64_TNT", "nvjet_128x64_TNT", 1.5e6), "gemm"),
+                               with_op(kernel("norm<1>", "norm", 20e6), "normalization")});
+  auto m = analysis::compare_runs(base, same_kernel, {});
+  EXPECT_FALSE(m.operations[0].regressed);
+  ASSERT_EQ(m.reasons.size(), 1u);
+  EXPECT_EQ(m.reasons[0].rfind("nvjet_128x64_TNT", 0), 0u) << m.reasons[0];
+}
+
 // The two real H100 runs: qwen's attention projections carry a bias, so cuBLAS runs the
 // _bias_ GEMM variants that llama never launched, and llama's unbiased GEMM loses that time.
 TEST(Compare, LlamaVersusQwenPrefillOnTheH100) {

@@ -75,6 +75,12 @@ void match_kernels(Matcher& m) {
       MatchKind::kBaseName);
 }
 
+template <class Rows>
+void sort_by_size_of_change(Rows& rows) {
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return std::abs(a.delta_ns()) > std::abs(b.delta_ns()); });
+}
+
 double weight(const RunKernel* k, const RunRecord& run) {
   if (!k || !k->total_ns || !run.kernel_time_ns || *run.kernel_time_ns <= 0) return 0;
   return *k->total_ns / *run.kernel_time_ns;
@@ -106,9 +112,30 @@ std::vector<KernelDelta> kernel_deltas(const RunRecord& base, const RunRecord& c
     d.match = MatchKind::kNew;
     out.push_back(d);
   }
-  std::stable_sort(out.begin(), out.end(), [](const KernelDelta& a, const KernelDelta& b) {
-    return std::abs(a.delta_ns()) > std::abs(b.delta_ns());
-  });
+  sort_by_size_of_change(out);
+  return out;
+}
+
+std::vector<OperationDelta> operation_deltas(const std::vector<KernelDelta>& kernels, const RunRecord& base,
+                                             const RunRecord& cand, const CompareOptions& o) {
+  std::map<std::string, OperationDelta> by_op;
+  for (const auto& k : kernels) {
+    OperationDelta& op = by_op[k.either().op_class.empty() ? "other" : k.either().op_class];
+    op.op_class = k.either().op_class.empty() ? "other" : k.either().op_class;
+    if (k.base) op.base_ns = op.base_ns.value_or(0) + k.base_ns.value_or(0), ++op.base_kernels;
+    if (k.candidate) op.candidate_ns = op.candidate_ns.value_or(0) + k.candidate_ns.value_or(0), ++op.candidate_kernels;
+    op.kernels_changed |= k.match == MatchKind::kNew || k.match == MatchKind::kVanished;
+  }
+  std::vector<OperationDelta> out;
+  for (auto& [name, op] : by_op) {
+    auto share = [](const std::optional<double>& ns, const RunRecord& run) {
+      return ns && run.kernel_time_ns && *run.kernel_time_ns > 0 ? *ns / *run.kernel_time_ns : 0.0;
+    };
+    bool heavy = std::max(share(op.base_ns, base), share(op.candidate_ns, cand)) >= o.min_share;
+    op.regressed = op.kernels_changed && heavy && op.delta_pct() && *op.delta_pct() > o.threshold_pct;
+    out.push_back(std::move(op));
+  }
+  sort_by_size_of_change(out);
   return out;
 }
 
@@ -141,6 +168,12 @@ void decide(Comparison& c) {
   }
   std::map<std::string, int> regressed_per_base_name;
   for (const auto& k : c.kernels) regressed_per_base_name[k.either().base_name] += k.regressed;
+  for (const auto& op : c.operations) {
+    if (op.regressed) {
+      c.reasons.push_back(fmt::format("op {} {:+.1f}% (kernels {} -> {}, some new or vanished)", op.op_class,
+                                      *op.delta_pct(), op.base_kernels, op.candidate_kernels));
+    }
+  }
   for (const auto& k : c.kernels) {
     if (!k.regressed) continue;
     const auto& kernel = k.either();
@@ -200,6 +233,7 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& candidate, const
   c.total.base_ns = base.kernel_time_ns;
   c.total.candidate_ns = candidate.kernel_time_ns;
   c.kernels = kernel_deltas(base, candidate, options);
+  c.operations = operation_deltas(c.kernels, base, candidate, options);
   c.stages = stage_deltas(base, candidate);
   decide(c);
   return c;

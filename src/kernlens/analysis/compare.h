@@ -3,11 +3,15 @@
 // Kernels are matched by exact name first; names left over by base name and launch shape
 // (grid and block of the longest launch: a recompiled or re-templated kernel keeps both);
 // then a base name with one kernel left on each side. The rest are new or vanished. Stages
-// are matched by name.
+// are matched by name. Operations (op classes: gemm, attention, ...) sum their kernels on
+// each side, so that a library picking other kernels (cuBLAS changing GEMM tiles with the
+// batch) still compares like with like.
 //
-// The verdict is a regression when the total kernel time grew by more than the threshold, or
-// a matched kernel that weighs at least `min_share` of either run's time did; an improvement
-// when the total shrank by more than it; otherwise no significant change.
+// The verdict is a regression when the total kernel time grew by more than the threshold; or
+// a matched kernel that weighs at least `min_share` of either run's time did; or an operation
+// of that weight whose kernels changed (some new or vanished, which no kernel row can judge)
+// did. An improvement when the total shrank by more than the threshold; otherwise no
+// significant change.
 #pragma once
 
 #include <optional>
@@ -42,6 +46,13 @@ struct KernelDelta : Delta {
   const model::RunKernel& either() const { return base ? *base : *candidate; }
 };
 
+struct OperationDelta : Delta {
+  std::string op_class;
+  int base_kernels = 0, candidate_kernels = 0;
+  bool kernels_changed = false;  // a kernel of this op class is new or vanished
+  bool regressed = false;
+};
+
 struct StageDelta : Delta {
   std::string name;
   std::optional<double> base_wall_ns, candidate_wall_ns;
@@ -56,6 +67,7 @@ struct Comparison {
   CompareOptions options;
   Delta total;
   std::vector<KernelDelta> kernels;  // by |delta_ns|, largest first
+  std::vector<OperationDelta> operations;  // by |delta_ns|, largest first
   std::vector<StageDelta> stages;    // base's stage order, then the candidate's new stages
   Verdict verdict = Verdict::kNoChange;
   std::vector<std::string> reasons;  // why the verdict, for people

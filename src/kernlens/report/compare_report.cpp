@@ -1,5 +1,7 @@
 #include "kernlens/report/compare_report.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -41,6 +43,13 @@ std::string change_text(const Delta& d) {
 std::string bottleneck_text(const KernelDelta& k) {
   if (k.bottleneck_changed()) return k.base->bottleneck + " -> " + k.candidate->bottleneck;
   return k.either().bottleneck;
+}
+
+// "3 -> 4", or "3" when the count did not change; '*' marks new or vanished kernels among them.
+std::string kernel_counts(const analysis::OperationDelta& op) {
+  std::string s = op.base_kernels == op.candidate_kernels ? fmt::format("{}", op.base_kernels)
+                                                          : fmt::format("{}->{}", op.base_kernels, op.candidate_kernels);
+  return op.kernels_changed ? s + "*" : s;
 }
 
 std::size_t shown(const Comparison& c, const CompareReportOptions& o) {
@@ -88,6 +97,16 @@ std::string compare_text(const Comparison& c, const CompareReportOptions& o) {
   auto n = new_and_gone(c);
   out += fmt::format("new kernels: {} ({}); vanished: {} ({})\n\n", n.new_count, human_duration_ns(n.new_ns),
                      n.gone_count, human_duration_ns(n.gone_ns));
+  out += fmt::format("operations (kernel time by op class):\n  {:>8}  {:>11}  {:>11}  {:>11}  {:>8}  {}\n", "change",
+                     "base", "candidate", "delta", "kernels", "op");
+  for (const auto& op : c.operations) {
+    out += fmt::format("{} {:>8}  {:>11}  {:>11}  {:>11}  {:>8}  {}\n", op.regressed ? "!" : " ", change_text(op),
+                       ns_or_dash(op.base_ns), ns_or_dash(op.candidate_ns), signed_ns(op.delta_ns()),
+                       kernel_counts(op), op.op_class);
+  }
+  bool any_changed = std::any_of(c.operations.begin(), c.operations.end(),
+                                 [](const analysis::OperationDelta& op) { return op.kernels_changed; });
+  out += any_changed ? "  (* new or vanished kernels among them)\n\n" : "\n";
   if (!c.stages.empty()) {
     out += fmt::format("stages (kernel time):\n  {:>8}  {:>11}  {:>11}  {}\n", "change", "base", "candidate", "stage");
     for (const auto& s : c.stages) {
@@ -112,6 +131,11 @@ std::string compare_markdown(const Comparison& c, const CompareReportOptions& o)
                        ns_or_dash(k.base_ns), ns_or_dash(k.candidate_ns), signed_ns(k.delta_ns()),
                        analysis::match_kind_name(k.match), bottleneck_text(k),
                        ellipsize(k.either().name, o.name_width));
+  }
+  out += "\n| op | base | candidate | change | kernels |\n|---|---:|---:|---:|---:|\n";
+  for (const auto& op : c.operations) {
+    out += fmt::format("| {}`{}` | {} | {} | {} | {} |\n", op.regressed ? "⚠️ " : "", op.op_class,
+                       ns_or_dash(op.base_ns), ns_or_dash(op.candidate_ns), change_text(op), kernel_counts(op));
   }
   if (!c.stages.empty()) {
     out += "\n| stage | base | candidate | change |\n|---|---:|---:|---:|\n";
@@ -143,6 +167,15 @@ std::string compare_json(const Comparison& c) {
     kernels.push_back(std::move(row));
   }
   j["kernels"] = std::move(kernels);
+  Json operations = Json::array();
+  for (const auto& op : c.operations) {
+    operations.push_back(Json{{"op_class", op.op_class}, {"base_ns", opt_json(op.base_ns)},
+                              {"candidate_ns", opt_json(op.candidate_ns)}, {"delta_ns", json_number(op.delta_ns())},
+                              {"delta_pct", opt_json(op.delta_pct())}, {"base_kernels", op.base_kernels},
+                              {"candidate_kernels", op.candidate_kernels}, {"kernels_changed", op.kernels_changed},
+                              {"regressed", op.regressed}});
+  }
+  j["operations"] = std::move(operations);
   Json stages = Json::array();
   for (const auto& s : c.stages) {
     stages.push_back(Json{{"name", s.name}, {"base_ns", opt_json(s.base_ns)}, {"candidate_ns", opt_json(s.candidate_ns)},
