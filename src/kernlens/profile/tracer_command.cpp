@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 namespace kernlens::profile {
 namespace fs = std::filesystem;
 namespace {
@@ -28,9 +30,10 @@ Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::s
     }
     tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();
   }
-  return make_error("", 0, std::string("the kernlens tracer (") + kTracerLibraryName + ") was not found (looked at " +
-                               (tried.empty() ? std::string("nothing") : tried) +
-                               "); it is built where CUPTI is found; give its path with --tracer");
+  return make_error("", 0,
+                    fmt::format("the kernlens tracer ({}) was not found (looked at {}); it is built where CUPTI is "
+                                "found; give its path with --tracer",
+                                kTracerLibraryName, tried.empty() ? "nothing" : tried));
 }
 
 std::vector<std::string> tracer_environment(const TracerPaths& paths, const std::string& trace_dir) {
