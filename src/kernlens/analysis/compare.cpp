@@ -116,12 +116,15 @@ std::vector<KernelDelta> kernel_deltas(const RunRecord& base, const RunRecord& c
   return out;
 }
 
+const std::string kOtherOp = "other";  // kernels without an op class
+
 std::vector<OperationDelta> operation_deltas(const std::vector<KernelDelta>& kernels, const RunRecord& base,
                                              const RunRecord& cand, const CompareOptions& o) {
   std::map<std::string, OperationDelta> by_op;
   for (const auto& k : kernels) {
-    OperationDelta& op = by_op[k.either().op_class.empty() ? "other" : k.either().op_class];
-    op.op_class = k.either().op_class.empty() ? "other" : k.either().op_class;
+    const std::string& name = k.either().op_class.empty() ? kOtherOp : k.either().op_class;
+    OperationDelta& op = by_op[name];
+    op.op_class = name;
     if (k.base) op.base_ns = op.base_ns.value_or(0) + k.base_ns.value_or(0), ++op.base_kernels;
     if (k.candidate) op.candidate_ns = op.candidate_ns.value_or(0) + k.candidate_ns.value_or(0), ++op.candidate_kernels;
     op.kernels_changed |= k.match == MatchKind::kNew || k.match == MatchKind::kVanished;

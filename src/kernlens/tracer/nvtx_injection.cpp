@@ -55,6 +55,17 @@ std::uint32_t message_id(Session& s, const nvtxEventAttributes_t* attr) {
   }
 }
 
+// Where a range's name comes from, resolved under the session's lock.
+auto ascii_name(const char* m) {
+  return [m](Session& s) { return s.strings.intern(m ? m : ""); };
+}
+auto wide_name(const wchar_t* m) {
+  return [m](Session& s) { return s.strings.intern(narrow(m)); };
+}
+auto attribute_name(const nvtxEventAttributes_t* a) {
+  return [a](Session& s) { return message_id(s, a); };
+}
+
 std::uint64_t stack_key(std::uint32_t thread, std::uint32_t domain) {
   return (static_cast<std::uint64_t>(thread) << 32) | domain;
 }
@@ -66,7 +77,7 @@ int push(std::uint32_t domain, auto name_of) {
   const std::uint64_t start = now_ns();
   std::lock_guard lock(s.mutex);
   auto& stack = s.stacks[stack_key(this_thread_id(), domain)];
-  stack.push_back(OpenRange{domain, name_of(s), start});
+  stack.push_back(OpenRange{domain, name_of(s), this_thread_id(), start});
   return static_cast<int>(stack.size()) - 1;
 }
 
@@ -79,8 +90,8 @@ int pop(std::uint32_t domain) {
   if (stack.empty()) return -1;  // a pop without a push: NVTX reports an error level too
   const OpenRange open = stack.back();
   stack.pop_back();
-  s.data.ranges.push_back(tf::RangeRecord{open.domain, open.name, tf::RangeKind::kPushPop, this_thread_id(),
-                                          open.start_ns, end});
+  s.data.ranges.push_back(
+      tf::RangeRecord{open.domain, open.name, tf::RangeKind::kPushPop, open.thread, open.start_ns, end});
   return static_cast<int>(stack.size());
 }
 
@@ -114,33 +125,21 @@ std::uint32_t intern(const std::string& text) {
 
 // ---- the handlers, one per NVTX call that opens, closes or names a range --------------------
 
-int NVTX_API range_push_a(const char* m) {
-  return push(0, [m](Session& s) { return s.strings.intern(m ? m : ""); });
-}
-int NVTX_API range_push_w(const wchar_t* m) {
-  return push(0, [m](Session& s) { return s.strings.intern(narrow(m)); });
-}
-int NVTX_API range_push_ex(const nvtxEventAttributes_t* a) {
-  return push(0, [a](Session& s) { return message_id(s, a); });
-}
+int NVTX_API range_push_a(const char* m) { return push(0, ascii_name(m)); }
+int NVTX_API range_push_w(const wchar_t* m) { return push(0, wide_name(m)); }
+int NVTX_API range_push_ex(const nvtxEventAttributes_t* a) { return push(0, attribute_name(a)); }
 int NVTX_API range_pop() { return pop(0); }
-nvtxRangeId_t NVTX_API range_start_a(const char* m) {
-  return start(0, [m](Session& s) { return s.strings.intern(m ? m : ""); });
-}
-nvtxRangeId_t NVTX_API range_start_w(const wchar_t* m) {
-  return start(0, [m](Session& s) { return s.strings.intern(narrow(m)); });
-}
-nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t* a) {
-  return start(0, [a](Session& s) { return message_id(s, a); });
-}
+nvtxRangeId_t NVTX_API range_start_a(const char* m) { return start(0, ascii_name(m)); }
+nvtxRangeId_t NVTX_API range_start_w(const wchar_t* m) { return start(0, wide_name(m)); }
+nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t* a) { return start(0, attribute_name(a)); }
 void NVTX_API range_end(nvtxRangeId_t id) { end(id); }
 
 int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  return push(string_of(d), [a](Session& s) { return message_id(s, a); });
+  return push(string_of(d), attribute_name(a));
 }
 int NVTX_API domain_range_pop(nvtxDomainHandle_t d) { return pop(string_of(d)); }
 nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
-  return start(string_of(d), [a](Session& s) { return message_id(s, a); });
+  return start(string_of(d), attribute_name(a));
 }
 void NVTX_API domain_range_end(nvtxDomainHandle_t, nvtxRangeId_t id) { end(id); }
 nvtxDomainHandle_t NVTX_API domain_create_a(const char* name) {

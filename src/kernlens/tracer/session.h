@@ -21,7 +21,7 @@ namespace kernlens::tracer {
 namespace tf = kernlens::trace_format;
 
 struct OpenRange {
-  std::uint32_t domain, name;
+  std::uint32_t domain, name, thread;
   std::uint64_t start_ns;
 };
 

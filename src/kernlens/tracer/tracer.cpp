@@ -206,18 +206,24 @@ void set_collecting(Collection& c, bool on) {
   }
 }
 
-// 1 for cudaProfilerStart and cuProfilerStart, 0 for the Stops, -1 for any other call. Both
-// levels are watched: a program may call either (the runtime's calls the driver's; collecting
-// twice is harmless).
-int profiler_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
-  if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) return 1;
-    if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000) return 0;
-  } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) return 1;
-    if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) return 0;
+// The calls that open and close the capture range. Both levels are watched: a program may call
+// either (the runtime's calls the driver's; collecting twice is harmless).
+struct ProfilerCall {
+  CUpti_CallbackDomain domain;
+  CUpti_CallbackId cbid;
+  bool starts;
+};
+constexpr ProfilerCall kProfilerCalls[] = {
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, true},
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, false},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, true},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, false}};
+
+const ProfilerCall* profiler_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid) {
+  for (const ProfilerCall& p : kProfilerCalls) {
+    if (p.domain == domain && p.cbid == cbid) return &p;
   }
-  return -1;
+  return nullptr;
 }
 
 // A runtime launch calls a driver launch with the same correlation id: the runtime call alone
@@ -227,8 +233,8 @@ thread_local std::uint32_t runtime_launch_correlation = 0;
 void CUPTIAPI on_api_call(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   const auto& call = *static_cast<const CUpti_CallbackData*>(data);
   const bool enter = call.callbackSite == CUPTI_API_ENTER;
-  if (const int start = profiler_call(domain, cbid); start >= 0) {
-    if (!enter) set_collecting(collection(), start == 1);
+  if (const ProfilerCall* p = profiler_call(domain, cbid)) {
+    if (!enter) set_collecting(collection(), p->starts);
     return;
   }
   if (!enter) return;
@@ -268,13 +274,7 @@ void start_collection() {
     c.capture_range = false;
   }
   if (c.capture_range) {
-    for (CUpti_CallbackId cbid : {CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000,
-                                  CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000}) {
-      cuptiEnableCallback(1, c.subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, cbid);
-    }
-    for (CUpti_CallbackId cbid : {CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop}) {
-      cuptiEnableCallback(1, c.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
-    }
+    for (const ProfilerCall& p : kProfilerCalls) cuptiEnableCallback(1, c.subscriber, p.domain, p.cbid);
   }
   set_collecting(c, !c.capture_range);
 }
@@ -299,11 +299,10 @@ void keep_launching_calls(tf::TraceData& data) {
 
 // Ranges still open at exit are written with an open end; the reader ends them with the trace.
 void close_open_ranges(Session& s) {
-  for (auto& [thread_and_domain, stack] : s.stacks) {
-    const auto thread = static_cast<std::uint32_t>(thread_and_domain >> 32);
+  for (auto& [key, stack] : s.stacks) {
     for (const auto& open : stack) {
-      s.data.ranges.push_back(tf::RangeRecord{open.domain, open.name, tf::RangeKind::kPushPop, thread, open.start_ns,
-                                              tf::kOpenEnd});
+      s.data.ranges.push_back(tf::RangeRecord{open.domain, open.name, tf::RangeKind::kPushPop, open.thread,
+                                              open.start_ns, tf::kOpenEnd});
     }
     stack.clear();
   }
