@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Copies a build's kernlens, libkernlens_tracer.so and the shared libraries the GPU machine's
+# image may lack (every ldd dependency outside glibc and the C++ runtime) into BUILD/devrun/,
+# the folder the scripts/device/*.sh scripts use. The device tool sends the working tree
+# without build outputs, so carry the folder: `run(carry=["build/devrun"], ...)`.
+#   scripts/device/make_devrun.sh [BUILD]          (default: build)
+set -euo pipefail
+build=${1:-build}
+devrun=$build/devrun
+rm -rf "$devrun"
+mkdir -p "$devrun/lib"
+cp "$build/kernlens" "$devrun/"
+[[ -f $build/libkernlens_tracer.so ]] && cp "$build/libkernlens_tracer.so" "$devrun/"
+# glibc, libstdc++ and libgcc are in every image newer than ours; everything else travels.
+keep='^(linux-vdso|libc\.|libm\.|libdl\.|libpthread\.|librt\.|ld-linux|libstdc\+\+|libgcc_s|libcupti|libcuda\.)'
+for bin in "$devrun"/kernlens "$devrun"/*.so; do
+  [[ -f $bin ]] || continue
+  ldd "$bin" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
+    [[ $name =~ $keep ]] || cp -L "$path" "$devrun/lib/"
+  done
+done
+strip --strip-unneeded "$devrun/kernlens" "$devrun/lib/"* 2>/dev/null || true
+du -sh "$devrun"
