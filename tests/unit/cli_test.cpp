@@ -267,12 +267,21 @@ TEST(Cli, ReportOfBadInputWritesNoFile) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("r.html")));
 }
 
-TEST(Cli, DemoWritesTheReportAndSaysWhere) {
+// The five lines a person reads first, then the report with a timeline and stages.
+TEST(Cli, DemoPrintsWhatMattersMostAndWritesTheReport) {
   test::TempDir dir;
   auto r = run_cli({"demo", "-o", dir.file("demo.html")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("wrote the report to " + dir.file("demo.html")), std::string::npos) << r.out;
-  EXPECT_NE(slurp(dir.file("demo.html")).find("<svg id=\"roofline\""), std::string::npos);
+  for (std::string line : {"\n  time:  ", "\n  worst stage:  ", "\n  top kernel:  ", "\n  MFU:  ",
+                           "\n  report:  "}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " in " << r.out;
+  }
+  EXPECT_NE(r.out.find("report:       " + dir.file("demo.html")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worst stage:  prefill: the GPU was idle"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(analytic)"), std::string::npos) << r.out;
+  std::string page = slurp(dir.file("demo.html"));
+  EXPECT_NE(page.find("<svg id=\"timeline\""), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"headline\">"), std::string::npos);
 }
 
 std::string example_run_dir(const std::string& name) {

@@ -97,15 +97,19 @@ constexpr std::array<std::pair<std::string_view, EventKey>, 9> kEventKeys = {{
 }};
 
 enum class ArgKey : std::uint8_t {
-  kDevice, kStream, kContext, kCorrelation, kRegisters, kSharedMemory, kBytes, kGrid, kBlock, kExternalId, kName
+  kDevice, kStream, kContext, kCorrelation, kRegisters, kSharedMemory, kBytes, kGrid, kBlock, kExternalId, kName,
+  kFullName, kMangledName
 };
 
-// Kineto's names. "shared memory" is static + dynamic shared memory per block.
-constexpr std::array<std::pair<std::string_view, ArgKey>, 11> kArgKeys = {{
+// Kineto's names. "shared memory" is static + dynamic shared memory per block. "full name" and
+// "mangled name" are kernlens's own (kernlens export names a kernel event by its base name and
+// keeps the kernel's name in them, so that reading the export back finds the same kernels).
+constexpr std::array<std::pair<std::string_view, ArgKey>, 13> kArgKeys = {{
     {"device", ArgKey::kDevice}, {"stream", ArgKey::kStream}, {"context", ArgKey::kContext},
     {"correlation", ArgKey::kCorrelation}, {"registers per thread", ArgKey::kRegisters},
     {"shared memory", ArgKey::kSharedMemory}, {"bytes", ArgKey::kBytes}, {"grid", ArgKey::kGrid},
     {"block", ArgKey::kBlock}, {"External id", ArgKey::kExternalId}, {"name", ArgKey::kName},
+    {"full name", ArgKey::kFullName}, {"mangled name", ArgKey::kMangledName},
 }};
 
 enum class DeviceKey : std::uint8_t {
@@ -171,6 +175,7 @@ struct EventArgs {
   std::optional<std::int64_t> device, stream, context, correlation, registers, shared_memory, bytes, external_id;
   model::Dim3 grid, block;
   std::string_view name;  // metadata events: the process's name
+  std::string kernel_name;  // "mangled name", else "full name" (kernlens export), else empty
 };
 
 // The fields of one event, kept as written until the event's kind says which are needed.
@@ -368,6 +373,12 @@ class TraceReader {
         case ArgKey::kGrid: a.grid = dim3(value); break;
         case ArgKey::kBlock: a.block = dim3(value); break;
         case ArgKey::kName: a.name = text(value).value_or(""); break;
+        case ArgKey::kFullName:
+          if (a.kernel_name.empty()) a.kernel_name = std::string(text(value).value_or(""));
+          break;
+        case ArgKey::kMangledName:
+          if (auto t = text(value)) a.kernel_name = std::string(*t);
+          break;
       }
     }
     return simdjson::SUCCESS;
@@ -432,7 +443,8 @@ class TraceReader {
     if (Status s = times(e, part, ts, &dur); !s) return s;
     if (!dur) return bad_field(e, part, "\"dur\"", {});
     if (!e.has_name) return ctx_.error(part.line, "a GPU event without \"name\" (byte " + std::to_string(part.offset) + ")");
-    l.name = ctx_.profile.names.intern(e.name);
+    const bool named_in_args = e.category == Category::kKernel && !e.args.kernel_name.empty();
+    l.name = ctx_.profile.names.intern(named_in_args ? std::string_view(e.args.kernel_name) : e.name);
     l.kind = e.category == Category::kKernel   ? model::LaunchKind::kKernel
              : e.category == Category::kMemcpy ? model::LaunchKind::kMemcpy
                                                : model::LaunchKind::kMemset;

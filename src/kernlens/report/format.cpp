@@ -93,13 +93,13 @@ std::size_t offset_of_point(std::string_view s, std::size_t points) {
 }
 
 // `text` over lines of at most `width` code points, each line ending after a break character
-// where one falls in its second half.
+// where one falls past its first third.
 std::vector<std::string> wrap_word(std::string_view text, std::size_t width) {
   std::vector<std::string> lines;
   while (display_width(text) > width) {
     std::size_t cut = offset_of_point(text, width);
-    std::size_t half = offset_of_point(text, width / 2);
-    for (std::size_t i = cut; i > half; --i) {
+    std::size_t third = offset_of_point(text, width / 3);
+    for (std::size_t i = cut; i > third; --i) {
       if (std::string_view(":/_. ").find(text[i - 1]) != std::string_view::npos) {
         cut = i;
         break;

@@ -136,12 +136,13 @@ Table stage_table(const analysis::Analysis& analysis) {
     for (auto& c : stage_timeline_cells(s)) row.push_back(std::move(c));
     row.push_back(with_how(si_cell(work.flops, "FLOP"), flops_provenance(work)));
     row.push_back(with_how(percent_cell(work.mfu), mfu_provenance(work)));
-    row.push_back(with_how(percent_cell(work.coverage), How::kMeasured,
+    const bool deep = analysis.coverage.deep_launches > 0;  // else the summary says: none
+    row.push_back(with_how(percent_cell(deep ? work.coverage : std::nullopt), How::kMeasured,
                            "the share of the stage's kernel time on launches Nsight Compute measured (its "
                            "SpeedOfLight section)"));
     t.rows.push_back(std::move(row));
   }
-  drop_empty_columns(t, {"GPU wall", "Busy", "Idle gaps"});
+  drop_empty_columns(t, {"GPU wall", "Busy", "Idle gaps", "ncu metrics"});
   return t;
 }
 
