@@ -289,7 +289,8 @@ std::string timeline_chart(const model::Profile& profile) {
   svg.text(left - 8, strip_y + 21, "GPU busy", "lane-label", "end");
   for (int tick = 0; tick <= 4; ++tick) {
     double t = static_cast<double>(t0) + (static_cast<double>(t1 - t0) * tick) / 4;
-    svg.text(x.map(t), strip_y + kStrip + 16, human_duration_ns(t - static_cast<double>(t0)), "tick", "middle");
+    svg.text(x.map(t), strip_y + kStrip + 16, human_duration_ns(t - static_cast<double>(t0)), "tick",
+             tick == 0 ? "start" : tick == 4 ? "end" : "middle");
   }
   return svg.finish();
 }

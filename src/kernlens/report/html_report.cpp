@@ -59,8 +59,8 @@ tr.has-details.open td:first-child::before { content: "\25BE "; }
 tr.details td { background: #f6f8fa; } tr.details dl { margin: 4px 0; display: grid; grid-template-columns: 110px 1fr; gap: 2px 12px; }
 tr.details dt { color: #57606a; font-weight: 600; } tr.details dd { margin: 0; font-family: ui-monospace, Menlo, Consolas, monospace;
   font-size: 12px; word-break: break-all; }
-ul.headline { list-style: none; padding: 0; margin: 0; font-size: 15px; } ul.headline li { margin: 4px 0; }
-ul.headline b { display: inline-block; min-width: 110px; color: #57606a; }
+ul.headline { list-style: none; padding: 0; margin: 0; font-size: 15px; }
+ul.headline li { margin: 4px 0; display: grid; grid-template-columns: 110px 1fr; } ul.headline b { color: #57606a; }
 ul.missing li { margin: 3px 0; color: #57606a; } ul.missing b { color: #1f2328; }
 )css";
 
@@ -91,6 +91,7 @@ var tip = document.getElementById('tip');
 document.querySelectorAll('svg.chart title').forEach(function (title) {
   var mark = title.parentNode, text = title.textContent;
   mark.removeChild(title);
+  mark.setAttribute('aria-label', text);
   mark.addEventListener('mousemove', function (e) {
     tip.textContent = text; tip.style.display = 'block';
     tip.style.left = (e.clientX + 14) + 'px'; tip.style.top = (e.clientY + 14) + 'px';

@@ -23,8 +23,7 @@ Cell code_cell(std::string text) { return Cell{std::move(text), std::nullopt, tr
 // writer can show the whole on hover.
 Cell name_cell(const std::string& name, std::string brief = "") {
   std::string shown = ellipsize(name, kNameChars);
-  std::string full = shown == name && brief.empty() ? "" : name;
-  if (brief == name) brief.clear();
+  std::string full = shown == name && (brief.empty() || brief == name) ? "" : name;
   return Cell{shown, std::nullopt, true, std::move(full), std::move(brief), std::nullopt};
 }
 
