@@ -33,11 +33,11 @@ window.addEventListener('error', function (e) { window.__errors.push('error: ' +
 window.addEventListener('load', function () {
   var cut = [];
   document.querySelectorAll('svg.chart').forEach(function (svg) {
-    var vb = svg.viewBox.baseVal;
+    var box = svg.getBoundingClientRect();  /* as drawn: scaled, and rotated labels turned */
     svg.querySelectorAll('text').forEach(function (t) {
-      var b = t.getBBox();
-      if (b.x < vb.x - 0.5 || b.x + b.width > vb.x + vb.width + 0.5 || b.y < vb.y - 0.5 ||
-          b.y + b.height > vb.y + vb.height + 0.5) cut.push(svg.id + ': ' + t.textContent);
+      var b = t.getBoundingClientRect();
+      if (b.left < box.left - 0.5 || b.right > box.right + 0.5 || b.top < box.top - 0.5 ||
+          b.bottom > box.bottom + 0.5) cut.push(svg.id + ': ' + t.textContent);
     });
   });
   document.documentElement.setAttribute('data-cut', cut.join(' | ') || 'none');
@@ -159,12 +159,22 @@ def check_kernel_names(dom, failures):
             failures.append(f"kernel name cut in the table: {text_of(shown)}")
 
 
-def check_labels(dom, failures):
+def check_chart_labels(dom, failures):
+    """No chart text leaves its chart or ends cut short with "…"."""
     cut = re.search(r'<html[^>]*data-cut="([^"]*)"', dom)
     if not cut:
         failures.append("the label check did not run (no data-cut on <html>)")
     elif cut.group(1) != "none":
         failures.append("chart labels cut at the chart's edge: " + html.unescape(cut.group(1)))
+    for chart in re.findall(r'<svg id="[^"]*" class="chart".*?</svg>', dom, re.S):
+        for label in re.findall(r"<text\b.*?</text>", chart, re.S):
+            if text_of(label).endswith("\u2026"):
+                failures.append("a chart label is cut: " + text_of(label))
+
+
+def check_labels(dom, failures):
+    """Every chart label whole, and the NVTX lane labels end with their leaf range."""
+    check_chart_labels(dom, failures)
     timeline = element(dom, "svg", "timeline")
     if not timeline:
         failures.append("no GPU timeline")
@@ -242,7 +252,7 @@ def main():
     pages = [("demo-report.html", ["demo"], [check_no_silent_gaps, check_stage_table, check_marks_explained,
                                              check_kernel_names, check_labels]),
              ("roofline-report.html", ["report", args.roofline_run], [check_charts, check_no_silent_gaps,
-                                                                      check_marks_explained])]
+                                                                      check_marks_explained, check_chart_labels])]
     for name, command, checks in pages:
         report = os.path.abspath(os.path.join(args.out_dir, name))
         made = subprocess.run([args.kernlens, *command, "-o", report], capture_output=True, text=True)

@@ -307,22 +307,31 @@ std::string stall_chart(const model::Profile& profile, const analysis::Analysis&
     }
   }
   if (rows.empty()) return "";
-  constexpr double kWidth = 960, kRow = 24, kLabel = 360, kBar = 560;
-  const double legend_y = 8 + kRow * static_cast<double>(rows.size()) + 14;
+  // Base names are never cut: a long one wraps over lines of kLabelChars characters.
+  constexpr std::size_t kLabelChars = 50;
+  constexpr double kWidth = 960, kRow = 24, kLinePx = 13, kLabel = 360, kBar = 560;
+  std::vector<std::vector<std::string>> labels;
+  std::vector<double> row_y;
+  double y = 8;
+  for (std::size_t r : rows) {
+    labels.push_back(lane_label_lines(analysis.agg.families[analysis.agg.kernels[r].family].cls.base_name, kLabelChars));
+    row_y.push_back(y);
+    y += std::max(kRow, kLinePx * static_cast<double>(labels.back().size()) + 11);
+  }
+  const double legend_y = y + 14;
   Svg svg("stall-chart", "chart", kWidth, legend_y + 18 * std::ceil(static_cast<double>(reasons.size()) / 4.0) + 8,
           "Top warp stall reasons of the top kernels");
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const auto& row = analysis.agg.kernels[rows[r]];
-    double y = 8 + kRow * static_cast<double>(r);
+    const double top = row_y[r];
     std::string name = analysis::shown_name(profile, row);
-    svg.text(kLabel - 8, y + 15, ellipsize(analysis.agg.families[row.family].cls.base_name, 52), "bar-label code", "end",
-             name);
-    svg.rect(kLabel, y + 3, kBar, kRow - 7, "stall-rest", "other reasons and issuing");
+    svg.text_lines(kLabel - 8, top + 15, labels[r], kLinePx, "bar-label code", "end", name);
+    svg.rect(kLabel, top + 3, kBar, kRow - 7, "stall-rest", "other reasons and issuing");
     double x = kLabel;
     for (const auto& s : analysis.kernels[rows[r]].metrics.top_stalls) {
       auto color = static_cast<std::size_t>(std::find(reasons.begin(), reasons.end(), s.reason) - reasons.begin()) % kStallColors;
       double w = kBar * std::clamp(s.share, 0.0, 1.0);
-      svg.rect(x, y + 3, w, kRow - 7, fmt::format("stall s{}", color),
+      svg.rect(x, top + 3, w, kRow - 7, fmt::format("stall s{}", color),
                fmt::format("{}\n{}: {} of the cycles between issues ({:.2f} warps per issue)", name, s.reason,
                            human_percent(s.share), s.warps_per_issue));
       x += w;
