@@ -4,7 +4,8 @@
 Builds a model from a transformers config with random weights (no download), runs one
 prefill over a batch of prompts and then greedy decode steps with a KV cache. Each stage is
 an NVTX push/pop range in the default domain: "prefill" and "decode" (one range around all
-decode steps), so profilers can attribute every kernel to a stage. The same names are also
+decode steps), so profilers can attribute every kernel to a stage; warm-up runs sit inside a
+range "warmup" (their stages are "warmup/prefill" and "warmup/decode"). The same names are also
 opened as torch.profiler.record_function ranges, which PyTorch profiler traces record (as
 user_annotation / gpu_user_annotation events) while they do not record NVTX.
 
@@ -30,6 +31,11 @@ CONFIGS = {
         max_position_embeddings=2048),
     "gpt2": lambda: transformers.GPT2Config(
         n_embd=1024, n_layer=8, n_head=16, vocab_size=32000, n_positions=2048),
+    # Mixture of experts with GQA: 8 experts, 2 per token, 16 query / 4 KV heads.
+    "mixtral": lambda: transformers.MixtralConfig(
+        hidden_size=1024, intermediate_size=1408, num_hidden_layers=8,
+        num_attention_heads=16, num_key_value_heads=4, num_local_experts=8,
+        num_experts_per_tok=2, vocab_size=32000, max_position_embeddings=2048),
 }
 
 
@@ -97,8 +103,9 @@ def main():
         model = torch.compile(model)
     input_ids = torch.randint(0, config.vocab_size, (args.batch, args.prompt), device="cuda")
 
-    for _ in range(args.warmup):
-        generate(model, input_ids, args.decode_steps)
+    for _ in range(args.warmup):  # in a range of its own: --nvtx-include prefill leaves it out
+        with stage("warmup"):
+            generate(model, input_ids, args.decode_steps)
     torch.cuda.synchronize()
 
     if args.alternate_capture:

@@ -267,12 +267,43 @@ TEST(Cli, ReportOfBadInputWritesNoFile) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("r.html")));
 }
 
-TEST(Cli, DemoWritesTheReportAndSaysWhere) {
+TEST(Cli, ExportWritesATraceAndNothingOnBadInput) {
+  test::TempDir dir;
+  auto bad = run_cli({"export", test::fixture("nsys/not_an_nsys_export.sqlite"), "-o", dir.file("t.json")});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err.rfind("kernlens: error: ", 0), 0u) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("t.json")));
+  auto good = run_cli({"export", test::fixture("nsys/llama_stages.sqlite"), "--format", "perfetto", "-o", dir.file("t.json")});
+  EXPECT_EQ(good.exit_code, 0) << good.err;
+  EXPECT_EQ(slurp(dir.file("t.json")).rfind("{\"traceEvents\": [", 0), 0u);
+  EXPECT_EQ(run_cli({"export", test::fixture("nsys/llama_stages.sqlite"), "--format", "svg"}).exit_code, 2);
+}
+
+TEST(Cli, AnalyzeCsvWritesOneTableOrSections) {
+  auto one = run_cli({"analyze", test::fixture("ncu/qwen_decode_raw.csv"), "--format", "csv", "--table", "stages"});
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out.rfind("name,depth,launches,kernel_time_ns,", 0), 0u) << one.out;
+  auto all = run_cli({"analyze", test::fixture("ncu/qwen_decode_raw.csv"), "--format", "csv", "--top", "2"});
+  EXPECT_EQ(all.out.rfind("# kernels\r\nrank,name,base_name,", 0), 0u) << all.out.substr(0, 200);
+  EXPECT_NE(all.out.find("\r\n\r\n# families\r\n"), std::string::npos);
+  EXPECT_NE(all.out.find("\r\n\r\n# stages\r\n"), std::string::npos);
+}
+
+// The five lines a person reads first, then the report with a timeline and stages.
+TEST(Cli, DemoPrintsWhatMattersMostAndWritesTheReport) {
   test::TempDir dir;
   auto r = run_cli({"demo", "-o", dir.file("demo.html")});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("wrote the report to " + dir.file("demo.html")), std::string::npos) << r.out;
-  EXPECT_NE(slurp(dir.file("demo.html")).find("<svg id=\"roofline\""), std::string::npos);
+  for (std::string line : {"\n  time:  ", "\n  worst stage:  ", "\n  top kernel:  ", "\n  MFU:  ",
+                           "\n  report:  "}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " in " << r.out;
+  }
+  EXPECT_NE(r.out.find("report:       " + dir.file("demo.html")), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("worst stage:  prefill: the GPU was idle"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(analytic)"), std::string::npos) << r.out;
+  std::string page = slurp(dir.file("demo.html"));
+  EXPECT_NE(page.find("<svg id=\"timeline\""), std::string::npos);
+  EXPECT_NE(page.find("<section id=\"headline\">"), std::string::npos);
 }
 
 std::string example_run_dir(const std::string& name) {

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "kernlens/common/escape.h"
 #include "test_util.h"
 
 namespace kernlens::profile {

@@ -54,7 +54,9 @@ TEST(HtmlReport, EscapesNamesAndPathsAndLoadsNothingExternal) {
   EXPECT_EQ(html.find("http://"), std::string::npos);
   EXPECT_EQ(html.find("https://"), std::string::npos);
   EXPECT_FALSE(std::regex_search(html, std::regex(R"((src|href)\s*=)")));
-  EXPECT_NE(html.find("id=\"roofline-missing\""), std::string::npos);  // no metrics: a note, not a chart
+  // No metrics: the roofline is left out, and one line says which input would draw it.
+  EXPECT_EQ(html.find("<section id=\"roofline-section\""), std::string::npos);
+  EXPECT_NE(html.find("<li id=\"missing-roofline\"><b>Roofline"), std::string::npos);
   EXPECT_NE(html.find("id=\"op-class-chart\""), std::string::npos);
 }
 
@@ -86,6 +88,121 @@ TEST(HtmlReport, DemoRunHasRooflineDotsBetweenTheRoofs) {
   EXPECT_NE(html.find("<svg id=\"stall-chart\""), std::string::npos);
   EXPECT_NE(html.find("long_scoreboard"), std::string::npos);
   EXPECT_NE(html.find("python3 examples/workloads/llm_stages.py"), std::string::npos);
+}
+
+struct RunReport {
+  model::Profile profile;
+  analysis::Analysis analysis;
+  std::string html;
+};
+
+RunReport run_report(const std::string& name, const analysis::AnalysisOptions& options = {}) {
+  RunReport r;
+  ingest::ReadOptions read;
+  read.all_metrics = false;
+  read.metrics = analysis::analysis_metric_names();
+  const std::string run = std::string(KERNLENS_FIXTURES) + "/../../examples/data/runs/" + name;
+  EXPECT_TRUE(profile::read_profile_input(run, r.profile, read).ok());
+  auto a = analysis::analyze(r.profile, test::builtin_classifier(), options);
+  EXPECT_TRUE(a.ok());
+  r.analysis = std::move(a).value();
+  r.html = analysis_html(r.profile, r.analysis, ReportContext{profile::read_run_command(run), 25});
+  return r;
+}
+
+// The <section> with this id, or "".
+std::string section_of(const std::string& html, const std::string& id) {
+  auto at = html.find("<section id=\"" + id + "\"");
+  if (at == std::string::npos) return "";
+  return html.substr(at, html.find("</section>", at) - at);
+}
+
+// An Nsight Compute run has no timeline: the report says so once, with the input that would
+// fill it, and its stage table has no empty wall-time columns (issue 21 found it said so
+// twice, in different words, over an empty table).
+TEST(HtmlReport, NcuRunSaysOnceWhichInputWouldGiveTheTimeline) {
+  auto r = run_report("llama_prefill");
+  EXPECT_EQ(count(r.html, "timeline"), count(section_of(r.html, "missing"), "timeline"));
+  EXPECT_NE(r.html.find("<li id=\"missing-timeline\"><b>GPU timeline"), std::string::npos);
+  EXPECT_NE(section_of(r.html, "missing").find("needs a timeline: kernlens profile --discovery tracer"), std::string::npos);
+  EXPECT_EQ(r.html.find("No GPU timeline"), std::string::npos);
+  EXPECT_EQ(section_of(r.html, "timeline-section"), "");
+  std::string stages = section_of(r.html, "stage-table");
+  EXPECT_EQ(stages.find("GPU wall"), std::string::npos);
+  EXPECT_NE(stages.find(">MFU</th>"), std::string::npos);
+}
+
+TEST(HtmlReport, TracerRunStagesHaveWallBusyAndSayHowEachFigureWasObtained) {
+  analysis::AnalysisOptions options;
+  options.work.params = 1e8;
+  options.work.tokens = {{"prefill", 128}};
+  auto r = run_report("llama_decode_tracer", options);
+  std::string stages = section_of(r.html, "stage-table");
+  for (std::string header : {"GPU wall", "Busy", "MFU", "ncu metrics"}) {
+    EXPECT_NE(stages.find(">" + header + "</th>"), std::string::npos) << header;
+  }
+  EXPECT_NE(stages.find("title=\"measured on the timeline: the union of the stage"), std::string::npos);
+  // prefill's FLOPs from 2 x params x tokens: analytic; its MFU divides by the bf16 peak, an
+  // assumption. Each is marked, explained on hover and in the footnote.
+  EXPECT_TRUE(std::regex_search(stages, std::regex("title=\"analytic: 2 x params x tokens[^\"]*\">[0-9.]+ GFLOP<sup class=\"how\">a</sup>")))
+      << stages;
+  EXPECT_TRUE(std::regex_search(stages, std::regex("title=\"assumed: [^\"]*tensor_bf16 assumed[^\"]*\">[0-9.]+%<sup class=\"how\">\\*</sup>")))
+      << stages;
+  EXPECT_NE(stages.find("<sup class=\"how\">a</sup> analytic: from the model"), std::string::npos);
+  EXPECT_NE(stages.find("<sup class=\"how\">*</sup> rests on an assumption"), std::string::npos);
+  // decode has no FLOPs: its MFU cell says why.
+  EXPECT_NE(stages.find("title=\"no MFU: FLOPs not measured"), std::string::npos);
+  EXPECT_EQ(section_of(r.html, "missing").find("timeline"), std::string::npos);
+}
+
+TEST(HtmlReport, KernelTableShowsBaseNamesWithTheFullNameOnHoverAndInDetails) {
+  auto r = run_report("llama_decode_tracer");
+  std::string kernels = section_of(r.html, "top-kernels");
+  const std::string full = html_escape(analysis::shown_name(r.profile, r.analysis.agg.kernels[1]));
+  const std::string base = html_escape(r.analysis.agg.families[r.analysis.agg.kernels[1].family].cls.base_name);
+  ASSERT_NE(full, base);
+  EXPECT_NE(kernels.find("<td class=\"code\" title=\"" + full + "\">" + base + "</td>"), std::string::npos) << base;
+  EXPECT_NE(kernels.find("<dt>Name</dt><dd>" + full + "</dd>"), std::string::npos);
+  EXPECT_EQ(count(kernels, "<tr class=\"has-details\">"), count(kernels, "<tr class=\"details\" hidden>"));
+  EXPECT_EQ(count(kernels, "<tr class=\"has-details\">"), 25u);
+}
+
+TEST(HtmlReport, TimelineLaneLabelsKeepTheirLeaf) {
+  model::Profile p;
+  model::StageKey key;
+  for (auto name : {"step", "CCCL", "cub::DeviceReduce::Sum_with_a_very_long_name_that_goes_on"}) {
+    key.push_pop.push_back(model::NvtxRange{"", name, model::RangeKind::kPushPop});
+  }
+  auto stage = p.intern_stage(key);
+  model::Launch l;
+  l.name = p.names.intern("k");
+  l.start_ns = 1000;
+  l.duration_ns = 500;
+  l.stage = stage;
+  p.launches.push_back(l);
+  p.stage_ranges.push_back(model::StageRange{stage, 1000, 1500});
+  auto a = analysis::analyze(p, test::builtin_classifier(), {});
+  ASSERT_TRUE(a.ok());
+  std::string html = analysis_html(p, *a, ReportContext{});
+  std::string timeline = section_of(html, "timeline-section");
+  EXPECT_NE(timeline.find("<title>step/CCCL/cub::DeviceReduce::Sum_with_a_very_long_name_that_goes_on</title>"),
+            std::string::npos);
+  // The lines: the first range, "…" for the middle, then the whole leaf over the next lines.
+  std::string label = timeline.substr(timeline.find("<text", timeline.find("<title>step/")));
+  label = label.substr(0, label.find("</text>"));
+  std::vector<std::string> lines;
+  const std::regex tspan(">([^<]*)</tspan>");
+  for (auto it = std::sregex_iterator(label.begin(), label.end(), tspan); it != std::sregex_iterator(); ++it) {
+    lines.push_back((*it)[1]);
+  }
+  ASSERT_GE(lines.size(), 3u) << label;
+  EXPECT_EQ(lines[0], "step/\xE2\x80\xA6/");
+  std::string leaf;
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    EXPECT_LE(display_width(lines[i]), 44u);
+    leaf += lines[i];
+  }
+  EXPECT_EQ(leaf, "cub::DeviceReduce::Sum_with_a_very_long_name_that_goes_on");
 }
 
 }  // namespace

@@ -27,6 +27,18 @@ TEST(Format, EllipsizeCountsCodePoints) {
   EXPECT_EQ(ellipsize("\xC3\xA9\xC3\xA9\xC3\xA9", 2), "\xC3\xA9\xE2\x80\xA6");
 }
 
+TEST(Format, LaneLabelsAbbreviateTheMiddleAndKeepTheLeaf) {
+  EXPECT_EQ(lane_label_lines("prefill", 10), (std::vector<std::string>{"prefill"}));
+  EXPECT_EQ(lane_label_lines("step/decode/layer0/attn", 30), (std::vector<std::string>{"step/decode/layer0/attn"}));
+  EXPECT_EQ(lane_label_lines("step/decode/layer0/attn", 16), (std::vector<std::string>{"step/\xE2\x80\xA6/attn"}));
+  // Two ranges: nothing left out, so no "…"; the leaf moves to its own line.
+  EXPECT_EQ(lane_label_lines("prefill/CCCL@cub::DeviceReduce", 20),
+            (std::vector<std::string>{"prefill/", "CCCL@cub::", "DeviceReduce"}));
+  EXPECT_EQ(lane_label_lines("a_very_long_single_range_name", 10),
+            (std::vector<std::string>{"a_very_", "long_", "single_", "range_name"}));
+  EXPECT_EQ(display_width("\xC3\xA9t\xC3\xA9"), 3u);
+}
+
 TEST(Format, JsonNumbersPrintIntegersWithoutFraction) {
   EXPECT_EQ(json_number(12128.0).dump(), "12128");
   EXPECT_EQ(json_number(0.25).dump(), "0.25");

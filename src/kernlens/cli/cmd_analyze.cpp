@@ -1,4 +1,4 @@
-// kernlens analyze INPUT... [--top N] [--format text|json|md] [--rules FILE] [-o FILE]
+// kernlens analyze INPUT... [--top N] [--format text|json|md|csv] [--table T] [--rules FILE] [-o FILE]
 //                  [work and threshold options]
 #include <memory>
 #include <optional>
@@ -11,6 +11,7 @@
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
 #include "kernlens/model/profile.h"
+#include "kernlens/report/csv_report.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/markdown_report.h"
 #include "kernlens/report/text_report.h"
@@ -21,6 +22,7 @@ namespace {
 struct AnalyzeOptions {
   std::vector<std::string> inputs;
   std::string format = "text";
+  std::string table = "all";  // csv: kernels, families, stages or all
   std::string output = "-";
   std::size_t top = 0;  // 0: the format's default
   std::size_t name_width = 100;
@@ -83,6 +85,8 @@ int run_analyze(AnalyzeOptions& opt) {
   std::string out;
   if (opt.format == "json") {
     out = report::analysis_json(profile, result, report::JsonOptions{opt.top});
+  } else if (opt.format == "csv") {
+    out = report::analysis_csv(profile, result, report::csv_table(opt.table), opt.top);
   } else if (opt.format == "md") {
     out = report::analysis_markdown(profile, result, report::ReportContext{loaded->command, opt.top ? opt.top : 20});
   } else {
@@ -156,15 +160,22 @@ Command add_analyze_command(CLI::App& app) {
       "Examples:\n"
       "  kernlens analyze profile_raw.csv\n"
       "  kernlens analyze profile_raw.csv profile_details.csv --format json -o analysis.json\n"
-      "  kernlens analyze run_raw.csv --params 1.1e9 --tokens prefill=1024 --tokens decode=64");
+      "  kernlens analyze run_raw.csv --params 1.1e9 --tokens prefill=1024 --tokens decode=64\n"
+      "  kernlens analyze runs/llama --format csv --table kernels -o kernels.csv");
   cmd->add_option("INPUT", opt->inputs, "Export files to read")->required()->type_name("FILE");
-  cmd->add_option("--format", opt->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "md"}))
+  cmd->add_option("--format", opt->format,
+                  "Output format. csv: the kernel, family and stage tables (raw units, as in json) as "
+                  "sections of one file, each after a line '# kernels', '# families', '# stages'; "
+                  "--table gives one of them as a plain CSV file")
+      ->check(CLI::IsMember({"text", "json", "md", "csv"}))
+      ->capture_default_str();
+  cmd->add_option("--table", opt->table, "With --format csv: the one table to write, or all as sections")
+      ->check(CLI::IsMember({"kernels", "families", "stages", "all"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", opt->output, "Write to FILE instead of stdout ('-')")
       ->type_name("FILE")
       ->capture_default_str();
-  cmd->add_option("--top", opt->top, "Kernels to list (default: 20 in text, all in json)")
+  cmd->add_option("--top", opt->top, "Kernels to list (default: 20 in text and md, all in json and csv)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--name-width", opt->name_width,
                   "Cut kernel names longer than this in text output (0: never)")

@@ -1,22 +1,48 @@
-// kernlens demo [-o FILE] [--data DIR]: the whole analysis on the real H100 profiles shipped in
-// examples/data, offline, so that a new user sees a report before touching a GPU.
+// kernlens demo [-o FILE] [--data DIR]: the whole analysis on a real H100 run shipped in
+// examples/data, offline, so that a new user sees a report before touching a GPU. Prints the
+// five lines a person reads first (where the time goes, the worst stage, the top kernel and
+// why, the MFU, where the report is) and writes the HTML report.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
-#include "kernlens/report/text_report.h"
+#include <fmt/format.h>
+
+#include "kernlens/report/format.h"
+#include "kernlens/report/headline.h"
 
 namespace kernlens::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The run directory the demo analyzes, inside examples/data.
-constexpr std::string_view kDemoRun = "runs/llama_prefill";
+// The run the demo analyzes, and what it knows of its workload. Swapping the run is this one
+// entry.
+struct DemoRun {
+  const char* dir;    // inside examples/data
+  const char* about;  // what the run is, for people
+  // The model's weights that multiply (for 2 x params x tokens: analytic FLOPs beside the
+  // measured ones), and the tokens each stage processed; none when the run measured its FLOPs.
+  std::optional<double> params;
+  std::vector<std::pair<std::string, double>> tokens;
+  std::optional<analysis::FlopPath> precision;  // the dtype it ran in, for the peak MFU divides by
+};
+
+// llm_stages.py --model llama --batch 1 --prompt 128 --decode-steps 8 (see its manifest.json):
+// 8 layers x (4 x 1024^2 attention + 3 x 1024 x 2816 MLP) + the 32000 x 1024 LM head = 135.5M
+// weights that multiply (embeddings excluded); prefill 128 tokens, decode 8 steps of 1 token;
+// bf16 (the script's default dtype).
+const DemoRun kDemoRun = {"runs/llama_decode_tracer",
+                          "a real H100 run of a llama-like model: prefill of 128 tokens and 8 decode steps, "
+                          "kernlens tracer timeline, Nsight Compute on the 3 hottest kernels",
+                          1.355e8,
+                          {{"prefill", 128}, {"decode", 8}},
+                          analysis::FlopPath::kTensorBf16};
 
 struct DemoOptions {
   std::string output = "kernlens-demo-report.html";
@@ -29,23 +55,32 @@ std::string find_data_dir(const std::string& given) {
   if (!given.empty()) return given;
   std::error_code ec;
   for (const std::string& candidate : {std::string("examples/data"), std::string(KERNLENS_EXAMPLES_DIR)}) {
-    if (fs::is_directory(fs::path(candidate) / kDemoRun, ec)) return candidate;
+    if (fs::is_directory(fs::path(candidate) / kDemoRun.dir, ec)) return candidate;
   }
   return KERNLENS_EXAMPLES_DIR;
 }
 
+analysis::AnalysisOptions demo_analysis_options() {
+  analysis::AnalysisOptions options;
+  options.work.params = kDemoRun.params;
+  options.work.tokens = kDemoRun.tokens;
+  options.work.precision = kDemoRun.precision;
+  return options;
+}
+
 int run_demo(const DemoOptions& opt) {
-  const std::string run = (fs::path(find_data_dir(opt.data_dir)) / kDemoRun).string();
-  auto loaded = load_analysis({run}, {}, analysis::AnalysisOptions{});
+  const std::string run = (fs::path(find_data_dir(opt.data_dir)) / kDemoRun.dir).string();
+  auto loaded = load_analysis({run}, {}, demo_analysis_options());
   if (!loaded) return kExitBadInput;
-  std::fputs(report::analysis_text(loaded->profile, loaded->analysis, report::TextOptions{5, 90}).c_str(), stdout);
   if (int rc = write_report(*loaded, "html", 25, opt.output); rc != kExitOk) return rc;
   std::error_code ec;
   fs::path written = fs::absolute(opt.output, ec);
-  std::printf("\nkernlens demo: analyzed %s (a real H100 run: llama-like model, prefill)\n"
-              "kernlens demo: wrote the report to %s\n"
-              "               open it in a browser; make your own with: kernlens report RUN_DIR -o report.html\n",
-              run.c_str(), (ec ? fs::path(opt.output) : written).string().c_str());
+  auto lines = report::headline(loaded->profile, loaded->analysis);
+  lines.push_back({"report", (ec ? fs::path(opt.output) : written).string() + " (open it in a browser)"});
+  std::string about = report::wrap(fmt::format("kernlens demo: {}: {}", run, kDemoRun.about), 100, 2);
+  std::printf("%s\n\n%s\n", about.c_str(), report::headline_text(lines).c_str());
+  std::printf("Next: `kernlens analyze RUN` prints every table, `kernlens export RUN --format perfetto -o trace.json`\n"
+              "writes the timeline for ui.perfetto.dev, `kernlens profile -- python3 your_model.py` profiles your own.\n");
   return kExitOk;
 }
 
@@ -54,7 +89,8 @@ int run_demo(const DemoOptions& opt) {
 Command add_demo_command(CLI::App& app) {
   auto opt = std::make_shared<DemoOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "demo", "Analyze the real H100 profiles in examples/data and write an HTML report (no GPU, no network).");
+      "demo", "Analyze a real H100 run in examples/data, print what matters most and write an HTML report (no GPU, "
+              "no network).");
   cmd->add_option("-o,--output", opt->output, "Where to write the report")->type_name("FILE")->capture_default_str();
   cmd->add_option("--data", opt->data_dir, "The examples/data directory (default: ./examples/data, else the source tree's)")
       ->type_name("DIR");

@@ -26,6 +26,7 @@ Command add_names_command(CLI::App& app);
 Command add_profile_command(CLI::App& app);
 Command add_report_command(CLI::App& app);
 Command add_demo_command(CLI::App& app);
+Command add_export_command(CLI::App& app);
 
 struct LoadedAnalysis;
 // Writes the report of `loaded` ("html" or "md") to `output` atomically; the exit code.

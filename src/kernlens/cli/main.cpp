@@ -63,6 +63,7 @@ int main(int argc, char** argv) {
       add_profile_command(app),
       add_report_command(app),
       add_demo_command(app),
+      add_export_command(app),
       add_compare_command(app),
       add_db_command(app),
   };

@@ -202,6 +202,7 @@ void link_launches(const TraceRecords& records, ReadContext& ctx) {
     const Instance& in = placer.instance(r);
     if (in.launches == 0) continue;
     const TraceRange& range = records.ranges[r];
+    if (range.laid_out) continue;
     if (range.gpu) {
       profile.stage_ranges.push_back(model::StageRange{in.stage, range.start_ns, range.end_ns});
     } else if (in.first_ns <= in.last_ns) {

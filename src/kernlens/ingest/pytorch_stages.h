@@ -55,6 +55,7 @@ struct TraceRange {
   std::uint32_t track;  // index into TraceRecords::tracks
   std::int64_t external_id = model::kUnknown;
   bool gpu = false;
+  bool laid_out = false;  // around laid-out events (kernlens export): places them, has no real extent
 };
 
 // What the reader keeps of a trace besides its launches: compact, a few per launch.

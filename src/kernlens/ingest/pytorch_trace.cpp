@@ -97,15 +97,21 @@ constexpr std::array<std::pair<std::string_view, EventKey>, 9> kEventKeys = {{
 }};
 
 enum class ArgKey : std::uint8_t {
-  kDevice, kStream, kContext, kCorrelation, kRegisters, kSharedMemory, kBytes, kGrid, kBlock, kExternalId, kName
+  kDevice, kStream, kContext, kCorrelation, kRegisters, kSharedMemory, kBytes, kGrid, kBlock, kExternalId, kName,
+  kFullName, kMangledName, kLaidOut
 };
 
-// Kineto's names. "shared memory" is static + dynamic shared memory per block.
-constexpr std::array<std::pair<std::string_view, ArgKey>, 11> kArgKeys = {{
+// Kineto's names. "shared memory" is static + dynamic shared memory per block. "full name" and
+// "mangled name" are kernlens's own (kernlens export names a kernel event by its base name and
+// keeps the kernel's name in them, so that reading the export back finds the same kernels), and
+// so is "laid out": an event of a launch that had no start time, which the export placed end to
+// end with the others (it reads back without a start time, so no wall time is made up).
+constexpr std::array<std::pair<std::string_view, ArgKey>, 14> kArgKeys = {{
     {"device", ArgKey::kDevice}, {"stream", ArgKey::kStream}, {"context", ArgKey::kContext},
     {"correlation", ArgKey::kCorrelation}, {"registers per thread", ArgKey::kRegisters},
     {"shared memory", ArgKey::kSharedMemory}, {"bytes", ArgKey::kBytes}, {"grid", ArgKey::kGrid},
     {"block", ArgKey::kBlock}, {"External id", ArgKey::kExternalId}, {"name", ArgKey::kName},
+    {"full name", ArgKey::kFullName}, {"mangled name", ArgKey::kMangledName}, {"laid out", ArgKey::kLaidOut},
 }};
 
 enum class DeviceKey : std::uint8_t {
@@ -171,6 +177,8 @@ struct EventArgs {
   std::optional<std::int64_t> device, stream, context, correlation, registers, shared_memory, bytes, external_id;
   model::Dim3 grid, block;
   std::string_view name;  // metadata events: the process's name
+  std::string kernel_name;  // "mangled name", else "full name" (kernlens export), else empty
+  bool laid_out = false;    // "laid out": true (kernlens export): its time is not real
 };
 
 // The fields of one event, kept as written until the event's kind says which are needed.
@@ -235,6 +243,7 @@ class TraceReader {
     }
     for (auto& r : records_.ranges) r.end_ns = std::min(r.end_ns, trace_end_ns_);
     link_launches(records_, ctx_);
+    for (std::size_t i : laid_out_) ctx_.profile.launches[i].start_ns.reset();  // placed, now timeless again
     return ok_status();
   }
 
@@ -368,6 +377,17 @@ class TraceReader {
         case ArgKey::kGrid: a.grid = dim3(value); break;
         case ArgKey::kBlock: a.block = dim3(value); break;
         case ArgKey::kName: a.name = text(value).value_or(""); break;
+        case ArgKey::kFullName:
+          if (a.kernel_name.empty()) a.kernel_name = std::string(text(value).value_or(""));
+          break;
+        case ArgKey::kMangledName:
+          if (auto t = text(value)) a.kernel_name = std::string(*t);
+          break;
+        case ArgKey::kLaidOut: {
+          bool b = false;
+          a.laid_out = value.get_bool().get(b) == simdjson::SUCCESS && b;
+          break;
+        }
       }
     }
     return simdjson::SUCCESS;
@@ -432,7 +452,8 @@ class TraceReader {
     if (Status s = times(e, part, ts, &dur); !s) return s;
     if (!dur) return bad_field(e, part, "\"dur\"", {});
     if (!e.has_name) return ctx_.error(part.line, "a GPU event without \"name\" (byte " + std::to_string(part.offset) + ")");
-    l.name = ctx_.profile.names.intern(e.name);
+    const bool named_in_args = e.category == Category::kKernel && !e.args.kernel_name.empty();
+    l.name = ctx_.profile.names.intern(named_in_args ? std::string_view(e.args.kernel_name) : e.name);
     l.kind = e.category == Category::kKernel   ? model::LaunchKind::kKernel
              : e.category == Category::kMemcpy ? model::LaunchKind::kMemcpy
                                                : model::LaunchKind::kMemset;
@@ -451,6 +472,7 @@ class TraceReader {
       l.bytes = *a.bytes;
     }
     l.input = ctx_.input_index;
+    if (e.args.laid_out) laid_out_.push_back(ctx_.profile.launches.size());
     ctx_.profile.launches.push_back(std::move(l));
     return ok_status();
   }
@@ -483,7 +505,7 @@ class TraceReader {
     if (Status s = times(e, part, ts, &dur); !s) return s;
     TraceRange r{stage_name(e.name), ts, std::numeric_limits<std::int64_t>::max(),
                  records_.track({track_id(e.pid), track_id(e.tid)}),
-                 e.args.external_id.value_or(model::kUnknown), e.category == Category::kGpuRange};
+                 e.args.external_id.value_or(model::kUnknown), e.category == Category::kGpuRange, e.args.laid_out};
     if (dur) {
       r.end_ns = ts + *dur;
       note_end(r.end_ns);
@@ -526,6 +548,7 @@ class TraceReader {
   TraceRecords records_;
   model::StringTable text_ids_;
   std::uint64_t kernels_ = 0;
+  std::vector<std::size_t> laid_out_;  // launches whose events were laid out (no real start time)
   std::int64_t trace_end_ns_ = std::numeric_limits<std::int64_t>::min();
 };
 

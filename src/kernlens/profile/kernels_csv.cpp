@@ -2,19 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/escape.h"
 #include "kernlens/names/rules.h"
 
 namespace kernlens::profile {
-
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + '"';
-}
 
 std::string kernels_csv(const model::Profile& profile, const analysis::Aggregate& agg,
                         const std::unordered_set<std::string>& selected) {

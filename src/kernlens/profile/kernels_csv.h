@@ -15,7 +15,4 @@ namespace kernlens::profile {
 std::string kernels_csv(const model::Profile& profile, const analysis::Aggregate& agg,
                         const std::unordered_set<std::string>& selected);
 
-// One CSV field, quoted when it holds a comma, a quote or a line break.
-std::string csv_field(std::string_view s);
-
 }  // namespace kernlens::profile

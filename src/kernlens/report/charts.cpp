@@ -12,11 +12,6 @@
 namespace kernlens::report {
 namespace {
 
-// A note in place of a chart the inputs cannot draw.
-std::string chart_note(std::string_view id, std::string_view text) {
-  return fmt::format("<p class=\"note\" id=\"{}\">{}</p>\n", html_escape(id), html_escape(text));
-}
-
 // 1e12 -> "1T", 3e-2 -> "0.03": tick labels, short enough for an axis.
 std::string tick_label(double v) {
   static constexpr std::pair<double, const char*> kPrefixes[] = {{1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}};
@@ -183,14 +178,15 @@ constexpr std::size_t kStallColors = 8;  // CSS classes s0..s7
 
 }  // namespace
 
+bool roofline_drawable(const analysis::Analysis& analysis) {
+  auto dots = roofline_dots(analysis);
+  return !dots.empty() && !compute_roofs(analysis, dots).empty();
+}
+
 std::string roofline_chart(const model::Profile& profile, const analysis::Analysis& analysis) {
   auto dots = roofline_dots(analysis);
   auto roofs = compute_roofs(analysis, dots);
-  if (dots.empty() || roofs.empty()) {
-    return chart_note("roofline-missing",
-                      "No roofline: no kernel has measured FLOPs and DRAM bytes (profile with ncu --set roofline, "
-                      "or kernlens profile --tier roofline).");
-  }
+  if (dots.empty() || roofs.empty()) return "";
   auto dram = dram_roof(analysis, dots);
   double min_x = dots.front().intensity, max_x = min_x, min_y = dots.front().flops_per_s;
   for (const auto& d : dots) {
@@ -221,7 +217,7 @@ std::string roofline_chart(const model::Profile& profile, const analysis::Analys
 
 std::string op_class_chart(const analysis::Analysis& analysis) {
   auto classes = time_by_op_class(analysis);
-  if (classes.empty()) return chart_note("op-classes-missing", "No kernel has a known duration.");
+  if (classes.empty()) return "";
   constexpr double kWidth = 960, kRow = 26, kLabel = 110, kBarMax = 640;
   Svg svg("op-class-chart", "chart", kWidth, kRow * static_cast<double>(classes.size()) + 10, "Kernel time by operation class");
   double max_ns = classes.front().total_ns;
@@ -239,11 +235,7 @@ std::string op_class_chart(const analysis::Analysis& analysis) {
 
 std::string timeline_chart(const model::Profile& profile) {
   auto intervals = kernel_intervals(profile);
-  if (intervals.empty()) {
-    return chart_note("timeline-missing",
-                      "No GPU timeline: these inputs have no kernel start times (Nsight Compute runs kernels one "
-                      "at a time). An Nsight Systems export or a PyTorch trace shows GPU busy and idle time.");
-  }
+  if (intervals.empty()) return "";
   std::int64_t t0 = intervals.front().start_ns, t1 = intervals.front().end_ns;
   for (const auto& iv : intervals) {
     t0 = std::min(t0, iv.start_ns);
@@ -257,30 +249,48 @@ std::string timeline_chart(const model::Profile& profile) {
   }
   constexpr std::size_t kMaxLanes = 8, kBins = 600;
   lanes.resize(std::min(lanes.size(), kMaxLanes));
-  constexpr double kWidth = 1100, kLeft = 130, kRight = 1080, kLane = 20, kStrip = 34;
-  const double strip_y = 8 + kLane * static_cast<double>(lanes.size());
-  Svg svg("timeline", "chart", kWidth, strip_y + kStrip + 34, "GPU busy and idle over the run, with the stages");
-  LinearAxis x{static_cast<double>(t0), static_cast<double>(t1), kLeft, kRight};
-  for (const auto& r : profile.stage_ranges) {
-    auto lane = std::find(lanes.begin(), lanes.end(), stage_label(profile, r.stage)) - lanes.begin();
-    if (static_cast<std::size_t>(lane) >= lanes.size()) continue;
-    double y = 8 + kLane * static_cast<double>(lane);
-    svg.rect(x.map(static_cast<double>(r.start_ns)), y, x.map(static_cast<double>(r.end_ns)) - x.map(static_cast<double>(r.start_ns)),
-             kLane - 4, "stage-range", fmt::format("{}: {}", lanes[lane], human_duration_ns(static_cast<double>(r.end_ns - r.start_ns))));
+  // Lane labels are never cut: the label column grows to the longest line (up to kLabelChars
+  // characters), and a longer label keeps its leaf range whole over several lines.
+  constexpr std::size_t kLabelChars = 44;
+  constexpr double kCharPx = 7.2, kLinePx = 14, kWidth = 1100, kRight = 1080, kStrip = 34;
+  std::vector<std::vector<std::string>> labels;
+  std::size_t widest = std::string_view("GPU busy").size();
+  for (const auto& lane : lanes) {
+    labels.push_back(lane_label_lines(lane, kLabelChars));
+    for (const auto& line : labels.back()) widest = std::max(widest, display_width(line));
   }
-  for (std::size_t i = 0; i < lanes.size(); ++i) svg.text(kLeft - 8, 8 + kLane * static_cast<double>(i) + 12, ellipsize(lanes[i], 18), "lane-label", "end");
-  svg.rect(kLeft, strip_y, kRight - kLeft, kStrip, "idle", "GPU idle");
+  const double left = 16 + kCharPx * static_cast<double>(widest);
+  std::vector<double> lane_y;  // each lane's top
+  double y = 8;
+  for (const auto& lines : labels) {
+    lane_y.push_back(y);
+    y += std::max(20.0, kLinePx * static_cast<double>(lines.size()) + 6);
+  }
+  const double strip_y = y;
+  Svg svg("timeline", "chart", kWidth, strip_y + kStrip + 34, "GPU busy and idle over the run, with the stages");
+  LinearAxis x{static_cast<double>(t0), static_cast<double>(t1), left, kRight};
+  for (const auto& r : profile.stage_ranges) {
+    auto lane = static_cast<std::size_t>(std::find(lanes.begin(), lanes.end(), stage_label(profile, r.stage)) - lanes.begin());
+    if (lane >= lanes.size()) continue;
+    svg.rect(x.map(static_cast<double>(r.start_ns)), lane_y[lane], x.map(static_cast<double>(r.end_ns)) - x.map(static_cast<double>(r.start_ns)),
+             16, "stage-range", fmt::format("{}: {}", lanes[lane], human_duration_ns(static_cast<double>(r.end_ns - r.start_ns))));
+  }
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    svg.text_lines(left - 8, lane_y[i] + 12, labels[i], kLinePx, "lane-label", "end", lanes[i]);
+  }
+  svg.rect(left, strip_y, kRight - left, kStrip, "idle", "GPU idle");
   auto busy = busy_per_bin(intervals, t0, t1, kBins);
-  const double bin_px = (kRight - kLeft) / static_cast<double>(kBins);
+  const double bin_px = (kRight - left) / static_cast<double>(kBins);
   for (std::size_t b = 0; b < kBins; ++b) {
     if (busy[b] <= 0) continue;
-    svg.rect(kLeft + bin_px * static_cast<double>(b), strip_y, bin_px + 0.2, kStrip, "busy", "",
+    svg.rect(left + bin_px * static_cast<double>(b), strip_y, bin_px + 0.2, kStrip, "busy", "",
              fmt::format("opacity:{:.2f}", 0.15 + 0.85 * busy[b]));
   }
-  svg.text(kLeft - 8, strip_y + 21, "GPU busy", "lane-label", "end");
+  svg.text(left - 8, strip_y + 21, "GPU busy", "lane-label", "end");
   for (int tick = 0; tick <= 4; ++tick) {
     double t = static_cast<double>(t0) + (static_cast<double>(t1 - t0) * tick) / 4;
-    svg.text(x.map(t), strip_y + kStrip + 16, human_duration_ns(t - static_cast<double>(t0)), "tick", "middle");
+    svg.text(x.map(t), strip_y + kStrip + 16, human_duration_ns(t - static_cast<double>(t0)), "tick",
+             tick == 0 ? "start" : tick == 4 ? "end" : "middle");
   }
   return svg.finish();
 }
@@ -296,25 +306,32 @@ std::string stall_chart(const model::Profile& profile, const analysis::Analysis&
       if (std::find(reasons.begin(), reasons.end(), s.reason) == reasons.end()) reasons.push_back(s.reason);
     }
   }
-  if (rows.empty()) {
-    return chart_note("stalls-missing", "No warp stall reasons: profile with ncu's WarpStateStats section "
-                                        "(kernlens profile --tier detailed).");
+  if (rows.empty()) return "";
+  // Base names are never cut: a long one wraps over lines of kLabelChars characters.
+  constexpr std::size_t kLabelChars = 50;
+  constexpr double kWidth = 960, kRow = 24, kLinePx = 13, kLabel = 360, kBar = 560;
+  std::vector<std::vector<std::string>> labels;
+  std::vector<double> row_y;
+  double y = 8;
+  for (std::size_t r : rows) {
+    labels.push_back(lane_label_lines(analysis.agg.families[analysis.agg.kernels[r].family].cls.base_name, kLabelChars));
+    row_y.push_back(y);
+    y += std::max(kRow, kLinePx * static_cast<double>(labels.back().size()) + 11);
   }
-  constexpr double kWidth = 960, kRow = 24, kLabel = 360, kBar = 560;
-  const double legend_y = 8 + kRow * static_cast<double>(rows.size()) + 14;
+  const double legend_y = y + 14;
   Svg svg("stall-chart", "chart", kWidth, legend_y + 18 * std::ceil(static_cast<double>(reasons.size()) / 4.0) + 8,
           "Top warp stall reasons of the top kernels");
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const auto& row = analysis.agg.kernels[rows[r]];
-    double y = 8 + kRow * static_cast<double>(r);
+    const double top = row_y[r];
     std::string name = analysis::shown_name(profile, row);
-    svg.text(kLabel - 8, y + 15, ellipsize(name, 52), "bar-label code", "end");
-    svg.rect(kLabel, y + 3, kBar, kRow - 7, "stall-rest", "other reasons and issuing");
+    svg.text_lines(kLabel - 8, top + 15, labels[r], kLinePx, "bar-label code", "end", name);
+    svg.rect(kLabel, top + 3, kBar, kRow - 7, "stall-rest", "other reasons and issuing");
     double x = kLabel;
     for (const auto& s : analysis.kernels[rows[r]].metrics.top_stalls) {
       auto color = static_cast<std::size_t>(std::find(reasons.begin(), reasons.end(), s.reason) - reasons.begin()) % kStallColors;
       double w = kBar * std::clamp(s.share, 0.0, 1.0);
-      svg.rect(x, y + 3, w, kRow - 7, fmt::format("stall s{}", color),
+      svg.rect(x, top + 3, w, kRow - 7, fmt::format("stall s{}", color),
                fmt::format("{}\n{}: {} of the cycles between issues ({:.2f} warps per issue)", name, s.reason,
                            human_percent(s.share), s.warps_per_issue));
       x += w;

@@ -75,6 +75,59 @@ std::string ellipsize(std::string_view s, std::size_t width) {
   return std::string(s.substr(0, cut)) + "\xE2\x80\xA6";
 }
 
+std::size_t display_width(std::string_view s) {
+  std::size_t points = 0;
+  for (char c : s) points += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+  return points;
+}
+
+namespace {
+
+// The byte offset after `points` code points of `s` (its size when shorter).
+std::size_t offset_of_point(std::string_view s, std::size_t points) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;
+    if (points-- == 0) return i;
+  }
+  return s.size();
+}
+
+// `text` over lines of at most `width` code points, each line ending after a break character
+// where one falls past its first third.
+std::vector<std::string> wrap_word(std::string_view text, std::size_t width) {
+  std::vector<std::string> lines;
+  while (display_width(text) > width) {
+    std::size_t cut = offset_of_point(text, width);
+    std::size_t third = offset_of_point(text, width / 3);
+    for (std::size_t i = cut; i > third; --i) {
+      if (std::string_view(":/_. ").find(text[i - 1]) != std::string_view::npos) {
+        cut = i;
+        break;
+      }
+    }
+    lines.emplace_back(text.substr(0, cut));
+    text.remove_prefix(cut);
+  }
+  if (!text.empty()) lines.emplace_back(text);
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> lane_label_lines(std::string_view path, std::size_t width) {
+  if (width == 0 || display_width(path) <= width) return {std::string(path)};
+  const std::size_t first_end = path.find('/'), leaf_start = path.rfind('/');
+  if (first_end == std::string_view::npos) return wrap_word(path, width);
+  const std::string_view first = path.substr(0, first_end), leaf = path.substr(leaf_start + 1);
+  const std::string middle = leaf_start == first_end ? "/" : "/\xE2\x80\xA6/";  // "/…/" when ranges are left out
+  if (display_width(first) + display_width(middle) + display_width(leaf) <= width) {
+    return {std::string(first) + middle + std::string(leaf)};
+  }
+  std::vector<std::string> lines = wrap_word(std::string(first) + middle, width);
+  for (auto& line : wrap_word(leaf, width)) lines.push_back(std::move(line));
+  return lines;
+}
+
 nlohmann::ordered_json json_number(double v) {
   if (std::isfinite(v) && std::fabs(v) < 9.007199254740992e15 && v == std::floor(v)) {
     return static_cast<std::int64_t>(v);

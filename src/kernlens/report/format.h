@@ -3,6 +3,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,13 @@ std::string wrap(std::string_view text, std::size_t width, std::size_t indent);
 std::string human_percent(double fraction);
 // Cuts `s` to `width` characters (counting UTF-8 code points) with a trailing "…"; 0 = no limit.
 std::string ellipsize(std::string_view s, std::size_t width);
+// The characters `s` shows: UTF-8 code points.
+std::size_t display_width(std::string_view s);
+// An NVTX path ("step/decode/layer0/attn") as label lines of at most `width` characters that
+// never lose its leaf range: the whole path when it fits, else its first and last ranges with
+// "…" between them, else "first/…/" on a line of its own and the leaf wrapped over the next
+// lines (after "::", "/", "_", "." or " " where it can).
+std::vector<std::string> lane_label_lines(std::string_view path, std::size_t width);
 // `s` safe as HTML text and as a quoted attribute value: & < > " ' become entities. Every
 // string an HTML report shows (kernel names are full of < > &) goes through this one function.
 std::string html_escape(std::string_view s);

@@ -2,8 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
+#include <optional>
+
 #include "kernlens/report/charts.h"
 #include "kernlens/report/format.h"
+#include "kernlens/report/headline.h"
+#include "kernlens/report/missing.h"
 #include "kernlens/report/summary.h"
 
 namespace kernlens::report {
@@ -45,6 +51,17 @@ svg.chart { display: block; max-width: 100%; height: auto; }
 #tip { position: fixed; display: none; pointer-events: none; background: #24292f; color: #fff; padding: 6px 8px; border-radius: 4px;
        font-size: 12px; white-space: pre-wrap; max-width: 560px; word-break: break-all; z-index: 10; }
 footer { color: #57606a; font-size: 12px; margin-top: 32px; }
+td[title], span[title] { cursor: help; } td.num[title] { text-decoration: underline dotted #8c959f; text-underline-offset: 3px; }
+sup.how { color: #9a6700; font-size: 10px; margin-left: 1px; }
+.footnote { color: #57606a; font-size: 12px; margin: 4px 0 0; }
+tr.has-details { cursor: pointer; } tr.has-details td:first-child::before { content: "\25B8 "; color: #8c959f; }
+tr.has-details.open td:first-child::before { content: "\25BE "; }
+tr.details td { background: #f6f8fa; } tr.details dl { margin: 4px 0; display: grid; grid-template-columns: 110px 1fr; gap: 2px 12px; }
+tr.details dt { color: #57606a; font-weight: 600; } tr.details dd { margin: 0; font-family: ui-monospace, Menlo, Consolas, monospace;
+  font-size: 12px; word-break: break-all; }
+ul.headline { list-style: none; padding: 0; margin: 0; font-size: 15px; }
+ul.headline li { margin: 4px 0; display: grid; grid-template-columns: 110px 1fr; } ul.headline b { color: #57606a; }
+ul.missing li { margin: 3px 0; color: #57606a; } ul.missing b { color: #1f2328; }
 )css";
 
 // Sorting on a click of a column header, and the hover text of the charts' marks.
@@ -55,16 +72,26 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
       var dir = th.dataset.dir === 'desc' ? 1 : -1;
       th.dataset.dir = dir === 1 ? 'asc' : 'desc';
       var key = function (row) { var c = row.cells[col]; return c.dataset.v !== undefined ? parseFloat(c.dataset.v) : c.textContent; };
-      var rows = Array.prototype.slice.call(table.tBodies[0].rows);
-      rows.sort(function (a, b) { var x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * dir; });
-      rows.forEach(function (r) { table.tBodies[0].appendChild(r); });
+      var rows = Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return !r.classList.contains('details'); });
+      var details = rows.map(function (r) { var d = r.nextElementSibling; return d && d.classList.contains('details') ? d : null; });
+      var order = rows.map(function (r, i) { return i; });
+      order.sort(function (a, b) { var x = key(rows[a]), y = key(rows[b]); return (x < y ? -1 : x > y ? 1 : 0) * dir; });
+      order.forEach(function (i) { table.tBodies[0].appendChild(rows[i]); if (details[i]) table.tBodies[0].appendChild(details[i]); });
     });
+  });
+});
+document.querySelectorAll('tr.has-details').forEach(function (row) {
+  row.addEventListener('click', function () {
+    var d = row.nextElementSibling;
+    d.hidden = !d.hidden;
+    row.classList.toggle('open', !d.hidden);
   });
 });
 var tip = document.getElementById('tip');
 document.querySelectorAll('svg.chart title').forEach(function (title) {
   var mark = title.parentNode, text = title.textContent;
   mark.removeChild(title);
+  mark.setAttribute('aria-label', text);
   mark.addEventListener('mousemove', function (e) {
     tip.textContent = text; tip.style.display = 'block';
     tip.style.left = (e.clientX + 14) + 'px'; tip.style.top = (e.clientY + 14) + 'px';
@@ -76,8 +103,38 @@ document.querySelectorAll('svg.chart title').forEach(function (title) {
 std::string render_cell(const Cell& c, bool numeric) {
   std::string cls = c.code ? " class=\"code\"" : numeric ? " class=\"num\"" : "";
   std::string key = c.sort_key ? fmt::format(" data-v=\"{:.17g}\"", *c.sort_key) : "";
-  std::string title = c.full.empty() ? "" : fmt::format(" title=\"{}\"", html_escape(c.full));
-  return fmt::format("<td{}{}{}>{}</td>", cls, key, title, html_escape(c.text));
+  std::string hover = !c.full.empty() ? c.full : c.how ? c.how->text : "";
+  std::string title = hover.empty() ? "" : fmt::format(" title=\"{}\"", html_escape(hover));
+  std::string mark = c.how && !how_mark(c.how->how).empty() && c.text != "-"
+                         ? fmt::format("<sup class=\"how\">{}</sup>", html_escape(how_mark(c.how->how)))
+                         : "";
+  return fmt::format("<td{}{}{}>{}{}</td>", cls, key, title, html_escape(c.brief.empty() ? c.text : c.brief), mark);
+}
+
+std::string render_details(const Details& details, std::size_t columns) {
+  std::string out = fmt::format("<tr class=\"details\" hidden><td colspan=\"{}\"><dl>", columns);
+  for (const auto& [label, text] : details) out += fmt::format("<dt>{}</dt><dd>{}</dd>", html_escape(label), html_escape(text));
+  return out + "</dl></td></tr>\n";
+}
+
+// The footnote under a table: what its marks mean, for the kinds it shows.
+std::string render_footnote(const Table& t) {
+  std::vector<How> kinds;
+  bool hover = false;
+  for (const auto& row : t.rows) {
+    for (const auto& c : row) {
+      if (!c.how) continue;
+      hover = true;
+      if (c.text != "-" && std::find(kinds.begin(), kinds.end(), c.how->how) == kinds.end()) kinds.push_back(c.how->how);
+    }
+  }
+  if (!hover) return "";
+  std::sort(kinds.begin(), kinds.end());
+  std::string out = "<p class=\"footnote\">Hover a figure to see how it was obtained";
+  for (How how : kinds) {
+    if (!how_mark(how).empty()) out += fmt::format("; <sup class=\"how\">{}</sup> {}", html_escape(how_mark(how)), html_escape(how_footnote(how)));
+  }
+  return out + ".</p>\n";
 }
 
 std::string render_table(const Table& t, std::string_view css_class, bool show_header) {
@@ -91,22 +148,24 @@ std::string render_table(const Table& t, std::string_view css_class, bool show_h
     out += "</tr></thead>\n";
   }
   out += "<tbody>\n";
-  for (const auto& row : t.rows) {
-    out += "<tr>";
-    for (std::size_t i = 0; i < row.size(); ++i) out += render_cell(row[i], t.numeric[i]);
+  for (std::size_t r = 0; r < t.rows.size(); ++r) {
+    const bool details = r < t.details.size() && !t.details[r].empty();
+    out += details ? "<tr class=\"has-details\">" : "<tr>";
+    for (std::size_t i = 0; i < t.rows[r].size(); ++i) out += render_cell(t.rows[r][i], t.numeric[i]);
     out += "</tr>\n";
+    if (details) out += render_details(t.details[r], t.headers.size());
   }
   out += "</tbody></table>\n";
+  out += render_footnote(t);
   if (!t.note.empty()) out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(t.note));
   return out;
 }
 
 std::string render_advice(const std::vector<KernelAdvice>& list) {
-  if (list.empty()) return "<p class=\"note\">No advice: no kernel has deep metrics or ncu rule results.</p>\n";
   std::string out = "<ol class=\"advice\">\n";
   for (const auto& k : list) {
-    out += fmt::format("<li><code>{}</code> ({} of kernel time): <span class=\"verdict\">{}</span>", html_escape(k.name),
-                       html_escape(k.share), html_escape(k.bottleneck));
+    out += fmt::format("<li><code title=\"{}\">{}</code> ({} of kernel time): <span class=\"verdict\">{}</span>",
+                       html_escape(k.full_name), html_escape(k.base_name), html_escape(k.share), html_escape(k.bottleneck));
     if (!k.reason.empty()) out += fmt::format(" — {}", html_escape(k.reason));
     if (!k.advice.empty()) out += "\n<ul>\n";
     for (const auto& a : k.advice) {
@@ -120,11 +179,60 @@ std::string render_advice(const std::vector<KernelAdvice>& list) {
   return out + "</ol>\n";
 }
 
+std::string render_headline(const std::vector<HeadlineLine>& lines) {
+  std::string out = "<ul class=\"headline\">\n";
+  for (const auto& l : lines) out += fmt::format("<li><b>{}</b> {}</li>\n", html_escape(l.label), html_escape(l.text));
+  return out + "</ul>\n";
+}
+
+// One line per part the inputs cannot fill, saying which input would.
+std::string render_missing(const std::vector<MissingPart>& missing) {
+  std::string out = "<ul class=\"missing\">\n";
+  for (const auto& m : missing) {
+    out += fmt::format("<li id=\"missing-{}\"><b>{}</b>: needs {}.</li>\n", m.id, html_escape(m.what), html_escape(m.needs));
+  }
+  return out + "</ul>\n";
+}
+
 std::string section(std::string_view id, std::string_view title, std::string_view intro, const std::string& body) {
   std::string out = fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", id, html_escape(title));
   if (!intro.empty()) out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(intro));
   return out + body + "</section>\n";
 }
+
+struct Page {
+  const model::Profile& profile;
+  const analysis::Analysis& analysis;
+  const ReportContext& ctx;
+};
+
+// The report's sections after the summary, in order. A section whose part is missing is left
+// out; the "Not in this report" list says which input would fill it.
+struct SectionSpec {
+  std::string_view id, title, intro;
+  std::optional<Part> part;
+  std::string (*body)(const Page&);
+};
+
+constexpr std::array<SectionSpec, 7> kSections = {{
+    {"stage-table", "Stages", "NVTX ranges; MFU is the stage's FLOP/s over the GPU's peak.", Part::kStages,
+     [](const Page& p) { return render_table(stage_table(p.analysis), "stages", true); }},
+    {"timeline-section", "GPU timeline", "Green: kernels running (darker is busier); red: the GPU idle.", Part::kTimeline,
+     [](const Page& p) { return timeline_chart(p.profile); }},
+    {"roofline-section", "Roofline",
+     "Each dot is a kernel (area by its time; hover for its figures); the lines are the GPU's compute and DRAM roofs.",
+     Part::kRoofline, [](const Page& p) { return roofline_chart(p.profile, p.analysis); }},
+    {"op-class-section", "Time by operation class", "", Part::kOpClasses,
+     [](const Page& p) { return op_class_chart(p.analysis); }},
+    {"top-kernels", "Top kernels",
+     "Base names; hover a name for the whole one, click a row for its details, a column header to sort.", std::nullopt,
+     [](const Page& p) { return render_table(kernel_table(p.profile, p.analysis, p.ctx), "sortable", true); }},
+    {"stall-section", "Warp stalls of the top kernels",
+     "Share of the cycles between two instructions issued that warps spent stalled, by reason.", Part::kStalls,
+     [](const Page& p) { return stall_chart(p.profile, p.analysis, p.ctx); }},
+    {"advice-section", "Why the top kernels are slow, and advice", "ncu's rule results and kernlens's rules.",
+     Part::kAdvice, [](const Page& p) { return render_advice(advice_list(p.profile, p.analysis, p.ctx)); }},
+}};
 
 }  // namespace
 
@@ -137,23 +245,18 @@ std::string analysis_html(const model::Profile& profile, const analysis::Analysi
       "<p class=\"subtitle\">{}</p>\n",
       gpu.empty() ? "" : " — " + html_escape(gpu), kStyle,
       html_escape(gpu.empty() ? "Where the GPU time goes, kernel by kernel, and why." : gpu));
+  out += section("headline", "In short", "", render_headline(headline(profile, analysis)));
   out += section("summary", "Summary", "", render_table(summary_table(profile, analysis, ctx), "summary", false));
-  out += section("stage-table", "Stages", "NVTX ranges; MFU is the stage's FLOP/s over the GPU's peak.",
-                 render_table(stage_table(analysis), "stages", true));
-  out += section("timeline-section", "GPU timeline", "Green: kernels running (darker is busier); red: the GPU idle.",
-                 timeline_chart(profile));
-  out += section("roofline-section", "Roofline",
-                 "Each dot is a kernel (area by its time; hover for its figures); the lines are the GPU's compute "
-                 "and DRAM roofs.",
-                 roofline_chart(profile, analysis));
-  out += section("op-class-section", "Time by operation class", "", op_class_chart(analysis));
-  out += section("top-kernels", "Top kernels", "Click a column header to sort.",
-                 render_table(kernel_table(profile, analysis, ctx), "sortable", true));
-  out += section("stall-section", "Warp stalls of the top kernels",
-                 "Share of the cycles between two instructions issued that warps spent stalled, by reason.",
-                 stall_chart(profile, analysis, ctx));
-  out += section("advice-section", "Why the top kernels are slow, and advice", "ncu's rule results and kernlens's rules.",
-                 render_advice(advice_list(profile, analysis, ctx)));
+  const auto missing = missing_parts(profile, analysis, ctx.top);
+  if (!missing.empty()) {
+    out += section("missing", "Not in this report", "What these inputs cannot show, and the input that would.",
+                   render_missing(missing));
+  }
+  const Page page{profile, analysis, ctx};
+  for (const auto& spec : kSections) {
+    if (spec.part && is_missing(missing, *spec.part)) continue;
+    out += section(spec.id, spec.title, spec.intro, spec.body(page));
+  }
   out += fmt::format("<footer>Written by kernlens {}.</footer>\n</main>\n<div id=\"tip\"></div>\n<script>{}</script>\n</body>\n</html>\n",
                      KERNLENS_VERSION, kScript);
   return out;

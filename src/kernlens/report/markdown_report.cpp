@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/report/format.h"
+#include "kernlens/report/missing.h"
 #include "kernlens/report/summary.h"
 
 namespace kernlens::report {
@@ -79,6 +80,10 @@ void append_advice(std::string& out, const std::vector<KernelAdvice>& list) {
 std::string analysis_markdown(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx) {
   std::string out = "# kernlens report\n\n";
   append_summary(out, summary_table(profile, analysis, ctx));
+  if (auto missing = missing_parts(profile, analysis, ctx.top); !missing.empty()) {
+    out += "\n## Not in this report\n\n";
+    for (const auto& m : missing) out += fmt::format("- **{}**: needs {}.\n", plain(m.what), plain(m.needs));
+  }
   auto section = [&out](std::string_view title, const Table& t) {
     if (t.rows.empty()) return;
     out += fmt::format("\n## {}\n\n", title);

@@ -37,9 +37,24 @@ void Svg::circle(double cx, double cy, double r, std::string_view css_class, std
                       r, html_escape(css_class), html_escape(title));
 }
 
-void Svg::text(double x, double y, std::string_view s, std::string_view css_class, std::string_view anchor) {
-  out_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"{}\" text-anchor=\"{}\">{}</text>\n", x, y,
-                      html_escape(css_class), anchor, html_escape(s));
+void Svg::text(double x, double y, std::string_view s, std::string_view css_class, std::string_view anchor,
+               std::string_view title) {
+  text_lines(x, y, {std::string(s)}, 0, css_class, anchor, title);
+}
+
+void Svg::text_lines(double x, double y, const std::vector<std::string>& lines, double line_px,
+                     std::string_view css_class, std::string_view anchor, std::string_view title) {
+  out_ += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" class=\"{}\" text-anchor=\"{}\">", x, y, html_escape(css_class),
+                      html_escape(anchor));
+  if (!title.empty()) out_ += fmt::format("<title>{}</title>", html_escape(title));
+  if (lines.size() == 1) {
+    out_ += html_escape(lines.front());
+  } else {
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+      out_ += fmt::format("<tspan x=\"{:.1f}\" dy=\"{:.1f}\">{}</tspan>", x, i == 0 ? 0.0 : line_px, html_escape(lines[i]));
+    }
+  }
+  out_ += "</text>\n";
 }
 
 std::string Svg::finish() {

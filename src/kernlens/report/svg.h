@@ -17,7 +17,11 @@ class Svg {
   void rect(double x, double y, double w, double h, std::string_view css_class, std::string_view title = "",
             std::string_view style = "");
   void circle(double cx, double cy, double r, std::string_view css_class, std::string_view title);
-  void text(double x, double y, std::string_view s, std::string_view css_class, std::string_view anchor = "start");
+  void text(double x, double y, std::string_view s, std::string_view css_class, std::string_view anchor = "start",
+            std::string_view title = "");
+  // Lines of text, `line_px` apart, the first at `y`.
+  void text_lines(double x, double y, const std::vector<std::string>& lines, double line_px, std::string_view css_class,
+                  std::string_view anchor, std::string_view title);
   std::string finish();
 
  private:

@@ -6,10 +6,13 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/model/profile.h"
+#include "kernlens/report/provenance.h"
 
 namespace kernlens::report {
 
@@ -18,7 +21,13 @@ struct Cell {
   std::optional<double> sort_key;  // numeric order for sortable tables; absent: sort by text
   bool code = false;               // a kernel name or path: monospace, never reflowed
   std::string full;                // the whole text when `text` was cut short (hover in HTML)
+  std::string brief;               // a shorter form for a writer that can show `full` on hover: a
+                                   // kernel's base name (HTML); empty: `text`
+  std::optional<Provenance> how;   // how the figure was obtained (hover and a mark in HTML)
 };
+
+// A row's details, for a writer that can unfold them (HTML): label and text pairs.
+using Details = std::vector<std::pair<std::string, std::string>>;
 
 struct Table {
   std::string id;  // HTML id, e.g. "kernels"
@@ -26,7 +35,12 @@ struct Table {
   std::vector<bool> numeric;  // per column: right-aligned
   std::vector<std::vector<Cell>> rows;
   std::string note;  // a line under the table ("12 more kernels: 3.2% of the time")
+  std::vector<Details> details;  // per row (empty, or one per row): what the row's cells cut short
 };
+
+// Removes the columns named in `headers` whose cells all hold no value ("-"): a column that
+// the inputs cannot fill (the report says once, elsewhere, which input would).
+void drop_empty_columns(Table& t, const std::vector<std::string_view>& headers);
 
 // What the report is about: the inputs and the command that was profiled.
 struct ReportContext {
@@ -36,7 +50,7 @@ struct ReportContext {
 
 // Key/value rows: inputs, GPU, command, kernel time, peaks, metric coverage, MFU.
 Table summary_table(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
-// Stage, kernel time, share, launches, wall, busy, gaps, FLOPs, MFU.
+// Stage, kernel time, share, launches, wall, busy, gaps, FLOPs, MFU, deep-metric coverage.
 Table stage_table(const analysis::Analysis& analysis);
 // The top kernels: name, library, op class, bottleneck, time, share, launches, mean, roofline figures.
 Table kernel_table(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
@@ -56,7 +70,9 @@ std::vector<OpClassTime> time_by_op_class(const analysis::Analysis& analysis);
 
 // What to do about one kernel: its verdict and ncu's and kernlens's advice.
 struct KernelAdvice {
-  std::string name;
+  std::string name;       // cut to a table's width
+  std::string full_name;  // the whole demangled name
+  std::string base_name;
   std::string share;  // "12.3%"
   std::string bottleneck;
   std::string reason;

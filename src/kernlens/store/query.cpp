@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "kernlens/profile/kernels_csv.h"
+#include "kernlens/common/escape.h"
 
 namespace kernlens::store {
 namespace {
@@ -74,7 +74,7 @@ std::string text_table(const Table& t) {
 std::string csv_table(const Table& t) {
   std::string out;
   auto add_line = [&out](const auto& cells, auto text_of) {
-    for (std::size_t c = 0; c < cells.size(); ++c) out += (c ? "," : "") + profile::csv_field(text_of(cells[c]));
+    for (std::size_t c = 0; c < cells.size(); ++c) out += (c ? "," : "") + csv_field(text_of(cells[c]));
     out += "\r\n";
   };
   add_line(t.columns, [](const std::string& s) { return s; });
