@@ -79,7 +79,7 @@ bool InterruptGuard::interrupted() const { return g_first_signal != 0; }
 
 int InterruptGuard::signal() const { return g_first_signal; }
 
-void InterruptGuard::prepare_last_words(const std::string& path, const std::string& bytes) {
+void InterruptGuard::prepare_last_words(const std::string& path, const std::string& bytes) const {
   auto words = std::make_unique<LastWords>(LastWords{path, path + ".kernlens-interrupted", bytes});
   g_last_words = words.get();
   g_kept_words.push_back(std::move(words));

@@ -23,7 +23,7 @@ class InterruptGuard {
 
   // What a second signal writes before exiting: `bytes` to `path`, through a temporary file
   // beside it renamed over it. Each call replaces the previous one.
-  void prepare_last_words(const std::string& path, const std::string& bytes);
+  void prepare_last_words(const std::string& path, const std::string& bytes) const;
 };
 
 // "SIGINT", "SIGTERM", or "signal N".
