@@ -262,6 +262,33 @@ TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
   for (const auto& inv : sel->invocations) EXPECT_EQ(replay_kernel_id(p, inv).size(), 1u);
 }
 
+// A stage that repeats (warm-up, then measured passes): every pass's launches are acceptable
+// representatives, and the earliest pass wins, though a later one is a little closer to the
+// median: ncu ends the program after the last launch it profiles (--kill), so an earlier one
+// saves the rest of the run.
+TEST(Selection, ARepeatedStageIsMeasuredInItsEarliestAcceptablePass) {
+  model::Profile p;
+  p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
+  auto add = [&](const char* name, double ns) {
+    model::Launch l;
+    l.name = p.names.intern(name);
+    l.id = static_cast<std::int64_t>(p.launches.size());
+    l.duration_ns = ns;
+    p.launches.push_back(l);
+  };
+  for (double gemm_ns : {104.0, 100.0, 100.0}) {  // three passes of one stage
+    add("_Z4gemmv", gemm_ns);
+    add("_Z4normv", 20);
+  }
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(sel.ok()) << sel.error().to_string();
+  ASSERT_EQ(sel->invocations.size(), 1u);
+  EXPECT_EQ(sel->invocations[0].kernel_id, "::regex:^(_Z4gemmv|_Z4normv)$:1");
+  EXPECT_EQ(sel->picks[0].launch_index, 0u);
+  EXPECT_EQ(sel->picks[1].launch_index, 1u);
+}
+
 TEST(Selection, RejectsBadOptionsAndEmptyDiscovery) {
   model::Profile p;
   auto agg = analysis::aggregate(p, test::builtin_classifier());

@@ -262,8 +262,10 @@ struct NumberGroup {
 };
 
 // Greedy set cover weighted by time: each round takes the number acceptable to the picks not
-// yet placed that make up the most kernel time (then the one closest to their medians, then
-// the earliest), so the hottest kernels share the first run and a run left over holds little.
+// yet placed that make up the most kernel time, so the hottest kernels share the first run and
+// a run left over holds little. Among numbers that cover the same kernels, the one whose last
+// launch comes first wins (ncu ends the program there: a repeated stage's first warm pass
+// rather than its last), then the one closest to the kernels' medians.
 std::vector<NumberGroup> cover_by_number(
     const std::vector<KernelPick>& picks,
     const std::unordered_map<model::NameId, std::vector<Acceptable>>& acceptable) {
@@ -276,16 +278,20 @@ std::vector<NumberGroup> cover_by_number(
   for (std::size_t left = picks.size(); left > 0;) {
     const std::vector<std::pair<std::size_t, Acceptable>>* best = nullptr;
     std::uint64_t best_number = 0;
+    std::size_t best_end = 0;
     double best_ns = 0, best_deviation = kNoDeviation;
     for (const auto& [number, members] : by_number) {
       double ns = 0, total = 0;
+      std::size_t end = 0;  // the position of its last launch
       for (const auto& [p, a] : members) {
         if (placed[p]) continue;
         ns += picks[p].total_ns;
         total += std::isfinite(a.deviation) ? a.deviation : 1e9;
+        end = std::max(end, a.position);
       }
-      if (ns > best_ns || (ns == best_ns && ns > 0 && total < best_deviation)) {
-        best = &members, best_number = number, best_ns = ns, best_deviation = total;
+      const bool same_kernels = ns == best_ns && ns > 0;
+      if (ns > best_ns || (same_kernels && (end < best_end || (end == best_end && total < best_deviation)))) {
+        best = &members, best_number = number, best_ns = ns, best_deviation = total, best_end = end;
       }
     }
     if (!best) break;  // a pick without launches; the caller reports it
