@@ -237,9 +237,9 @@ TEST(Selection, MangledNamesShareOneRunThroughKernelIdAtOneLaunchEach) {
       << sel->notes[0];
 }
 
-// Two kernels whose representative launches have different numbers, and nothing else to take
-// one's place: two runs, the hotter kernel's first.
-TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
+// hot: 3 launches, the third not like the rest; cold: 5 launches, the first two not like the
+// rest. `cold_first`: all of cold's launches come before hot's.
+model::Profile two_kernels_without_a_common_number(bool cold_first = false) {
   model::Profile p;
   p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
   auto add = [&](const char* name, double ns) {
@@ -249,10 +249,22 @@ TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
     l.duration_ns = ns;
     p.launches.push_back(l);
   };
-  add("_Z3hotv", 100), add("_Z3hotv", 100), add("_Z3hotv", 1);  // launch 3 is not like the rest
-  add("_Z4coldv", 1), add("_Z4coldv", 1), add("_Z4coldv", 50), add("_Z4coldv", 50), add("_Z4coldv", 50);
+  auto hot = [&] { add("_Z3hotv", 100), add("_Z3hotv", 100), add("_Z3hotv", 1); };
+  auto cold = [&] { add("_Z4coldv", 1), add("_Z4coldv", 1), add("_Z4coldv", 50), add("_Z4coldv", 50), add("_Z4coldv", 50); };
+  if (cold_first) {
+    cold(), hot();
+  } else {
+    hot(), cold();
+  }
+  return p;
+}
+
+// Two kernels whose representative launches have different numbers, and nothing else to take
+// one's place: when an ncu run costs little, two runs, the hotter kernel's first.
+TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
+  model::Profile p = two_kernels_without_a_common_number();
   auto agg = analysis::aggregate(p, test::builtin_classifier());
-  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2, .run_cost_in_launches = 1});
   ASSERT_TRUE(sel.ok()) << sel.error().to_string();
   ASSERT_EQ(sel->invocations.size(), 2u);
   EXPECT_EQ(sel->invocations[0].kernel_id, "::regex:^_Z3hotv$:1");
@@ -287,6 +299,33 @@ TEST(Selection, ARepeatedStageIsMeasuredInItsEarliestAcceptablePass) {
   EXPECT_EQ(sel->invocations[0].kernel_id, "::regex:^(_Z4gemmv|_Z4normv)$:1");
   EXPECT_EQ(sel->picks[0].launch_index, 0u);
   EXPECT_EQ(sel->picks[1].launch_index, 1u);
+}
+
+// Kernels that share no launch number, as an ncu run costs (it starts the program again): one
+// run over the 2 launches where cold's last good launch meets hot's first, not two runs. Where
+// no such window exists (hot's good launches end before cold's begin), two runs all the same.
+TEST(Selection, OneRunOverAWindowBeatsSeveralRunsWhenLaunchesCostLess) {
+  model::Profile apart = two_kernels_without_a_common_number();
+  auto apart_agg = analysis::aggregate(apart, test::builtin_classifier());
+  auto two = select_kernels(apart, apart_agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(two.ok()) << two.error().to_string();
+  EXPECT_EQ(two->invocations.size(), 2u);  // the only short windows hold hot's odd launch
+  model::Profile p = two_kernels_without_a_common_number(/*cold_first=*/true);
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(sel.ok()) << sel.error().to_string();
+  ASSERT_EQ(sel->invocations.size(), 1u);
+  const auto& inv = sel->invocations[0];
+  EXPECT_EQ(inv.kernel_name, "regex:^(_Z3hotv|_Z4coldv)$");
+  EXPECT_TRUE(inv.kernel_id.empty());
+  EXPECT_EQ(inv.launch_skip, 4u);
+  EXPECT_EQ(inv.launch_count, 2u);
+  EXPECT_EQ(sel->picks[0].launch_index, 5u);  // hot's first
+  EXPECT_EQ(sel->picks[1].launch_index, 4u);  // cold's last
+  ASSERT_EQ(sel->notes.size(), 1u);
+  EXPECT_NE(sel->notes[0].find("one ncu run over a window of 2 launches instead of 2 runs"), std::string::npos)
+      << sel->notes[0];
+  expect_invocations_reach_picks(p, *sel);
 }
 
 TEST(Selection, RejectsBadOptionsAndEmptyDiscovery) {
