@@ -24,9 +24,12 @@ std::vector<std::string> kept_outputs(const RunDir& dir) {
 
 void print_timings(const RunContext& run) {
   run.err << fmt::format("kernlens: where the time went ({} in all):\n", format_seconds(run.manifest.total_ns));
+  std::int64_t steps_ns = 0;
   for (const auto& t : run.manifest.timings) {
     run.err << fmt::format("  {:<34} {:>9}\n", t.step, format_seconds(t.wall_ns));
+    steps_ns += t.wall_ns;
   }
+  run.err << fmt::format("  {:<34} {:>9}\n", "(between the steps)", format_seconds(run.manifest.total_ns - steps_ns));
   for (const auto& r : run.manifest.runs) {
     if (!r.first_kernel_ns || !r.last_kernel_ns) continue;
     run.err << fmt::format("  {}: {} to the first profiled kernel, {} profiling {} kernels, {} after the last\n",
