@@ -70,21 +70,7 @@ baseline_argv() {
   local layers=$1 report=$2
   "$kernlens" profile --dry-run --discovery ncu --tier roofline --nvtx-include prefill --clock-control none \
     -o "$work/dry" --run-id "L$layers" -- "${workload[@]}" --layers "$layers" > "$out/L$layers.dryrun.txt"
-  python3 - "$out/L$layers.dryrun.txt" "$report" <<'PY'
-import shlex, sys
-argv = shlex.split([l for l in open(sys.argv[1]) if "--kernel-name-base" in l][0])
-drop = {"--kernel-name-base", "--kernel-name", "--kernel-id", "--launch-skip", "--launch-count", "--kill", "-o"}
-keep, i = [], 0
-while i < len(argv):
-    if argv[i] in drop:
-        i += 2
-        continue
-    keep.append(argv[i])
-    i += 1
-at = keep.index("python3")
-keep[at:at] = ["-o", sys.argv[2]]
-print("\n".join(keep))
-PY
+  python3 "$root/scripts/baseline_argv.py" "$out/L$layers.dryrun.txt" "$report"
 }
 
 baseline() {

@@ -31,17 +31,23 @@ std::vector<std::string> attempt_outcomes(const nlohmann::json& manifest) {
   return outcomes;
 }
 
+// --discovery auto with every method there: a "tracer" that is a text file (a program that
+// loads no CUDA never loads it), the fake nsys, the fake ncu.
+ProfileRunOptions auto_options(const test::TempDir& dir, std::vector<std::string> command) {
+  dir.write("libkernlens_tracer.so", "not a library: CUDA never loads it here");
+  auto o = options(dir, std::move(command));
+  o.discovery = Discovery::kAuto;
+  o.nsys_path = kFakeNsys;
+  o.tracer_path = dir.file("libkernlens_tracer.so");
+  return o;
+}
+
 // The tracer writes nothing (the "library" is a text file and `true` loads no CUDA), nsys cannot
 // import its capture and its export exits 1: auto goes on to ncu's timing mode, warns at each
 // step, and the manifest says what happened to each method.
 TEST(ProfileDiscovery, AutoFallsBackThroughEveryProfilerThatFails) {
   test::TempDir dir;
-  dir.write("libkernlens_tracer.so", "not a library: CUDA never loads it here");
-  auto o = options(dir, {"true"});
-  o.discovery = Discovery::kAuto;
-  o.nsys_path = kFakeNsys;
-  o.tracer_path = dir.file("libkernlens_tracer.so");
-  auto r = run(o);
+  auto r = run(auto_options(dir, {"true"}));
   ASSERT_EQ(r.result.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: discovery with the kernlens tracer failed (discovery (tracer): the tracer wrote no "
                        "kernlens-*.kltrace"),
@@ -85,12 +91,7 @@ TEST(ProfileDiscovery, ExplicitNsysFailsClearly) {
 // A program that fails on its own fails under every profiler: it is not run twice more.
 TEST(ProfileDiscovery, AFailingProgramIsNotRunAgainUnderAnotherProfiler) {
   test::TempDir dir;
-  dir.write("libkernlens_tracer.so", "not a library");
-  auto o = options(dir, {"false"});
-  o.discovery = Discovery::kAuto;
-  o.nsys_path = kFakeNsys;
-  o.tracer_path = dir.file("libkernlens_tracer.so");
-  auto r = run(o);
+  auto r = run(auto_options(dir, {"false"}));
   EXPECT_EQ(r.result.exit_code, 3);
   EXPECT_NE(r.err.find("error: discovery (tracer): the program under the kernlens tracer: exit code 1"), std::string::npos)
       << r.err;

@@ -237,18 +237,21 @@ TEST(Selection, MangledNamesShareOneRunThroughKernelIdAtOneLaunchEach) {
       << sel->notes[0];
 }
 
+// Appends a launch of `name`, its id its position, lasting `ns`.
+void add_launch(model::Profile& p, const char* name, double ns) {
+  model::Launch l;
+  l.name = p.names.intern(name);
+  l.id = static_cast<std::int64_t>(p.launches.size());
+  l.duration_ns = ns;
+  p.launches.push_back(l);
+}
+
 // hot: 3 launches, the third not like the rest; cold: 5 launches, the first two not like the
 // rest. `cold_first`: all of cold's launches come before hot's.
 model::Profile two_kernels_without_a_common_number(bool cold_first = false) {
   model::Profile p;
   p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
-  auto add = [&](const char* name, double ns) {
-    model::Launch l;
-    l.name = p.names.intern(name);
-    l.id = static_cast<std::int64_t>(p.launches.size());
-    l.duration_ns = ns;
-    p.launches.push_back(l);
-  };
+  auto add = [&](const char* name, double ns) { add_launch(p, name, ns); };
   auto hot = [&] { add("_Z3hotv", 100), add("_Z3hotv", 100), add("_Z3hotv", 1); };
   auto cold = [&] { add("_Z4coldv", 1), add("_Z4coldv", 1), add("_Z4coldv", 50), add("_Z4coldv", 50), add("_Z4coldv", 50); };
   if (cold_first) {
@@ -281,13 +284,7 @@ TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
 TEST(Selection, ARepeatedStageIsMeasuredInItsEarliestAcceptablePass) {
   model::Profile p;
   p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
-  auto add = [&](const char* name, double ns) {
-    model::Launch l;
-    l.name = p.names.intern(name);
-    l.id = static_cast<std::int64_t>(p.launches.size());
-    l.duration_ns = ns;
-    p.launches.push_back(l);
-  };
+  auto add = [&](const char* name, double ns) { add_launch(p, name, ns); };
   for (double gemm_ns : {104.0, 100.0, 100.0}) {  // three passes of one stage
     add("_Z4gemmv", gemm_ns);
     add("_Z4normv", 20);

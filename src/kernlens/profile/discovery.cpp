@@ -345,7 +345,8 @@ std::string discover(RunContext& run, model::Profile& timeline) {
     run.note(fmt::format("warning: discovery with {} failed ({}); trying the next method", m.what, a.why));
   }
   if (last_why.empty()) {
-    last_why = "discovery: no method could run (" + attempts.dump() + ")";
+    last_why = run.stop_requested() ? "interrupted before discovery ran"
+                                    : "discovery: no method could run (" + attempts.dump() + ")";
   }
   return last_why;
 }

@@ -191,7 +191,10 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
   if (!selection) return run.finish(kExitToolFailed, "failed", selection.error().to_string());
   if (run.stop_requested()) return run.finish_interrupted("selecting the kernels");
   DeepPassResult deep = deep_pass(run, *selection);
-  if (run.stop_requested()) return run.finish(kExitToolFailed, "interrupted", deep.why);
+  if (run.stop_requested()) {
+    return deep.why.empty() ? run.finish_interrupted("running the deep pass")
+                            : run.finish(kExitToolFailed, "interrupted", deep.why);
+  }
   {
     TimedStep timed(run, "join the deep pass");
     for (const auto& warning : join_deep_exports(deep.csvs, timeline, analysis_read_options())) {
