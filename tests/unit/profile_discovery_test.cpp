@@ -108,6 +108,7 @@ TEST(ProfileDiscovery, ReusesAnEarlierRunsDiscovery) {
   ASSERT_EQ(first.result.exit_code, 0) << first.err;
   auto o = options(dir, {"true"});
   o.run_id = "r2";
+  o.discovery = Discovery::kAuto;
   o.discovery_from = dir.file("runs") + "/r1";
   auto second = run(o);
   ASSERT_EQ(second.result.exit_code, 0) << second.err;
@@ -124,8 +125,12 @@ TEST(ProfileDiscovery, ReusesAnEarlierRunsDiscovery) {
 TEST(ProfileDiscovery, DiscoveryFromRefusesWhatItCannotUse) {
   test::TempDir dir;
   auto o = options(dir, {"true"});
-  o.discovery_from = dir.path().string();  // not a run directory
-  auto r = run(o);
+  o.discovery_from = dir.path().string();
+  auto r = run(o);  // with --discovery ncu
+  EXPECT_EQ(r.result.exit_code, 2);
+  EXPECT_NE(r.err.find("give it without --discovery"), std::string::npos) << r.err;
+  o.discovery = Discovery::kAuto;
+  r = run(o);  // not a run directory
   EXPECT_EQ(r.result.exit_code, 2);
   EXPECT_NE(r.err.find("--discovery-from: not a kernlens run directory"), std::string::npos) << r.err;
   ASSERT_EQ(run(options(dir, {"true"})).result.exit_code, 0);

@@ -91,6 +91,9 @@ Status find_tools(RunContext& run, nlohmann::ordered_json& tools) {
 // manifest's "discovery" from it.
 Status check_discovery_from(RunContext& run) {
   const std::string& from = run.opt.discovery_from;
+  if (run.opt.discovery != Discovery::kAuto) {
+    return make_error("", 0, "--discovery-from reuses an earlier discovery: give it without --discovery");
+  }
   if (!is_run_directory(from)) {
     return make_error(from, 0, "--discovery-from: not a kernlens run directory (no manifest.json)");
   }
