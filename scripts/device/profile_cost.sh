@@ -6,7 +6,7 @@
 # build/devrun/libkernlens_tracer.so (as scripts/device/tracer_e2e.sh). ncu always runs with
 # --clock-control none.
 #
-#   scripts/device/profile_cost.sh OUT [all|ours|baseline]      (default all; one device call)
+#   scripts/device/profile_cost.sh OUT [all|ours|baseline|summary]   (default all: one device call)
 #
 # Measured, in this order:
 #   1. kernlens profile on the 4-layer and the 8-layer model, as a user types it (discovery auto:
@@ -19,9 +19,11 @@
 # + the prefill launches of the 8-layer model (kernlens's discovery, 1.) x the per-launch cost
 # (2.) + what followed the last launch in the 4-layer baseline (2.). The same formula applied to
 # the 4-layer model, against its measured baseline, says how far to trust it.
-# Writes OUT/summary.txt (the table), OUT/*.log and OUT/profile_cost.tar.gz (run directories,
-# reports over 4 MB left out). About 7-8 minutes of device time; `ours` (about 2 min) and
-# `baseline` (about 5.5 min) split it into two calls on the same machine.
+# Writes OUT/summary.txt (the table), OUT/*.log, each run's manifest and analysis
+# (OUT/L4.manifest.json, ...) and OUT/profile_cost.tar.gz (the run directories, reports over
+# 4 MB left out). About 7-8 minutes of device time. To stay under a 10-minute call, `ours`
+# (about 2 min) and `baseline` (about 5.5 min) split it into two calls on the same machine;
+# copy both OUT folders' files into one and `summary` (no GPU) makes the table from them.
 set -uo pipefail
 out=${1:?usage: profile_cost.sh OUT [all|ours|baseline]}
 phase=${2:-all}
@@ -31,8 +33,7 @@ kernlens=$devrun/kernlens
 export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$out"
-work=$out/work
-mkdir -p "$work"
+work=$(mktemp -d)  # run directories and reports: only what is small comes back in OUT
 workload=(python3 "$root/examples/workloads/unseen_llama.py" --batch 16 --prompt 512)
 partial_launches=24
 now() { date +%s.%N; }
@@ -48,12 +49,6 @@ for line in sys.stdin:
     sys.stdout.flush()' "$1"
 }
 
-{
-  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-  ncu --version | tail -1
-  python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
-  git -C "$root" log -1 --format='commit %H' 2>/dev/null
-} > "$out/machine.txt" 2>&1
 
 ours() {
   local layers=$1 t0 rc
@@ -63,6 +58,8 @@ ours() {
     "${workload[@]}" --layers "$layers" > "$out/L$layers.report.txt" 2> "$out/L$layers.profile.log"
   rc=$?
   echo "L$layers kernlens_rc=$rc wall_s=$(since "$t0")" >> "$out/walls.txt"
+  cp "$work/runs/L$layers/manifest.json" "$out/L$layers.manifest.json" 2>/dev/null
+  cp "$work/runs/L$layers/analysis.json" "$out/L$layers.analysis.json" 2>/dev/null
 }
 
 # The deep pass's own ncu argv without its kernel filters, --kill and -o: every launch of the range.
@@ -88,6 +85,14 @@ baseline() {
   echo "$name ncu_rc=$rc wall_s=$(since "$t0")" >> "$out/walls.txt"
 }
 
+if [[ $phase != summary ]]; then
+  {
+    nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+    ncu --version | tail -1
+    python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
+    git -C "$root" log -1 --format='commit %H' 2>/dev/null
+  } > "$out/machine.$phase.txt" 2>&1
+fi
 if [[ $phase == all || $phase == ours ]]; then
   ours 4
   ours 8
@@ -97,20 +102,20 @@ if [[ $phase == all || $phase == baseline ]]; then
   baseline 8 "$partial_launches" baseline_L8_first$partial_launches
 fi
 
-python3 - "$out" "$work/runs" "$partial_launches" <<'PY' | tee "$out/summary.txt"
-import json, os, re, sys
-out, runs, partial = sys.argv[1], sys.argv[2], int(sys.argv[3])
+python3 - "$out" "$partial_launches" <<'PY' | tee "$out/summary.txt"
+import glob, json, os, re, sys
+out, partial = sys.argv[1], int(sys.argv[2])
 walls = {}
 for line in open(os.path.join(out, "walls.txt")) if os.path.exists(os.path.join(out, "walls.txt")) else []:
     name, *fields = line.split()
     walls[name] = dict(f.split("=") for f in fields)
 
 def ours(layers):
-    d = os.path.join(runs, f"L{layers}")
-    if not os.path.exists(os.path.join(d, "manifest.json")):
+    manifest, analysis = (os.path.join(out, f"L{layers}.{name}.json") for name in ("manifest", "analysis"))
+    if not os.path.exists(manifest):
         return None
-    m = json.load(open(os.path.join(d, "manifest.json")))
-    a = json.load(open(os.path.join(d, "analysis.json"))) if os.path.exists(os.path.join(d, "analysis.json")) else {}
+    m = json.load(open(manifest))
+    a = json.load(open(analysis)) if os.path.exists(analysis) else {}
     steps = m["timings"]["steps"]
     s = lambda pred: sum(t["wall_ns"] for t in steps if pred(t["step"])) / 1e9
     deep_runs = [r for r in m["runs"] if re.fullmatch(r"deep \d+/\d+", r["step"])]
@@ -141,7 +146,8 @@ def baseline(name):
 
 o4, o8 = ours(4), ours(8)
 b4, b8 = baseline("baseline_L4"), baseline(f"baseline_L8_first{partial}")
-print(open(os.path.join(out, "machine.txt")).read().strip())
+for machine in sorted(glob.glob(os.path.join(out, "machine.*.txt"))):
+    print(f"{os.path.basename(machine)}: " + open(machine).read().strip().replace("\n", "; "))
 for layers, o in ((4, o4), (8, o8)):
     if not o:
         print(f"L{layers}: no kernlens run directory"); continue
@@ -150,6 +156,9 @@ for layers, o in ((4, o4), (8, o8)):
           f"{o['kernels']} kernels, start-up to the first profiled kernel {', '.join(f'{x:.1f} s' for x in o['first_kernel'])}; "
           f"exports {o['exports']:.1f} s; kernlens's own steps {o['own']:.1f} s")
     print(f"  prefill launches {o['launches']}, measured kernels' share of kernel time {o['coverage']}")
+    log = os.path.join(out, f"L{layers}.profile.log")
+    if os.path.exists(log) and "ncu profiled no kernels" in open(log).read():
+        print(f"  ncu profiled no kernels in a run: see L{layers}.profile.log")
     print("  steps: " + "; ".join(f"{n} {t:.2f} s" for n, t in o["steps"]))
 if b4:
     print(f"\nbaseline, 4 layers (measured): {b4['wall']:.1f} s, {b4['n']} launches profiled "
@@ -171,6 +180,8 @@ if b4 and b8 and o4 and o8 and b4["per_launch"] and b8["first"] is not None and 
           f"{derived8 / o8['deep']:.1f}x; baseline / whole command = {derived8 / o8['wall']:.1f}x")
 PY
 
-find "$work" -name "*.ncu-rep" -size +4M -delete
-tar -C "$out" -czf "$out/profile_cost.tar.gz" work
+if [[ $phase != summary ]]; then
+  find "$work" -name "*.ncu-rep" -size +4M -delete
+  tar -C "$work" -czf "$out/profile_cost.$phase.tar.gz" .
+fi
 rm -rf "$work"
