@@ -1,5 +1,6 @@
 #include "kernlens/profile/run_context.h"
 
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -71,7 +72,11 @@ ProfileRunResult RunContext::finish(int exit_code, std::string status, std::stri
   save();
   if (!reason.empty()) err << "kernlens: error: " << reason << "\n";
   if (!manifest.kept.empty()) {
-    err << fmt::format("kernlens: kept {} files: {}\n", manifest.kept.size(), fmt::join(manifest.kept, ", "));
+    constexpr std::size_t kShown = 8;  // the manifest lists them all
+    const std::size_t shown = std::min(kShown, manifest.kept.size());
+    err << fmt::format("kernlens: kept {} files: {}{}\n", manifest.kept.size(),
+                       fmt::join(manifest.kept.begin(), manifest.kept.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                       shown < manifest.kept.size() ? ", ... (manifest.json lists them all)" : "");
   }
   if (opt.verbose) print_timings(*this);
   err << "kernlens: run directory " << dir.root.string() << " (" << manifest.status << ")\n";
