@@ -32,23 +32,7 @@ echo "kernlens profile exit code $rc" >> "$out/$model.profile.err"
 # The baseline: the deep pass's argv, every kernel of the range instead of the chosen ones.
 "$kernlens" profile --dry-run --discovery ncu --tier "$tier" --nvtx-include "$range" --out "$out/baseline" \
   --run-id "$model" -- "${workload[@]}" > "$out/$model.dryrun.txt"
-mapfile -t baseline < <(python3 - "$out/$model.dryrun.txt" "$out/$model.baseline" <<'PY'
-import shlex, sys
-lines = [l for l in open(sys.argv[1]) if "--kernel-name-base" in l]
-argv = shlex.split(lines[0])
-drop = {"--kernel-name-base", "--kernel-name", "--kernel-id", "--launch-skip", "--launch-count", "--kill", "-o"}
-keep, i = [], 0
-while i < len(argv):
-    if argv[i] in drop:
-        i += 2
-        continue
-    keep.append(argv[i])
-    i += 1
-at = keep.index("python3") if "python3" in keep else len(keep)
-keep[at:at] = ["-o", sys.argv[2]]
-print("\n".join(keep))
-PY
-)
+mapfile -t baseline < <(python3 "$(dirname "$0")/baseline_argv.py" "$out/$model.dryrun.txt" "$out/$model.baseline")
 printf '%q ' "${baseline[@]}" > "$out/$model.baseline_argv.txt"
 t2=$(now)
 stamp baseline-start

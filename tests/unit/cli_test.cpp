@@ -9,6 +9,7 @@
 
 #include <fstream>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -33,7 +34,7 @@ std::string slurp(const std::string& path) {
 
 // Runs kernlens with `args`; standard input is the file `stdin_path`, or an empty file (not
 // /dev/null: some sandboxes make it a regular file that holds what was written to it).
-CliResult run_cli(const std::vector<std::string>& args, std::string stdin_path = "") {
+CliResult run_cli(const std::vector<std::string>& args, std::string stdin_path = "", const std::string& cwd = "") {
   test::TempDir dir;
   std::string out = dir.file("stdout"), err = dir.file("stderr");
   if (stdin_path.empty()) {
@@ -45,6 +46,7 @@ CliResult run_cli(const std::vector<std::string>& args, std::string stdin_path =
   posix_spawn_file_actions_addopen(&actions, 0, stdin_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   std::vector<std::string> argv_storage = {KERNLENS_BIN};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -383,6 +385,90 @@ TEST(CliCompare, ExitCodeGatesOnRegression) {
   auto unknown = run_cli({"compare", "--db", db, "mistral", "llama"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_NE(unknown.err.find("no run 'mistral'"), std::string::npos);
+}
+
+// Issues 15 and 25: everything after `--` is the program's. CLI11 let an option of several
+// values eat the `--`, so `--nvtx-include prefill -- python3 work.py --top 3` took --top 3 as
+// profile's own (silently) and `... --model x` failed. Every option of `profile`, written right
+// before `--`, leaves the program's arguments alone; the list must name every option --help shows.
+TEST(CliProfile, EveryOptionWorksRightBeforeTheSeparator) {
+  test::TempDir dir;
+  const std::string ncu = test::fixture("fake_tools/bin/ncu");
+  const std::vector<std::vector<std::string>> cases = {
+      {"--discovery", "ncu"}, {"--discovery-from", dir.path().string()}, {"--top", "5"}, {"--coverage", "0.8"},
+      {"--tier", "quick"}, {"--nvtx-include", "prefill"}, {"--nvtx-include", "LLM@prefill/"},
+      {"--nvtx-range", "warmup"}, {"--clock-control", "base"}, {"--replay-mode", "application"},
+      {"-o", dir.path().string()}, {"--output", dir.path().string()}, {"--out", dir.path().string()}, {"-f"},
+      {"--force-overwrite"}, {"--run-id", "x"}, {"--tag", "batch=16"}, {"--timeout", "30"}, {"--ranks", "0,1"},
+      {"--ncu", ncu}, {"--nsys", "/nonexistent/nsys"}, {"--tracer", "/nonexistent/tracer.so"}, {"--dry-run"},
+      {"--no-kill"}, {"--quiet"}, {"--verbose"}, {"--rules", test::fixture("rules/demo_rules.txt")}, {"--help"}, {"-h"}};
+  // Every option the help lists has a case.
+  auto help = run_cli({"profile", "--help"});
+  std::set<std::string> tested;
+  for (const auto& c : cases) tested.insert(c[0]);
+  std::regex option_re("(^|[ ,])(--?[a-z][a-z-]*)");
+  for (auto it = std::sregex_iterator(help.out.begin(), help.out.end(), option_re); it != std::sregex_iterator(); ++it) {
+    const std::string name = (*it)[2];
+    if (help.out.find("  " + name) != std::string::npos || help.out.find("," + name) != std::string::npos) {
+      EXPECT_TRUE(tested.contains(name)) << name << " has no case";
+    }
+  }
+  for (const auto& c : cases) {
+    if (c[0] == "--help" || c[0] == "-h") continue;
+    std::vector<std::string> args = {"profile", "--dry-run"};
+    if (c[0] != "--ncu") args.insert(args.end(), {"--ncu", ncu});
+    args.insert(args.end(), c.begin(), c.end());
+    for (const char* a : {"--", "python3", "work.py", "--top", "3", "--model", "x"}) args.emplace_back(a);
+    auto r = run_cli(args);
+    EXPECT_EQ(r.exit_code, 0) << c[0] << ": " << r.err;
+    EXPECT_NE(r.out.find(" python3 work.py --top 3 --model x\n"), std::string::npos) << c[0] << ": " << r.out;
+  }
+  // Without `--`, the first word of the program ends kernlens's options too, as with ncu and nsys.
+  auto bare = run_cli({"profile", "--dry-run", "--ncu", ncu, "python3", "work.py", "--top", "3"});
+  EXPECT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_NE(bare.out.find(" python3 work.py --top 3\n"), std::string::npos) << bare.out;
+}
+
+// The same CLI11 behaviour in the other commands: an option of several values before `--`
+// must not eat it, so that an input named like an option can follow.
+TEST(CliProfile, OtherCommandsKeepTheSeparatorToo) {
+  test::TempDir dir;
+  dir.write("-odd.csv", test::fixture_bytes("ncu/qwen_decode_raw.csv"));
+  for (const std::vector<std::string>& option : std::vector<std::vector<std::string>>{
+           {"--tokens", "decode=64", "--params", "1e9"}, {"--model-flops", "1e12"}, {"--rules", test::fixture("rules/demo_rules.txt")}}) {
+    std::vector<std::string> args = {"analyze"};
+    args.insert(args.end(), option.begin(), option.end());
+    args.insert(args.end(), {"--", "-odd.csv"});
+    auto r = run_cli(args, "", dir.path().string());
+    EXPECT_EQ(r.exit_code, 0) << option[0] << ": " << r.err;
+    EXPECT_NE(r.out.find("396 launches of 30 kernels"), std::string::npos) << option[0] << ": " << r.out;
+  }
+  auto ingest = run_cli({"db", "ingest", "--db", dir.file("k.db"), "--tag", "a=b", "--", "-odd.csv"}, "",
+                        dir.path().string());
+  EXPECT_EQ(ingest.exit_code, 0) << ingest.err;
+}
+
+// `profile --tag` lands in manifest.json, and `db ingest` takes those tags along with its own
+// --tag (which wins on the same key).
+TEST(CliProfile, TagsOfAProfileReachTheDatabase) {
+  test::TempDir dir;
+  auto profile = run_cli({"profile", "--discovery", "ncu", "--ncu", test::fixture("fake_tools/bin/ncu"), "-o",
+                          dir.file("runs"), "--run-id", "tagged", "--tag", "batch=16", "--tag", "prompt_tokens=512",
+                          "--tag", "point=a", "--quiet", "--", "true"});
+  ASSERT_EQ(profile.exit_code, 0) << profile.err;
+  auto manifest = nlohmann::json::parse(slurp(dir.file("runs/tagged/manifest.json")));
+  EXPECT_EQ(manifest["tags"], nlohmann::json({{"batch", "16"}, {"prompt_tokens", "512"}, {"point", "a"}}));
+  const std::string db = dir.file("k.db");
+  auto ingest = run_cli({"db", "ingest", "--db", db, "--tag", "point=b", dir.file("runs/tagged")});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+  auto tags = run_cli({"db", "query", "--db", db, "--format", "csv",
+                       "SELECT key, value FROM run_tags WHERE key IN ('batch', 'prompt_tokens', 'point') ORDER BY key"});
+  EXPECT_EQ(tags.out, "key,value\r\nbatch,16\r\npoint,b\r\nprompt_tokens,512\r\n") << tags.err;
+  auto batch = run_cli({"db", "query", "--db", db, "--format", "csv", "SELECT batch FROM runs"});
+  EXPECT_EQ(batch.out, "batch\r\n16\r\n") << batch.err;
+  auto bad = run_cli({"profile", "--dry-run", "--tag", "no-equals-sign", "--", "true"});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--tag no-equals-sign: expected KEY=VALUE"), std::string::npos) << bad.err;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernlens/profile/process.h"
 #include "test_util.h"
 
 namespace kernlens::profile {
@@ -40,6 +41,38 @@ TEST(EnvProbe, PythonProbeLines) {
   ASSERT_TRUE(cpu_torch.ok());
   EXPECT_FALSE(cpu_torch->torch_cuda.has_value());
   EXPECT_FALSE(parse_python_probe("Traceback (most recent call last):\n").ok());
+}
+
+// The probe reads torch/version.py without importing torch (which loads PyTorch's CUDA
+// libraries: seconds of every run). A torch package whose __init__ raises shows it: an import
+// would print no torch line at all.
+TEST(EnvProbe, PythonProbeReadsTorchVersionWithoutImportingTorch) {
+  test::TempDir dir;
+  std::filesystem::create_directories(dir.file("torch"));
+  dir.write("torch/__init__.py", "raise RuntimeError('the probe must not import torch')\n");
+  // As tools/generate_torch_version.py writes it (PyTorch 2.x), and a CPU build's older form.
+  dir.write("torch/version.py",
+            "from typing import Optional\n\n__all__ = ['__version__', 'debug', 'cuda', 'git_version', 'hip']\n"
+            "__version__ = '2.11.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\n"
+            "git_version = '0123abcd'\nhip: Optional[str] = None\n");
+  ProcessOptions p;
+  p.argv = {"python3", "-c", std::string(kPythonProbe)};
+  p.env = {"PYTHONPATH=" + dir.path().string()};
+  std::string printed;
+  p.on_line = [&](OutputStream, std::string_view line) { printed += std::string(line) + "\n"; };
+  auto result = run_process(p);
+  ASSERT_TRUE(result.ok());
+  auto info = parse_python_probe(printed);
+  ASSERT_TRUE(info.ok()) << printed;
+  EXPECT_EQ(info->torch_version, "2.11.0+cu130") << printed;
+  EXPECT_EQ(info->torch_cuda, "13.0") << printed;
+  dir.write("torch/version.py", "__version__ = '1.13.1'\ndebug = False\ncuda = None\n");
+  printed.clear();
+  ASSERT_TRUE(run_process(p).ok());
+  info = parse_python_probe(printed);
+  ASSERT_TRUE(info.ok()) << printed;
+  EXPECT_EQ(info->torch_version, "1.13.1");
+  EXPECT_FALSE(info->torch_cuda.has_value()) << printed;
 }
 
 TEST(EnvProbe, PythonInterpreterNames) {

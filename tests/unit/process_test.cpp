@@ -4,7 +4,9 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <chrono>
 #include <fstream>
+#include <thread>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -231,6 +233,78 @@ TEST(RunProcess, ForwardsSigtermToo) {
   EXPECT_EQ(result->interrupt_signal, SIGTERM);
   EXPECT_EQ(result->term_signal, SIGTERM);
   EXPECT_LT(result->wall_ns, 3'000'000'000);
+}
+
+// As ncu and nsys users expect: a second Ctrl-C does not wait for a child that ignores the
+// first one: SIGTERM at once, then SIGKILL after the grace.
+TEST(RunProcess, SecondSigintEscalatesToSigtermThenSigkill) {
+  ProcessOptions options;
+  options.argv = {fake_tool("ignore_int_term.sh")};
+  options.kill_grace_ns = kShortGraceNs;
+  options.interrupt_grace_ns = 60'000'000'000;  // only the second Ctrl-C may end it early
+  options.timeout_ns = 20'000'000'000;          // a safety net only
+  int ticks = 0;
+  options.on_line = [&](OutputStream, std::string_view line) {
+    if (line == "ready") ::raise(SIGINT);
+    if (line == "tick" && ++ticks == 2) ::raise(SIGINT);
+  };
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_FALSE(result->timed_out);
+  EXPECT_TRUE(result->killed);
+  EXPECT_EQ(result->term_signal, SIGKILL);
+  EXPECT_EQ(result->signals_sent, (std::vector<int>{SIGINT, SIGTERM, SIGKILL}));
+  EXPECT_LT(result->wall_ns, 5'000'000'000);
+  EXPECT_NE(result->describe().find("(sent SIGINT, SIGTERM, SIGKILL to its process group)"), std::string::npos)
+      << result->describe();
+}
+
+// One Ctrl-C, and a child that ignores it: the grace period ends it all the same.
+TEST(RunProcess, OneSigintEscalatesAfterTheGracePeriod) {
+  ProcessOptions options;
+  options.argv = {fake_tool("ignore_int_term.sh")};
+  options.kill_grace_ns = kShortGraceNs;
+  options.interrupt_grace_ns = kShortGraceNs;
+  options.timeout_ns = 20'000'000'000;
+  options.on_line = [](OutputStream, std::string_view line) {
+    if (line == "ready") ::raise(SIGINT);
+  };
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_EQ(result->term_signal, SIGKILL);
+  EXPECT_EQ(result->signals_sent, (std::vector<int>{SIGINT, SIGTERM, SIGKILL}));
+  EXPECT_LT(result->wall_ns, 5'000'000'000);
+}
+
+// Whether `pid` still runs (a zombie waiting for its reaper does not).
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z' && text[close + 2] != 'X';
+}
+
+// The child exits on Ctrl-C, but its own child ignores SIGINT (and SIGTERM) and holds none of
+// our pipes: it must not outlive the run.
+TEST(RunProcess, AnInterruptEndsGrandchildrenThatIgnoreIt) {
+  test::TempDir dir;
+  ProcessOptions options;
+  options.argv = {fake_tool("leave_grandchild.sh"), dir.file("pid")};
+  options.kill_grace_ns = kShortGraceNs;
+  options.timeout_ns = 20'000'000'000;
+  options.on_line = [](OutputStream, std::string_view line) {
+    if (line == "ready") ::raise(SIGINT);
+  };
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->exit_code, 130);
+  const pid_t grandchild = std::stoi(slurp(dir.file("pid")));
+  for (int i = 0; i < 100 && running(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(running(grandchild)) << "grandchild " << grandchild << " outlived the interrupted run";
+  if (running(grandchild)) ::kill(grandchild, SIGKILL);
+  EXPECT_EQ(result->signals_sent, (std::vector<int>{SIGINT, SIGTERM, SIGKILL}));
 }
 
 TEST(FindExecutable, SearchesThePathListInOrder) {

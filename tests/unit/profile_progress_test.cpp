@@ -134,7 +134,19 @@ TEST(DeepProgress, TerminalRedrawsInPlace) {
   std::string end = bar.finish(80);
   EXPECT_EQ(end.front(), '\r');
   EXPECT_EQ(end.back(), '\n');
-  EXPECT_NE(end.find("2/3 kernels, 1:20 (done)"), std::string::npos) << end;
+  EXPECT_NE(end.find("2/3 kernels, 1:20 (short of the plan)"), std::string::npos) << end;
+}
+
+// Issue 24: a run that profiled nothing is not "done".
+TEST(DeepProgress, SaysDoneOnlyWhenEveryPlannedKernelWasProfiled) {
+  DeepProgress nothing(4, /*tty=*/false);
+  EXPECT_EQ(nothing.finish(409), "ncu: 0/4 kernels, 6:49 (nothing profiled)\n");
+  DeepProgress all(1, /*tty=*/false);
+  all.on_event(finished("k"), 1);
+  EXPECT_EQ(all.finish(2), "ncu: 1/1 kernels, 2.0s (done)\n");
+  DeepProgress stopped(2, /*tty=*/false);
+  stopped.on_event(finished("k"), 1);
+  EXPECT_EQ(stopped.finish(2, /*ended_early=*/true), "ncu: 1/2 kernels, 2.0s (stopped)\n");
 }
 
 TEST(DeepProgress, PlainLinesWhenNotATerminal) {
@@ -144,7 +156,7 @@ TEST(DeepProgress, PlainLinesWhenNotATerminal) {
   EXPECT_EQ(bar.on_event(started, 0.5), "");  // only finished kernels make a line
   EXPECT_EQ(bar.on_event(finished("nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN"), 3),
             "ncu: 1/2 kernels, 3.0s: nvjet_sm90_tst_176x128_64x5_1x2_h_bz_TNN\n");
-  EXPECT_EQ(bar.finish(3725), "ncu: 1/2 kernels, 1:02:05 (done)\n");
+  EXPECT_EQ(bar.finish(3725), "ncu: 1/2 kernels, 1:02:05 (short of the plan)\n");
 }
 
 }  // namespace

@@ -16,47 +16,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "test_util.h"
+#include "profile_test_util.h"
 
 namespace kernlens::profile {
 namespace {
 
-const std::string kFakeNcu = test::fixture("fake_tools/bin/ncu");
-
-struct Outcome {
-  ProfileRunResult result;
-  std::string out, err;
-};
-
-ProfileRunOptions options(const test::TempDir& dir, std::vector<std::string> command) {
-  ProfileRunOptions o;
-  o.command = std::move(command);
-  o.discovery = Discovery::kNcu;
-  o.ncu_path = kFakeNcu;
-  o.out = dir.file("runs");
-  o.run_id = "r1";
-  return o;
-}
-
-Outcome run(const ProfileRunOptions& o, const char* fake_mode = "") {
-  setenv("FAKE_NCU_MODE", fake_mode, 1);
-  std::ostringstream out, err;
-  Outcome r{run_profile(o, test::builtin_classifier(), out, err), out.str(), err.str()};
-  unsetenv("FAKE_NCU_MODE");
-  return r;
-}
-
-// --dry-run's output without its "# environment: {...}" line, which depends on this machine.
-std::string without_environment_line(const std::string& out) {
-  const auto at = out.find("# environment: {");
-  if (at == std::string::npos) return out;
-  return out.substr(0, at) + out.substr(out.find('\n', at) + 1);
-}
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
+using test::options;
+using test::read_json;
+using test::run;
+using test::without_environment_line;
+using test::kFakeNcu;
 
 TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
   test::TempDir dir;
@@ -70,7 +39,7 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
       "# kernlens profile --dry-run: the commands a run would use; nothing is run\n"
       "# ncu: " + kFakeNcu + " (2025.3.1.0)\n"
       "# run directory: " + runs + "\n"
-      "# discovery\n" +
+      "# discovery: ncu (found)\n" +
       kFakeNcu + " --target-processes all --clock-control none --cache-control none --metrics "
       "gpu__time_duration.sum --nvtx --nvtx-include prefill/ -o " + runs + "/discovery/timing python3 run.py "
       "--prompt 'it'\\''s'\n" +
@@ -123,7 +92,7 @@ TEST(ProfileRun, RunDirectoryHoldsDiscoveryDeepPassAndAnalysis) {
     EXPECT_EQ(run_record["exit_code"], 0);
     EXPECT_TRUE(std::filesystem::exists(root + "/" + run_record["stderr_log"].get<std::string>()));
   }
-  EXPECT_EQ(steps, (std::vector<std::string>{"discovery", "discovery export", "deep 1/2", "deep 1/2 export raw",
+  EXPECT_EQ(steps, (std::vector<std::string>{"discovery (ncu)", "discovery export (ncu)", "deep 1/2", "deep 1/2 export raw",
                                              "deep 1/2 export details", "deep 2/2", "deep 2/2 export raw",
                                              "deep 2/2 export details"}));
   EXPECT_EQ(manifest["options"]["selection"]["kernels"], 18);
@@ -183,18 +152,28 @@ TEST(ProfileRun, AFailingProgramFailsTheRunWithExitCode3) {
   test::TempDir dir;
   auto r = run(options(dir, {"false"}));
   EXPECT_EQ(r.result.exit_code, 3);
-  EXPECT_NE(r.err.find("kernlens: error: discovery (ncu timing mode): exit code 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("kernlens: error: discovery (ncu): ncu in timing mode: exit code 1"), std::string::npos) << r.err;
   auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
   EXPECT_EQ(manifest["status"], "failed");
   EXPECT_EQ(manifest["runs"][0]["exit_code"], 1);
   EXPECT_FALSE(std::filesystem::exists(dir.file("runs") + "/r1/analysis.json"));
 }
 
+// Issue 23: ncu exits 0 having profiled nothing. kernlens says so, quotes ncu's own lines and
+// the kernels it listed, and names the usual causes.
 TEST(ProfileRun, NoKernelProfiledIsAnErrorThoughNcuExitsZero) {
   test::TempDir dir;
   auto r = run(options(dir, {"true"}), "no-kernels");
   EXPECT_EQ(r.result.exit_code, 3);
-  EXPECT_NE(r.err.find("discovery: ncu profiled no kernel"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("discovery (ncu): ncu profiled no kernels (it exits 0 all the same); ncu said:"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n    ==WARNING== No kernels were profiled."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n    ==PROF== Connected to process"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Available Kernels\" list): 1. reduce_kernel  2. vectorized_elementwise_kernel"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("usual causes:\n  - the --nvtx-include/--nvtx-range filter matches no range"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("a process ncu did not follow"), std::string::npos) << r.err;
 }
 
 // What the H100 showed: filters that match nothing still exit 0. The run keeps the discovery
@@ -203,10 +182,34 @@ TEST(ProfileRun, ADeepPassThatMeasuresNothingFailsTheRun) {
   test::TempDir dir;
   auto r = run(options(dir, {"true"}), "deep-no-kernels");
   EXPECT_EQ(r.result.exit_code, 3);
-  EXPECT_NE(r.err.find("the deep pass measured no kernel"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the deep pass measured no kernel: deep 2/2: ncu profiled no kernels"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("    ==WARNING== No kernels were profiled."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the launch numbers chosen from discovery are past the end of this run"), std::string::npos)
+      << r.err;
+  // Issue 24: the progress line does not call a pass that profiled nothing "done".
+  EXPECT_NE(r.err.find("ncu: 0/34 kernels"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("(nothing profiled)"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("(done)"), std::string::npos) << r.err;
   auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
   EXPECT_EQ(manifest["status"], "failed");
   EXPECT_TRUE(std::filesystem::exists(dir.file("runs") + "/r1/analysis.json"));
+}
+
+// Issue 23: ncu exits 0 with neither a report nor "No kernels were profiled". kernlens used to
+// export the missing report and then call its own export "unrecognised format".
+TEST(ProfileRun, ADeepRunThatWritesNoReportIsNotExported) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "deep-no-report");
+  EXPECT_EQ(r.result.exit_code, 3);
+  const auto said = r.err.find("deep 1/2: ncu profiled no kernels (it exits 0 all the same); ncu said:\n");
+  ASSERT_NE(said, std::string::npos) << r.err;
+  EXPECT_LT(r.err.find("    ==PROF== Disconnected from process", said), r.err.find("usual causes", said)) << r.err;
+  EXPECT_EQ(r.err.find("unrecognised format"), std::string::npos) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  for (const auto& run_record : manifest["runs"]) {
+    EXPECT_EQ(run_record["step"].get<std::string>().find("export raw"), std::string::npos) << run_record["step"];
+  }
 }
 
 TEST(ProfileRun, TimeoutStopsAHangingProfilerAndTheManifestSaysSo) {
@@ -263,6 +266,13 @@ TEST(ProfileRun, NvtxPathsBecomeNcuExpressions) {
   EXPECT_EQ(*nvtx_include_expression("step 1\\/2"), "step 1\\/2/");
   EXPECT_EQ(*nvtx_include_expression("a\\@b"), "a\\@b/");
   EXPECT_FALSE(nvtx_include_expression("decode//x").ok());
+  // ncu's own spelling, as its documentation and the LLM profiling guides write it: the
+  // trailing '/' marks a push/pop range (it used to be refused as "an empty range name").
+  EXPECT_EQ(*nvtx_include_expression("LLM@prefill/"), "LLM@prefill/");
+  EXPECT_EQ(*nvtx_include_expression("prefill/"), "prefill/");
+  EXPECT_EQ(*nvtx_include_expression("decode/layer_0/"), "decode/layer_0");
+  EXPECT_FALSE(nvtx_include_expression("/").ok());
+  EXPECT_FALSE(nvtx_include_expression("LLM@/").ok());
   EXPECT_EQ(*nvtx_range_expression("llm@warmup"), "llm@warmup");
   EXPECT_FALSE(nvtx_range_expression("llm@").ok());
 }
@@ -288,6 +298,11 @@ TEST(ProfileRun, LauncherRankFromTheUsualVariables) {
 namespace kernlens::profile {
 namespace {
 
+using test::options;
+using test::run;
+using test::without_environment_line;
+using test::kFakeNcu;
+
 TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
   test::TempDir dir;
   dir.write("libkernlens_tracer.so", "not a real library: the dry run only names it");
@@ -303,7 +318,7 @@ TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
       "# ncu: " + kFakeNcu + " (2025.3.1.0)\n"
       "# tracer: " + o.tracer_path + " (" KERNLENS_VERSION ")\n"
       "# run directory: " + runs + "\n"
-      "# discovery\n"
+      "# discovery: tracer (found)\n"
       "env CUDA_INJECTION64_PATH=" + o.tracer_path + " NVTX_INJECTION64_PATH=" + o.tracer_path + " "
       "KERNLENS_TRACE_DIR=" + runs + "/discovery python3 run.py\n"
       "# deep pass";

@@ -237,22 +237,37 @@ TEST(Selection, MangledNamesShareOneRunThroughKernelIdAtOneLaunchEach) {
       << sel->notes[0];
 }
 
-// Two kernels whose representative launches have different numbers, and nothing else to take
-// one's place: two runs, the hotter kernel's first.
-TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
+// Appends a launch of `name`, its id its position, lasting `ns`.
+void add_launch(model::Profile& p, const char* name, double ns) {
+  model::Launch l;
+  l.name = p.names.intern(name);
+  l.id = static_cast<std::int64_t>(p.launches.size());
+  l.duration_ns = ns;
+  p.launches.push_back(l);
+}
+
+// hot: 3 launches, the third not like the rest; cold: 5 launches, the first two not like the
+// rest. `cold_first`: all of cold's launches come before hot's.
+model::Profile two_kernels_without_a_common_number(bool cold_first = false) {
   model::Profile p;
   p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
-  auto add = [&](const char* name, double ns) {
-    model::Launch l;
-    l.name = p.names.intern(name);
-    l.id = static_cast<std::int64_t>(p.launches.size());
-    l.duration_ns = ns;
-    p.launches.push_back(l);
-  };
-  add("_Z3hotv", 100), add("_Z3hotv", 100), add("_Z3hotv", 1);  // launch 3 is not like the rest
-  add("_Z4coldv", 1), add("_Z4coldv", 1), add("_Z4coldv", 50), add("_Z4coldv", 50), add("_Z4coldv", 50);
+  auto add = [&](const char* name, double ns) { add_launch(p, name, ns); };
+  auto hot = [&] { add("_Z3hotv", 100), add("_Z3hotv", 100), add("_Z3hotv", 1); };
+  auto cold = [&] { add("_Z4coldv", 1), add("_Z4coldv", 1), add("_Z4coldv", 50), add("_Z4coldv", 50), add("_Z4coldv", 50); };
+  if (cold_first) {
+    cold(), hot();
+  } else {
+    hot(), cold();
+  }
+  return p;
+}
+
+// Two kernels whose representative launches have different numbers, and nothing else to take
+// one's place: when an ncu run costs little, two runs, the hotter kernel's first.
+TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
+  model::Profile p = two_kernels_without_a_common_number();
   auto agg = analysis::aggregate(p, test::builtin_classifier());
-  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2, .run_cost_in_launches = 1});
   ASSERT_TRUE(sel.ok()) << sel.error().to_string();
   ASSERT_EQ(sel->invocations.size(), 2u);
   EXPECT_EQ(sel->invocations[0].kernel_id, "::regex:^_Z3hotv$:1");
@@ -260,6 +275,54 @@ TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
   EXPECT_EQ(sel->picks[1].launch_index, 5u);
   EXPECT_TRUE(sel->notes.empty());
   for (const auto& inv : sel->invocations) EXPECT_EQ(replay_kernel_id(p, inv).size(), 1u);
+}
+
+// A stage that repeats (warm-up, then measured passes): every pass's launches are acceptable
+// representatives, and the earliest pass wins, though a later one is a little closer to the
+// median: ncu ends the program after the last launch it profiles (--kill), so an earlier one
+// saves the rest of the run.
+TEST(Selection, ARepeatedStageIsMeasuredInItsEarliestAcceptablePass) {
+  model::Profile p;
+  p.inputs.push_back({"t.csv", "ncu-raw-csv", {}});
+  auto add = [&](const char* name, double ns) { add_launch(p, name, ns); };
+  for (double gemm_ns : {104.0, 100.0, 100.0}) {  // three passes of one stage
+    add("_Z4gemmv", gemm_ns);
+    add("_Z4normv", 20);
+  }
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(sel.ok()) << sel.error().to_string();
+  ASSERT_EQ(sel->invocations.size(), 1u);
+  EXPECT_EQ(sel->invocations[0].kernel_id, "::regex:^(_Z4gemmv|_Z4normv)$:1");
+  EXPECT_EQ(sel->picks[0].launch_index, 0u);
+  EXPECT_EQ(sel->picks[1].launch_index, 1u);
+}
+
+// Kernels that share no launch number, as an ncu run costs (it starts the program again): one
+// run over the 2 launches where cold's last good launch meets hot's first, not two runs. Where
+// no such window exists (hot's good launches end before cold's begin), two runs all the same.
+TEST(Selection, OneRunOverAWindowBeatsSeveralRunsWhenLaunchesCostLess) {
+  model::Profile apart = two_kernels_without_a_common_number();
+  auto apart_agg = analysis::aggregate(apart, test::builtin_classifier());
+  auto two = select_kernels(apart, apart_agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(two.ok()) << two.error().to_string();
+  EXPECT_EQ(two->invocations.size(), 2u);  // the only short windows hold hot's odd launch
+  model::Profile p = two_kernels_without_a_common_number(/*cold_first=*/true);
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  auto sel = select_kernels(p, agg, {.coverage = 1.0, .top = 2});
+  ASSERT_TRUE(sel.ok()) << sel.error().to_string();
+  ASSERT_EQ(sel->invocations.size(), 1u);
+  const auto& inv = sel->invocations[0];
+  EXPECT_EQ(inv.kernel_name, "regex:^(_Z3hotv|_Z4coldv)$");
+  EXPECT_TRUE(inv.kernel_id.empty());
+  EXPECT_EQ(inv.launch_skip, 4u);
+  EXPECT_EQ(inv.launch_count, 2u);
+  EXPECT_EQ(sel->picks[0].launch_index, 5u);  // hot's first
+  EXPECT_EQ(sel->picks[1].launch_index, 4u);  // cold's last
+  ASSERT_EQ(sel->notes.size(), 1u);
+  EXPECT_NE(sel->notes[0].find("one ncu run over a window of 2 launches instead of 2 runs"), std::string::npos)
+      << sel->notes[0];
+  expect_invocations_reach_picks(p, *sel);
 }
 
 TEST(Selection, RejectsBadOptionsAndEmptyDiscovery) {

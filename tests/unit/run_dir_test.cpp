@@ -62,10 +62,21 @@ TEST(RunDir, ManifestRecordsEveryRunAndHowItEnded) {
   m.clock_control = "none";
   m.status = "interrupted";
   m.status_reason = "Ctrl-C during the deep pass";
-  m.runs.push_back({"discovery", {"ncu", "--metrics", "gpu__time_duration.sum"}, 0, std::nullopt, false,
-                    false, 1500000000, "discovery/ncu.stdout.log", "discovery/ncu.stderr.log"});
-  m.runs.push_back({"deep 1/1", {"ncu", "--section", "SpeedOfLight"}, std::nullopt, 2, false, true, 7,
-                    "", ""});
+  ToolRun discovery;
+  discovery.step = "discovery";
+  discovery.argv = {"ncu", "--metrics", "gpu__time_duration.sum"};
+  discovery.exit_code = 0;
+  discovery.wall_ns = 1500000000;
+  discovery.stdout_log = "discovery/ncu.stdout.log";
+  discovery.stderr_log = "discovery/ncu.stderr.log";
+  m.runs.push_back(discovery);
+  ToolRun deep;
+  deep.step = "deep 1/1";
+  deep.argv = {"ncu", "--section", "SpeedOfLight"};
+  deep.signal = 2;
+  deep.interrupted = true;
+  deep.wall_ns = 7;
+  m.runs.push_back(deep);
   ASSERT_TRUE(write_manifest(*dir, m).ok());
   std::ifstream in(dir->manifest());
   auto j = nlohmann::json::parse(in);

@@ -1,6 +1,8 @@
-// kernlens profile [--discovery auto|nsys|tracer|ncu] [--top N] [--coverage F] [--tier T]
-//                  [--nvtx-include PATH]... [--nvtx-range NAME]... [--clock-control none|base]
-//                  [--out DIR] [--timeout SEC] [--ranks LIST] [--dry-run] -- CMD ARG...
+// kernlens profile [--discovery auto|nsys|tracer|ncu] [--discovery-from RUN_DIR] [--top N]
+//                  [--coverage F] [--tier T] [--nvtx-include PATH]... [--nvtx-range NAME]...
+//                  [--clock-control none|base] [-o|--output DIR] [-f] [--run-id ID]
+//                  [--tag KEY=VALUE]... [--timeout SEC] [--ranks LIST] [--dry-run] [--verbose]
+//                  -- CMD ARG...
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include "kernlens/cli/commands.h"
 #include "kernlens/profile/process.h"
 #include "kernlens/profile/profile_run.h"
+#include "kernlens/store/run_input.h"
 
 extern char** environ;
 
@@ -23,7 +26,7 @@ struct ProfileCliOptions {
   std::string discovery = "auto", tier = "roofline", clock_control = "none", replay = "kernel";
   std::vector<int> ranks;
   bool quiet = false, no_kill = false;
-  std::vector<std::string> rule_files;
+  std::vector<std::string> rule_files, tags;
 };
 
 // Under a launcher, a rank not asked for runs the program as it is, unprofiled.
@@ -48,6 +51,9 @@ int run_profile_command(ProfileCliOptions& opt) {
                          clocks ? nullptr : &clocks.error()}) {
     if (e) return bad_input(*e);
   }
+  auto tags = store::parse_tags(opt.tags);
+  if (!tags) return bad_input(tags.error());
+  opt.run.tags = std::move(tags).value();
   opt.run.discovery = *discovery;
   opt.run.tier = *tier;
   opt.run.clock_control = *clocks;
@@ -69,23 +75,32 @@ Command add_profile_command(CLI::App& app) {
       "Run a program under the profilers: time every kernel, then measure the few that make up\n"
       "most of the GPU time with Nsight Compute, into a run directory with the analysis.");
   cmd->footer(
-      "Discovery times every kernel launch: with Nsight Systems (auto, when nsys is found), with\n"
-      "the kernlens CUPTI tracer (auto, when nsys is not found and libkernlens_tracer.so is), or\n"
-      "with ncu in timing mode (one metric, no cache flushes). Then the fewest kernels that reach\n"
-      "--coverage of kernel time (at most --top) are measured, one representative launch each,\n"
-      "in as few ncu runs as possible. Clocks are left alone unless --clock-control base.\n"
-      "The run directory: OUT/RUN_ID/{manifest.json, discovery/, deep/, analysis.json}.\n"
+      "Discovery times every kernel launch. --discovery auto tries the kernlens CUPTI tracer\n"
+      "(libkernlens_tracer.so beside kernlens), then Nsight Systems, then ncu in timing mode (one\n"
+      "metric, no cache flushes), skipping what is not installed and falling back, with a warning,\n"
+      "when a profiler fails; the manifest says which one ran and why the others did not. Then the\n"
+      "fewest kernels that reach --coverage of kernel time (at most --top) are measured, one\n"
+      "representative launch each, in as few ncu runs as possible, and ncu ends the program after\n"
+      "the last one. Clocks are left alone unless --clock-control base.\n"
+      "The run directory: OUTPUT/RUN_ID/{manifest.json, discovery/, deep/, analysis.json}.\n"
+      "Everything after -- is the program's, verbatim; kernlens's options go before it.\n"
       "Examples:\n"
-      "  kernlens profile -- python3 examples/workloads/llm_stages.py --model llama\n"
-      "  kernlens profile --discovery ncu --tier occupancy --nvtx-include prefill -- python3 run.py\n"
+      "  kernlens profile --nvtx-include prefill -o runs -- python3 examples/workloads/llm_stages.py --model llama\n"
+      "  kernlens profile --nvtx-include \"LLM@prefill/\" --tier occupancy -- python3 run.py\n"
+      "  kernlens profile --discovery-from runs/RUN_ID --tier detailed -o runs -- python3 run.py\n"
       "  kernlens profile --dry-run -- ./app          (print the commands; run nothing)\n"
-      "  torchrun --nproc-per-node 2 kernlens profile --ranks 0 -- python3 train.py");
+      "  torchrun --nproc-per-node 2 --no-python kernlens profile --ranks 0 -- python3 train.py");
+  cmd->positionals_at_end();  // the first word of CMD ends kernlens's options, as with ncu and nsys
   cmd->add_option("CMD", opt->run.command, "The program to profile and its arguments (after --)")
       ->required()
       ->expected(1, -1);
-  cmd->add_option("--discovery", opt->discovery, "How to time every kernel")
+  cmd->add_option("--discovery", opt->discovery,
+                  "How to time every kernel: auto (tracer, then nsys, then ncu), tracer, nsys or ncu")
       ->check(CLI::IsMember({"auto", "nsys", "tracer", "ncu"}))
       ->capture_default_str();
+  cmd->add_option("--discovery-from", opt->run.discovery_from,
+                  "Reuse the discovery of an earlier run directory of the same program instead of running one")
+      ->type_name("RUN_DIR");
   cmd->add_option("--top", opt->run.selection.top, "Measure at most N kernels")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -96,8 +111,8 @@ Command add_profile_command(CLI::App& app) {
       ->check(CLI::IsMember({"quick", "memory", "occupancy", "roofline", "detailed", "full"}))
       ->capture_default_str();
   cmd->add_option("--nvtx-include", opt->run.nvtx_include,
-                  "Only kernels inside these NVTX push/pop ranges: [DOMAIN@]RANGE[/RANGE...] ('\\' before a "
-                  "literal @ or /); may be given more than once")
+                  "Only kernels inside these NVTX push/pop ranges: [DOMAIN@]RANGE[/RANGE...]; ncu's own spelling "
+                  "with a trailing / (\"LLM@prefill/\") works too; '\\' before a literal @ or /; repeat for more")
       ->type_name("PATH");
   cmd->add_option("--nvtx-range", opt->run.nvtx_ranges, "Only kernels inside this NVTX start/end range: [DOMAIN@]NAME")
       ->type_name("NAME");
@@ -107,8 +122,15 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_option("--replay-mode", opt->replay, "ncu replay mode of the deep pass")
       ->check(CLI::IsMember({"kernel", "application"}))
       ->capture_default_str();
-  cmd->add_option("--out", opt->run.out, "Where run directories go")->capture_default_str();
+  cmd->add_option("-o,--output,--out", opt->run.out, "Where run directories go (OUTPUT/RUN_ID/)")
+      ->type_name("DIR")
+      ->capture_default_str();
+  cmd->add_flag("-f,--force-overwrite", opt->run.force_overwrite,
+                "Replace a run directory of the same --run-id (only a kernlens run directory is ever replaced)");
   cmd->add_option("--run-id", opt->run.run_id, "Name of the run directory (default: UTC time and program)");
+  cmd->add_option("--tag", opt->tags,
+                  "KEY=VALUE kept in manifest.json (\"tags\"); `kernlens db ingest` takes them; repeat for more")
+      ->type_name("KEY=VALUE");
   cmd->add_option("--timeout", opt->run.timeout_s, "Stop a profiler run after SEC seconds (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -119,11 +141,13 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_option("--nsys", opt->run.nsys_path, "Path of nsys (default: searched for)");
   cmd->add_option("--tracer", opt->run.tracer_path,
                   "Path of libkernlens_tracer.so (default: beside kernlens, then ../lib)");
-  cmd->add_flag("--dry-run", opt->run.dry_run, "Print the tools found and every command a run would use; run nothing");
+  cmd->add_flag("--dry-run", opt->run.dry_run,
+                "Print the tools found (and what is missing) and every command a run would use; run nothing");
   cmd->add_flag("--no-kill", opt->no_kill,
                 "Let the program run to its end after the deep pass profiled its last kernel (by default "
                 "ncu ends it there; never under a launcher)");
   cmd->add_flag("--quiet", opt->quiet, "Do not echo the program's output (it is still logged)");
+  cmd->add_flag("--verbose", opt->run.verbose, "Print where the time went, step by step (also in manifest.json)");
   add_rules_option(cmd, opt->rule_files);
   return {cmd, [opt] { return run_profile_command(*opt); }};
 }

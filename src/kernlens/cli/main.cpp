@@ -46,6 +46,18 @@ std::optional<names::KernelClassifier> load_classifier(const std::vector<std::st
   return std::move(classifier).value();
 }
 
+// CLI11 (2.1, App::_parse_arg) lets a `--` end the values of an option that takes several, and
+// eats it: `profile --nvtx-include prefill -- python3 x.py --top 3` then took --top 3 as
+// profile's own, and `analyze --tokens decode=64 -- -odd.csv` read -odd.csv as an option. One
+// value per occurrence (repeat the option for more) leaves every `--` to mark the end of the
+// options, in every subcommand.
+void keep_separators(CLI::App* app) {
+  for (CLI::Option* option : app->get_options([](CLI::Option* o) { return o->nonpositional(); })) {
+    option->allow_extra_args(false);
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) keep_separators(sub);
+}
+
 }  // namespace kernlens::cli
 
 int main(int argc, char** argv) {
@@ -68,6 +80,7 @@ int main(int argc, char** argv) {
       add_db_command(app),
   };
 
+  keep_separators(&app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

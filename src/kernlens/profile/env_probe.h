@@ -36,10 +36,18 @@ struct PythonInfo {
 };
 
 // The snippet kernlens runs with the program's own interpreter, and its "key value" lines.
+// It reads torch/version.py as text instead of importing torch, which loads PyTorch's CUDA
+// libraries and takes seconds of every `kernlens profile` run.
 inline constexpr std::string_view kPythonProbe =
-    "import platform; print('python', platform.python_version())\n"
+    "import importlib.util, os, platform, re\n"
+    "print('python', platform.python_version())\n"
     "try:\n"
-    "    import torch; print('torch', torch.__version__); print('torch_cuda', torch.version.cuda)\n"
+    "    spec = importlib.util.find_spec('torch')\n"
+    "    text = open(os.path.join(os.path.dirname(spec.origin), 'version.py')).read()\n"
+    "    for key, name in (('__version__', 'torch'), ('cuda', 'torch_cuda')):\n"
+    "        m = re.search(r'^' + key + r'\\s*(?::[^=\\n]*)?=\\s*[\\x22\\x27]?([^\\x22\\x27\\n]*)', text, re.M)\n"
+    "        if m:\n"
+    "            print(name, m.group(1).strip() or 'None')\n"
     "except Exception:\n"
     "    pass\n";
 Result<PythonInfo> parse_python_probe(std::string_view output);

@@ -33,6 +33,9 @@ NvtxPath parse_nvtx_path(std::string_view user, bool nested) {
     }
   }
   path.ranges = split_escaped(rest, nested ? '/' : '\0');
+  // ncu's own spelling ends a push/pop range with '/' ("prefill/", "LLM@prefill/"): that '/'
+  // marks the kind of range, it does not open an empty one.
+  if (nested && path.ranges.size() > 1 && path.ranges.back().empty()) path.ranges.pop_back();
   return path;
 }
 

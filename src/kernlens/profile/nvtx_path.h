@@ -14,7 +14,8 @@ struct NvtxPath {
   std::vector<std::string> ranges;  // unescaped; an empty name is kept for the caller to reject
 };
 
-// `nested`: '/' separates nested push/pop ranges; otherwise the rest is one name.
+// `nested`: '/' separates nested push/pop ranges, and one trailing '/' (ncu's mark of a
+// push/pop range, "LLM@prefill/") is dropped; otherwise the rest is one name.
 NvtxPath parse_nvtx_path(std::string_view user, bool nested);
 
 }  // namespace kernlens::profile

@@ -1,5 +1,6 @@
 #include "kernlens/profile/process.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -69,16 +70,18 @@ void write_all(int fd, std::string_view bytes) {
 }
 
 // --- Signal forwarding -------------------------------------------------------------------
-// The handler only records the signal and wakes poll() through a self-pipe; the run loop does
-// the forwarding, so nothing unsafe happens inside the handler.
+// The handler only counts the signals and wakes poll() through a self-pipe; the run loop does
+// the forwarding and the escalation, so nothing unsafe happens inside the handler.
 
-volatile sig_atomic_t g_pending_signal = 0;
+volatile sig_atomic_t g_signal_count = 0;  // received during this run
+volatile sig_atomic_t g_first_signal = 0;
 int g_wake_fd = -1;
 std::atomic<bool> g_run_active{false};
 
 extern "C" void on_forwarded_signal(int sig) {
   int saved_errno = errno;
-  if (g_pending_signal == 0) g_pending_signal = sig;
+  if (g_first_signal == 0) g_first_signal = sig;
+  g_signal_count = g_signal_count + 1;
   if (g_wake_fd >= 0) {
     char byte = 1;
     [[maybe_unused]] ssize_t n = ::write(g_wake_fd, &byte, 1);
@@ -90,7 +93,8 @@ extern "C" void on_forwarded_signal(int sig) {
 class SignalForwarding {
  public:
   explicit SignalForwarding(int wake_fd) {
-    g_pending_signal = 0;
+    g_signal_count = 0;
+    g_first_signal = 0;
     g_wake_fd = wake_fd;
     struct sigaction action {};
     action.sa_handler = on_forwarded_signal;
@@ -252,33 +256,104 @@ bool is_executable_file(const std::string& path) {
 
 struct RunState {
   pid_t pid = 0;
-  bool reaped = false;
+  bool exited = false;  // the child exited; a zombie until reaped, so its group id stays ours
+  bool reaped = false;  // after this, its id is free and its group no longer ours to signal
   int wait_status = 0;
   Clock::time_point start;
   std::optional<Clock::time_point> timeout_at;
-  std::optional<Clock::time_point> kill_at;      // set once SIGTERM was sent for a timeout
-  std::optional<Clock::time_point> drain_until;  // after reaping: how long to wait for EOF
+  std::optional<Clock::time_point> escalate_at;  // SIGTERM after a forwarded SIGINT's grace
+  bool term_sent = false;                        // SIGTERM went to the group
+  std::optional<Clock::time_point> kill_at;      // SIGKILL once SIGTERM's grace is over
+  std::optional<Clock::time_point> drain_until;  // after the exit: how long to wait for EOF
+  int signals_handled = 0;
+  bool group_empty = false;  // nothing but the child is left in its group
 };
 
-void try_reap(RunState& state) {
-  if (state.reaped) return;
-  pid_t r;
+// Whether the child exited, without reaping it (WNOWAIT): as long as it is a zombie, no other
+// process can get its id, so signalling its group reaches only what it left behind.
+void check_exit(RunState& state) {
+  if (state.exited) return;
+  siginfo_t info{};
+  int r;
   do {
-    r = ::waitpid(state.pid, &state.wait_status, WNOHANG);
+    r = ::waitid(P_PID, static_cast<id_t>(state.pid), &info, WEXITED | WNOHANG | WNOWAIT);
   } while (r < 0 && errno == EINTR);
-  if (r == state.pid || (r < 0 && errno == ECHILD)) state.reaped = true;
+  if ((r == 0 && info.si_pid == state.pid) || (r < 0 && errno == ECHILD)) state.exited = true;
+}
+
+void reap(RunState& state) {
+  while (::waitpid(state.pid, &state.wait_status, 0) < 0 && errno == EINTR) {
+  }
+  state.reaped = true;
+}
+
+// A live process other than `leader` in the process group `leader` (from /proc: the fifth field
+// of /proc/PID/stat, after the command name in parentheses, is the group; the third the state).
+bool group_has_others(pid_t leader) {
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return false;
+  bool found = false;
+  while (const dirent* entry = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(entry->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0 || pid == leader) continue;
+    char path[64];
+    std::snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    Fd fd(::open(path, O_RDONLY | O_CLOEXEC));
+    if (fd.get() < 0) continue;
+    char buffer[512];
+    ssize_t n = ::read(fd.get(), buffer, sizeof buffer - 1);
+    if (n <= 0) continue;
+    buffer[n] = '\0';
+    const char* after_name = std::strrchr(buffer, ')');
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (!after_name || std::sscanf(after_name + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3) continue;
+    if (pgrp == leader && state != 'Z' && state != 'X') {
+      found = true;
+      break;
+    }
+  }
+  ::closedir(proc);
+  return found;
+}
+
+// The run ends by our doing (interrupt, timeout): nothing of the child's group may outlive it.
+bool ending(const ProcessResult& result) { return result.interrupted || result.timed_out; }
+
+void send_to_group(const RunState& state, ProcessResult& result, int sig) {
+  if (state.reaped) return;
+  ::kill(-state.pid, sig);
+  result.signals_sent.push_back(sig);
+}
+
+// SIGTERM to the group, SIGKILL when it is still there kill_grace_ns later.
+void terminate_group(RunState& state, const ProcessOptions& options, ProcessResult& result) {
+  if (state.term_sent) return;
+  state.term_sent = true;
+  send_to_group(state, result, SIGTERM);
+  state.kill_at = Clock::now() + std::chrono::nanoseconds(options.kill_grace_ns);
+}
+
+void kill_group(const RunState& state, ProcessResult& result) {
+  if (result.killed) return;
+  result.killed = true;
+  send_to_group(state, result, SIGKILL);
 }
 
 // Milliseconds poll() may sleep before the next deadline; -1 when there is none.
-int poll_timeout_ms(const RunState& state, bool pipes_open) {
+int poll_timeout_ms(const RunState& state, bool pipes_open, bool watch_group) {
   std::optional<Clock::time_point> next;
   auto consider = [&](const std::optional<Clock::time_point>& t) {
     if (t && (!next || *t < *next)) next = t;
   };
-  consider(state.kill_at ? state.kill_at : state.timeout_at);
+  if (!state.exited) consider(state.timeout_at);
+  if (!state.term_sent) consider(state.escalate_at);
+  consider(state.kill_at);
   consider(state.drain_until);
-  // With both pipes closed nothing wakes us when the child exits, so look every 10 ms.
-  int cap_ms = pipes_open ? -1 : 10;
+  // With both pipes closed nothing wakes us when the child exits, so look every 10 ms; the
+  // same while waiting for what is left of an ended group.
+  int cap_ms = pipes_open && !watch_group ? -1 : 10;
   if (!next) return cap_ms;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*next - Clock::now()).count();
   int left_ms = static_cast<int>(std::max<std::int64_t>(0, left + 1));
@@ -287,27 +362,48 @@ int poll_timeout_ms(const RunState& state, bool pipes_open) {
 
 void check_deadlines(RunState& state, const ProcessOptions& options, ProcessResult& result) {
   auto now = Clock::now();
-  if (state.reaped) return;
-  if (state.timeout_at && !state.kill_at && now >= *state.timeout_at) {
+  if (state.timeout_at && !result.timed_out && !state.exited && now >= *state.timeout_at) {
     result.timed_out = true;
-    ::kill(-state.pid, SIGTERM);
-    state.kill_at = now + std::chrono::nanoseconds(options.kill_grace_ns);
-  } else if (state.kill_at && !result.killed && now >= *state.kill_at) {
-    result.killed = true;
-    ::kill(-state.pid, SIGKILL);
+    terminate_group(state, options, result);
   }
+  if (state.escalate_at && now >= *state.escalate_at) terminate_group(state, options, result);
+  if (state.kill_at && now >= *state.kill_at) kill_group(state, result);
 }
 
-void forward_pending_signal(int wake_fd, RunState& state, ProcessResult& result) {
+// The first signal is forwarded (SIGTERM at once starts the SIGKILL grace); the second sends
+// SIGTERM without waiting for the grace; a third, SIGKILL.
+void handle_signals(int wake_fd, RunState& state, const ProcessOptions& options, ProcessResult& result) {
   char drain[64];
   while (::read(wake_fd, drain, sizeof drain) > 0) {
   }
-  int sig = g_pending_signal;
-  if (sig == 0) return;
-  g_pending_signal = 0;
-  if (!result.interrupted) result.interrupt_signal = sig;
-  result.interrupted = true;
-  if (!state.reaped) ::kill(-state.pid, sig);
+  const int received = g_signal_count;
+  while (state.signals_handled < received) {
+    if (++state.signals_handled == 1) {
+      result.interrupted = true;
+      result.interrupt_signal = g_first_signal;
+      if (result.interrupt_signal == SIGINT) {
+        send_to_group(state, result, SIGINT);
+        state.escalate_at = Clock::now() + std::chrono::nanoseconds(options.interrupt_grace_ns);
+      } else {
+        terminate_group(state, options, result);
+      }
+    } else if (!state.term_sent) {
+      terminate_group(state, options, result);
+    } else {
+      kill_group(state, result);
+    }
+  }
+}
+
+// After an interrupt or a timeout, once the child is gone: SIGTERM to what is left of its
+// group (a grandchild that ignored SIGINT), SIGKILL after the grace.
+void end_leftovers(RunState& state, const ProcessOptions& options, ProcessResult& result) {
+  if (!state.exited || !ending(result) || state.group_empty) return;
+  if (!group_has_others(state.pid)) {
+    state.group_empty = true;
+    return;
+  }
+  terminate_group(state, options, result);
 }
 
 }  // namespace
@@ -327,6 +423,16 @@ std::string ProcessResult::describe() const {
   if (timed_out) text += ", timed out after " + std::string(seconds) + " s";
   if (interrupted) {
     text += std::string(", interrupted by ") + (interrupt_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+  }
+  // What it took to end it, when the first signal was not enough.
+  if (signals_sent.size() > 1 || (timed_out && killed)) {
+    text += " (sent";
+    for (std::size_t i = 0; i < signals_sent.size(); ++i) {
+      text += std::string(i == 0 ? " " : ", ") + (signals_sent[i] == SIGINT    ? "SIGINT"
+                                                  : signals_sent[i] == SIGTERM ? "SIGTERM"
+                                                                               : "SIGKILL");
+    }
+    text += " to its process group)";
   }
   return text;
 }
@@ -410,11 +516,12 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
   for (StreamPump& pump : pumps) set_nonblocking(pump.pipe.get());
 
   while (true) {
+    end_leftovers(state, options, result);
     bool pipes_open = pumps[0].open() || pumps[1].open();
-    if (state.reaped && !pipes_open) break;
+    if (state.exited && (ending(result) ? state.group_empty : !pipes_open)) break;
     // A grandchild outside our reach may hold the pipes open after the child exits: give it a
     // moment to finish writing, then stop.
-    if (state.reaped && !state.drain_until)
+    if (state.exited && !ending(result) && !state.drain_until)
       state.drain_until = Clock::now() + std::chrono::seconds(2);
     if (state.drain_until && Clock::now() >= *state.drain_until) break;
 
@@ -424,23 +531,23 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
     for (StreamPump& pump : pumps) {
       if (pump.open()) fds[count++] = {pump.pipe.get(), POLLIN, 0};
     }
-    int ready = ::poll(fds, count, poll_timeout_ms(state, pipes_open));
+    int ready = ::poll(fds, count, poll_timeout_ms(state, pipes_open, state.exited && ending(result)));
     if (ready < 0 && errno != EINTR) break;
-    forward_pending_signal(wake_pipe->read_end.get(), state, result);
+    handle_signals(wake_pipe->read_end.get(), state, options, result);
     for (StreamPump& pump : pumps) {
       if (pump.open()) pump_once(pump, options.on_line);
     }
-    try_reap(state);
+    check_exit(state);
     check_deadlines(state, options, result);
   }
-  // Stopped early (drain limit or poll failure): make sure the child is gone and reaped.
-  if (!state.reaped) {
-    ::kill(-state.pid, SIGKILL);
-    while (::waitpid(state.pid, &state.wait_status, 0) < 0 && errno == EINTR) {
-    }
+  // Stopped early (drain limit or poll failure): make sure the child is gone.
+  if (!state.exited) ::kill(-state.pid, SIGKILL);
+  reap(state);
+  for (StreamPump& pump : pumps) {
+    if (pump.open()) pump_once(pump, options.on_line);
+    emit_lines(pump, options.on_line, /*at_eof=*/true);
   }
-  for (StreamPump& pump : pumps) emit_lines(pump, options.on_line, /*at_eof=*/true);
-  forward_pending_signal(wake_pipe->read_end.get(), state, result);
+  handle_signals(wake_pipe->read_end.get(), state, options, result);
 
   result.wall_ns = ns_since(state.start);
   if (WIFEXITED(state.wait_status)) result.exit_code = WEXITSTATUS(state.wait_status);

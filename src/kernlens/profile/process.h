@@ -2,7 +2,10 @@
 // an argv vector (never a shell string) in its own process group, its stdout and stderr each
 // copied to a log file, optionally echoed to ours and handed line by line to a callback, a
 // wall-clock timeout (SIGTERM to the group, SIGKILL after a grace period), and SIGINT/SIGTERM
-// received by kernlens forwarded to the child's group while it runs.
+// received by kernlens forwarded to the child's group while it runs, escalated as ncu and nsys
+// users expect: the first SIGINT is forwarded; a second one, or the child still running after
+// a grace period, sends SIGTERM, then SIGKILL. When a run ends by interrupt or timeout, what is
+// left of the child's process group (a grandchild that ignored the signal) is ended too.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +33,10 @@ struct ProcessOptions {
   bool echo = false;              // copy the child's output to our stdout/stderr as it arrives
   LineCallback on_line;           // may be empty
   std::int64_t timeout_ns = 0;    // wall-clock limit; 0: none
-  std::int64_t kill_grace_ns = 5'000'000'000;  // SIGTERM to SIGKILL, on timeout
+  std::int64_t kill_grace_ns = 5'000'000'000;  // SIGTERM to SIGKILL (timeout, interrupt)
+  // After a forwarded SIGINT, how long the child may take to stop (ncu and nsys write their
+  // report) before its group gets SIGTERM; a second SIGINT does not wait.
+  std::int64_t interrupt_grace_ns = 10'000'000'000;
   bool forward_signals = true;  // forward SIGINT/SIGTERM we receive to the child's group
 };
 
@@ -41,6 +47,7 @@ struct ProcessResult {
   bool interrupted = false;        // we received SIGINT/SIGTERM and forwarded it
   int interrupt_signal = 0;        // the first signal forwarded (SIGINT or SIGTERM), 0 if none
   bool killed = false;             // we had to send SIGKILL after the grace period
+  std::vector<int> signals_sent;   // to the child's group, in order (forwarded, escalated)
   std::int64_t wall_ns = 0;        // from spawn to the child being reaped
   int pid = 0;                     // also the process group id
   std::string stdout_log_path;

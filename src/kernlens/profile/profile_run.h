@@ -34,6 +34,10 @@ struct ProfileRunOptions {
   std::vector<std::string> nvtx_ranges;  // start/end ranges, "[DOMAIN@]NAME"
   std::string out = "kernlens-runs";
   std::string run_id;                    // empty: made from the time and the program
+  bool force_overwrite = false;          // replace an existing run directory of that id
+  std::vector<std::pair<std::string, std::string>> tags;  // KEY=VALUE for the manifest's "tags"
+  // A previous run directory whose discovery this run reuses instead of running its own.
+  std::string discovery_from;
   double timeout_s = 0;                  // per profiler run; 0: none
   bool dry_run = false;
   // End the program once the deep pass has profiled its last planned launch (kernel replay
@@ -43,6 +47,7 @@ struct ProfileRunOptions {
   std::string tracer_path;               // libkernlens_tracer.so; empty: beside kernlens
   bool progress_tty = false;             // redraw a progress bar (stderr is a terminal)
   bool echo_program_output = true;
+  bool verbose = false;                  // print where the time went, step by step
   analysis::AnalysisOptions analysis;
 };
 
@@ -62,7 +67,9 @@ ProfileRunResult run_profile(const ProfileRunOptions& options, const names::Kern
 std::optional<int> launcher_rank(char** environ_list);
 
 // "[DOMAIN@]A/B/C" -> ncu's --nvtx-include expression for those push/pop ranges; "\@", "\/"
-// and "\\" are a literal '@', '/' and '\'. Error for an empty range name.
+// and "\\" are a literal '@', '/' and '\'. ncu's own spelling is accepted too: a trailing '/'
+// ("prefill/", "LLM@prefill/") is ncu's mark of a push/pop range, not an empty range name.
+// Error for an empty range name.
 Result<std::string> nvtx_include_expression(std::string_view user_path);
 Result<std::string> nvtx_range_expression(std::string_view user_range);
 

@@ -160,9 +160,13 @@ std::string DeepProgress::on_event(const NcuEvent& event, double elapsed_s) {
   return "\r" + line;
 }
 
-std::string DeepProgress::finish(double elapsed_s) {
+std::string DeepProgress::finish(double elapsed_s, bool ended_early) {
   current_.clear();
-  std::string line = render(elapsed_s) + " (done)";
+  const char* how = done_ == 0          ? " (nothing profiled)"
+                    : ended_early       ? " (stopped)"
+                    : done_ >= planned_ ? " (done)"
+                                        : " (short of the plan)";
+  std::string line = render(elapsed_s) + how;
   if (!tty_) return line + "\n";
   std::size_t width = line.size();
   if (width < last_width_) line.append(last_width_ - width, ' ');

@@ -48,8 +48,11 @@ class DeepProgress {
   // The text to write for this event at `elapsed_s` since the deep pass began; empty when
   // nothing changes on screen.
   std::string on_event(const NcuEvent& event, double elapsed_s);
-  // The closing text: the last redraw ended by a newline, or a summary line.
-  std::string finish(double elapsed_s);
+  // The closing text: the last redraw ended by a newline, or a summary line. It says "(done)"
+  // only when every planned kernel was profiled; "(nothing profiled)" when none was,
+  // "(stopped)" when the pass ended early (`ended_early`: a failure or Ctrl-C), else "(short
+  // of the plan)".
+  std::string finish(double elapsed_s, bool ended_early = false);
 
   std::uint64_t done() const { return done_; }
 

@@ -1,5 +1,6 @@
 #include "kernlens/profile/run_dir.h"
 
+#include <algorithm>
 #include <array>
 #include <ctime>
 #include <system_error>
@@ -40,9 +41,19 @@ nlohmann::ordered_json tool_run_json(const ToolRun& run) {
   if (run.timed_out) j["timed_out"] = true;
   if (run.interrupted) j["interrupted"] = true;
   j["wall_ns"] = run.wall_ns;
+  if (!run.signals_sent.empty()) j["signals_sent"] = run.signals_sent;
+  if (run.kernels_profiled > 0) j["kernels_profiled"] = run.kernels_profiled;
+  if (run.first_kernel_ns) j["first_kernel_ns"] = *run.first_kernel_ns;
+  if (run.last_kernel_ns) j["last_kernel_ns"] = *run.last_kernel_ns;
   if (!run.stdout_log.empty()) j["stdout_log"] = run.stdout_log;
   if (!run.stderr_log.empty()) j["stderr_log"] = run.stderr_log;
   return j;
+}
+
+// A directory `create_run_dir` may replace: a kernlens run directory, or nothing at all.
+bool replaceable(const std::filesystem::path& dir) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(dir / "manifest.json", ec) || std::filesystem::is_empty(dir, ec);
 }
 
 }  // namespace
@@ -62,14 +73,25 @@ std::string make_run_id(std::chrono::system_clock::time_point now, std::string_v
                      utc.tm_hour, utc.tm_min, utc.tm_sec, name);
 }
 
-Result<RunDir> create_run_dir(const std::filesystem::path& out, const std::string& run_id) {
+Result<RunDir> create_run_dir(const std::filesystem::path& out, const std::string& run_id, bool force_overwrite) {
   RunDir dir{run_id, out / run_id, out / run_id / "discovery", out / run_id / "deep"};
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) return make_error(out.string(), 0, "cannot create the output directory: " + ec.message());
+  if (force_overwrite && std::filesystem::is_directory(dir.root, ec)) {
+    if (!replaceable(dir.root)) {
+      return make_error(dir.root.string(), 0,
+                        "exists and is not a kernlens run directory (no manifest.json): -f replaces only a run "
+                        "directory");
+    }
+    std::filesystem::remove_all(dir.root, ec);
+    if (ec) return make_error(dir.root.string(), 0, "cannot replace the run directory: " + ec.message());
+  }
   if (!std::filesystem::create_directory(dir.root, ec)) {
     if (ec) return make_error(dir.root.string(), 0, "cannot create the run directory: " + ec.message());
-    return make_error(dir.root.string(), 0, "the run directory exists already: a run never overwrites another");
+    return make_error(dir.root.string(), 0,
+                      "the run directory exists already: a run never overwrites another (-f replaces it, "
+                      "--run-id names another)");
   }
   for (const auto& sub : {dir.discovery, dir.deep}) {
     if (!std::filesystem::create_directory(sub, ec) && ec) {
@@ -102,10 +124,33 @@ nlohmann::ordered_json manifest_json(const Manifest& m) {
   j["tools"] = m.tools;
   j["clock_control"] = m.clock_control;
   j["options"] = m.options;
+  if (!m.tags.empty()) {
+    auto& tags = j["tags"] = nlohmann::ordered_json::object();
+    for (const auto& [key, value] : m.tags) tags[key] = value;
+  }
+  if (!m.discovery.empty()) j["discovery"] = m.discovery;
   j["step_wall_ns"] = m.step_wall_ns;
+  auto& timings = j["timings"] = nlohmann::ordered_json::object();
+  timings["total_ns"] = m.total_ns;
+  auto& steps = timings["steps"] = nlohmann::ordered_json::array();
+  for (const auto& t : m.timings) steps.push_back({{"step", t.step}, {"wall_ns", t.wall_ns}});
+  if (!m.kept.empty()) j["kept"] = m.kept;
   auto& runs = j["runs"] = nlohmann::ordered_json::array();
   for (const auto& r : m.runs) runs.push_back(tool_run_json(r));
   return j;
+}
+
+std::vector<std::string> run_dir_files(const RunDir& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(dir.root, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (!it->is_regular_file(ec)) continue;
+    std::string relative = std::filesystem::relative(it->path(), dir.root, ec).string();
+    if (relative != "manifest.json") files.push_back(std::move(relative));
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 Status write_manifest(const RunDir& dir, const Manifest& manifest) {

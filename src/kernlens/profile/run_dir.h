@@ -33,9 +33,11 @@ struct RunDir {
 // '_', '.' kept; anything else becomes '_'), so runs sort by time and say what ran.
 std::string make_run_id(std::chrono::system_clock::time_point now, std::string_view program);
 
-// Creates <out>/<run_id>/ with discovery/ and deep/. An existing run directory is an error:
-// a run never overwrites another.
-Result<RunDir> create_run_dir(const std::filesystem::path& out, const std::string& run_id);
+// Creates <out>/<run_id>/ with discovery/ and deep/. An existing run directory is an error
+// (a run never overwrites another) unless `force_overwrite`, and even then only a kernlens run
+// directory (it holds manifest.json) or an empty directory is replaced, never anything else.
+Result<RunDir> create_run_dir(const std::filesystem::path& out, const std::string& run_id,
+                              bool force_overwrite = false);
 
 // One profiler or program run, as the manifest records it.
 struct ToolRun {
@@ -47,6 +49,17 @@ struct ToolRun {
   bool interrupted = false;        // the user pressed Ctrl-C (or kernlens got SIGTERM)
   std::int64_t wall_ns = 0;
   std::string stdout_log, stderr_log;  // relative to the run directory
+  std::vector<int> signals_sent;       // to its process group, when kernlens had to end it
+  // ncu runs: the kernels ncu said it profiled, and when the first and the last of them ended
+  // (from the run's start): start-up, profiling and what came after, apart.
+  std::uint64_t kernels_profiled = 0;
+  std::optional<std::int64_t> first_kernel_ns, last_kernel_ns;
+};
+
+// Where the time of a run went, step by step: kernlens's own steps and each child's run.
+struct StepTime {
+  std::string step;
+  std::int64_t wall_ns = 0;
 };
 
 struct Manifest {
@@ -61,7 +74,18 @@ struct Manifest {
   std::string status_reason;           // why, when not complete
   std::vector<ToolRun> runs;
   std::map<std::string, std::int64_t> step_wall_ns;  // per step name
+  // The user's --tag KEY=VALUE, in the order given ("tags": an object).
+  std::vector<std::pair<std::string, std::string>> tags;
+  // Which discovery ran and why the others did not: {"requested", "method", "attempts": [...]}.
+  nlohmann::ordered_json discovery = nlohmann::ordered_json::object();
+  std::vector<StepTime> timings;  // in the order the steps ran
+  std::int64_t total_ns = 0;      // the whole command so far
+  // A run that did not complete: the files it left (relative paths), for the user to reuse.
+  std::vector<std::string> kept;
 };
+
+// The files under the run directory, relative to it, sorted (manifest.json left out).
+std::vector<std::string> run_dir_files(const RunDir& dir);
 
 // The variables worth recording: CUDA_*, NVIDIA_*, NCCL_*, PYTORCH_*, TORCH_*, rank and
 // world-size variables, LD_LIBRARY_PATH. Names that look like secrets are left out.

@@ -131,8 +131,7 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
       if (p.is_string()) nvtx_include.push_back(p.get<std::string>());
     }
   }
-  std::vector<std::string> timeline = {first_existing(root / "discovery", {"timeline.sqlite", "timing_raw.csv"})};
-  if (timeline[0].empty()) timeline = tracer_outputs((root / "discovery").string());
+  const std::vector<std::string> timeline = discovery_exports(dir, discovery);
   if (timeline.empty()) {
     return make_error(dir, 0, "a run directory without a discovery export (discovery/timeline.sqlite, "
                               "discovery/timing_raw.csv or discovery/kernlens-*.kltrace): the run failed before "
@@ -144,6 +143,18 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
     profile.inputs.front().warnings.push_back(make_error(dir, 0, warning));
   }
   return ok_status();
+}
+
+std::vector<std::string> discovery_exports(const std::string& dir, std::string_view method) {
+  const fs::path discovery = fs::path(dir) / "discovery";
+  // A fallback leaves the files of the methods that failed beside those of the one that ran.
+  if (method == "nsys" || method == "ncu") {
+    std::string file = first_existing(discovery, {method == "nsys" ? "timeline.sqlite" : "timing_raw.csv"});
+    return file.empty() ? std::vector<std::string>{} : std::vector<std::string>{file};
+  }
+  if (method == "tracer") return tracer_outputs(discovery.string());
+  if (auto file = first_existing(discovery, {"timeline.sqlite", "timing_raw.csv"}); !file.empty()) return {file};
+  return tracer_outputs(discovery.string());
 }
 
 std::vector<std::string> read_run_command(const std::string& dir) {

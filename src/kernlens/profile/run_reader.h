@@ -46,6 +46,12 @@ std::vector<std::string> join_deep_exports(const std::vector<std::string>& csv_p
 Status read_run_directory(const std::string& dir, model::Profile& profile,
                           const ingest::ReadOptions& options);
 
+// The discovery export of the run directory `dir` as `method` ("nsys", "ncu", "tracer") writes
+// it: discovery/timeline.sqlite, discovery/timing_raw.csv (each gzipped or not) or the tracer's
+// discovery/kernlens-*.kltrace; for another method (a manifest that does not say), the first
+// of those found. Empty when there is none.
+std::vector<std::string> discovery_exports(const std::string& dir, std::string_view method);
+
 // The profiled program's argv from a run directory's manifest; empty when it has none.
 std::vector<std::string> read_run_command(const std::string& dir);
 

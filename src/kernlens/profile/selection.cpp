@@ -262,8 +262,10 @@ struct NumberGroup {
 };
 
 // Greedy set cover weighted by time: each round takes the number acceptable to the picks not
-// yet placed that make up the most kernel time (then the one closest to their medians, then
-// the earliest), so the hottest kernels share the first run and a run left over holds little.
+// yet placed that make up the most kernel time, so the hottest kernels share the first run and
+// a run left over holds little. Among numbers that cover the same kernels, the one whose last
+// launch comes first wins (ncu ends the program there: a repeated stage's first warm pass
+// rather than its last), then the one closest to the kernels' medians.
 std::vector<NumberGroup> cover_by_number(
     const std::vector<KernelPick>& picks,
     const std::unordered_map<model::NameId, std::vector<Acceptable>>& acceptable) {
@@ -276,16 +278,20 @@ std::vector<NumberGroup> cover_by_number(
   for (std::size_t left = picks.size(); left > 0;) {
     const std::vector<std::pair<std::size_t, Acceptable>>* best = nullptr;
     std::uint64_t best_number = 0;
+    std::size_t best_end = 0;
     double best_ns = 0, best_deviation = kNoDeviation;
     for (const auto& [number, members] : by_number) {
       double ns = 0, total = 0;
+      std::size_t end = 0;  // the position of its last launch
       for (const auto& [p, a] : members) {
         if (placed[p]) continue;
         ns += picks[p].total_ns;
         total += std::isfinite(a.deviation) ? a.deviation : 1e9;
+        end = std::max(end, a.position);
       }
-      if (ns > best_ns || (ns == best_ns && ns > 0 && total < best_deviation)) {
-        best = &members, best_number = number, best_ns = ns, best_deviation = total;
+      const bool same_kernels = ns == best_ns && ns > 0;
+      if (ns > best_ns || (same_kernels && (end < best_end || (end == best_end && total < best_deviation)))) {
+        best = &members, best_number = number, best_ns = ns, best_deviation = total, best_end = end;
       }
     }
     if (!best) break;  // a pick without launches; the caller reports it
@@ -382,6 +388,63 @@ Status merge_by_invocation_number(const model::Profile& profile,
   return ok_status();
 }
 
+// The invocation of a window of the launches `picks`' filter matches; sets each pick's
+// representative launch.
+NcuInvocation window_invocation(const model::Profile& profile, const std::vector<std::size_t>& order, Selection& sel,
+                                const std::vector<std::size_t>& picks, const Window& window) {
+  NcuInvocation inv;
+  inv.kernel_name = alternation(sel.name_base, sel.picks, picks);
+  inv.launch_skip = window.skip;
+  inv.launch_count = window.count;
+  inv.picks = picks;
+  for (std::size_t s = 0; s < picks.size(); ++s) {
+    set_representative(profile, order, sel.picks[picks[s]], window.representative[s],
+                       picks.size() == 1 ? "the first launch of it closest to its median duration"
+                                         : "the launch closest to its median in the window of launches, short enough "
+                                           "to profile in one run, that holds every kernel of its invocation");
+  }
+  inv.reason = fmt::format(
+      "{} kernel(s) reached by skipping {} and profiling {} of the launches the filter matches "
+      "(--launch-skip counts only matching launches)",
+      picks.size(), inv.launch_skip, inv.launch_count);
+  return inv;
+}
+
+// Several --kernel-id runs (the kernels share no launch number: a kernel launched once per
+// pass, lm_head, beside kernels launched once per layer): one run over the shortest window of
+// launches that holds every kernel is cheaper when its extra launches cost less than the runs
+// it saves.
+void prefer_one_window(const model::Profile& profile, const std::vector<std::size_t>& order, const FilterKeys& fk,
+                       Selection& sel, const SelectionOptions& options) {
+  if (sel.invocations.size() < 2) return;
+  std::vector<std::size_t> all(sel.picks.size());
+  for (std::size_t p = 0; p < all.size(); ++p) all[p] = p;
+  const double saved_launches = options.run_cost_in_launches * static_cast<double>(sel.invocations.size() - 1);
+  const auto limit = static_cast<std::uint64_t>(static_cast<double>(all.size()) + saved_launches);
+  auto w = best_window(profile, order, fk, sel.picks, all, limit);
+  if (!w || w->count >= limit) return;
+  // Each kernel's launch in the window must represent it as well as --kernel-id's would.
+  std::unordered_map<model::NameId, double> closest;
+  for (std::size_t i : order) {
+    const auto& launch = profile.launches[i];
+    for (const auto& pick : sel.picks) {
+      if (pick.name != launch.name) continue;
+      auto [it, added] = closest.try_emplace(launch.name, kNoDeviation);
+      it->second = std::min(it->second, deviation(launch, pick.median_ns));
+    }
+  }
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    const double d = deviation(profile.launches[order[w->representative[p]]], sel.picks[p].median_ns);
+    if (d > closest[sel.picks[p].name] + options.representative_tolerance) return;
+  }
+  const std::size_t runs = sel.invocations.size();
+  sel.invocations = {window_invocation(profile, order, sel, all, *w)};
+  sel.notes.push_back(fmt::format(
+      "one ncu run over a window of {} launches instead of {} runs of one launch per kernel: the kernels share no "
+      "launch number, and {} more launches cost less than {} more runs (each starts the program again)",
+      w->count, runs, w->count - all.size(), runs - 1));
+}
+
 // Without --kernel-id: each kernel joins the first invocation whose window of matching
 // launches stays short enough.
 Status merge_by_window(const model::Profile& profile, const std::vector<std::size_t>& order,
@@ -413,26 +476,7 @@ Status merge_by_window(const model::Profile& profile, const std::vector<std::siz
     }
     groups.push_back(Group{{p}, std::move(*w)});
   }
-  for (auto& g : groups) {
-    NcuInvocation inv;
-    inv.kernel_name = alternation(sel.name_base, sel.picks, g.picks);
-    inv.launch_skip = g.window.skip;
-    inv.launch_count = g.window.count;
-    inv.picks = g.picks;
-    for (std::size_t s = 0; s < g.picks.size(); ++s) {
-      set_representative(profile, order, sel.picks[g.picks[s]], g.window.representative[s],
-                         g.picks.size() == 1
-                             ? "the first launch of it closest to its median duration"
-                             : "the launch closest to its median in the window of launches, "
-                               "short enough to profile in one run, that holds every kernel "
-                               "of its invocation");
-    }
-    inv.reason = fmt::format(
-        "{} kernel(s) reached by skipping {} and profiling {} of the launches the filter matches "
-        "(--launch-skip counts only matching launches)",
-        g.picks.size(), inv.launch_skip, inv.launch_count);
-    sel.invocations.push_back(std::move(inv));
-  }
+  for (auto& g : groups) sel.invocations.push_back(window_invocation(profile, order, sel, g.picks, g.window));
   return ok_status();
 }
 
@@ -531,10 +575,11 @@ Result<Selection> select_kernels(const model::Profile& profile,
   sel.picks.assign(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(names.size()));
 
   const FilterKeys fk = filter_keys(profile, sel.name_base);
-  auto merged = kernel_id_usable(sel)
-                    ? merge_by_invocation_number(profile, order, fk, ranked, sel, options)
-                    : merge_by_window(profile, order, fk, sel, options);
+  const bool by_number = kernel_id_usable(sel);
+  auto merged = by_number ? merge_by_invocation_number(profile, order, fk, ranked, sel, options)
+                          : merge_by_window(profile, order, fk, sel, options);
   if (!merged.ok()) return merged.error();
+  if (by_number) prefer_one_window(profile, order, fk, sel, options);
   return sel;
 }
 

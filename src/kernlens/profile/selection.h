@@ -10,7 +10,9 @@
 //                     (--kernel-id "::regex:^(a|b)$:N" profiles the N-th launch of each
 //                     kernel it matches), else one contiguous window of matching launches.
 //                     A run that only a few kernels need is dropped when the next kernels
-//                     by time fit the other runs and keep coverage (Selection::notes says so).
+//                     by time fit the other runs and keep coverage (Selection::notes says so);
+//                     when several runs remain, one run over a window of launches that holds
+//                     every kernel replaces them if its extra launches cost less than the runs.
 //   escape_regex()    a literal string as a regular expression
 //   ncu_function_name()  what ncu's --kernel-name-base function matches, from a demangled name
 #pragma once
@@ -42,6 +44,12 @@ struct SelectionOptions {
   // this fraction of the median further from the median than the closest launch's: the
   // looser, the more kernels share one invocation number and so one ncu run.
   double representative_tolerance = 0.1;
+  // What one more ncu run costs, in profiled launches: every run starts the program again
+  // (15-30 s before the first kernel for a PyTorch model on the H100) while a launch costs
+  // about 0.5-0.7 s at the roofline tier (BENCHMARKS.md, issue 6). When the kernels share no
+  // launch number, one run over a window of their launches beats several runs as long as the
+  // window's extra launches cost less than the runs it saves.
+  double run_cost_in_launches = 30;
 };
 
 // One kernel chosen for the deep pass and the launch of it that represents it.

@@ -107,6 +107,15 @@ Result<model::RunMeta> manifest_meta(const std::string& dir) {
   }
   model::RunMeta meta = workload_meta(argv);
   meta.command = joined(argv);
+  // `kernlens profile --tag KEY=VALUE`: after what the workload's arguments say, before the
+  // --tag of `db ingest` (read_run applies those last).
+  if (j.contains("tags") && j["tags"].is_object()) {
+    Tags tags;
+    for (const auto& [key, value] : j["tags"].items()) {
+      if (value.is_string()) tags.emplace_back(key, value.get<std::string>());
+    }
+    if (Status s = apply_tags(meta, tags); !s) return make_error(path, 0, s.error().message);
+  }
   using P = nlohmann::json::json_pointer;
   meta.gpu = json_text(j, P("/tools/gpu"));
   meta.driver = json_text(j, P("/tools/driver"));

@@ -8,8 +8,9 @@
 //
 // The metadata: the manifest's command, GPU, tool versions and environment (CUDA_VERSION,
 // driver), then, when the command runs examples/workloads/llm_stages.py, its --model, --batch,
-// --prompt (as tokens), --dtype and the rest with the script's defaults, then the user's
-// --tag key=value (model, dtype, batch and tokens fill those columns; every tag is kept).
+// --prompt (as tokens), --dtype and the rest with the script's defaults, then the manifest's
+// "tags" (`kernlens profile --tag`), then the user's --tag key=value (model, dtype, batch and
+// tokens fill those columns; every tag is kept).
 #pragma once
 
 #include <string>

@@ -1,0 +1,75 @@
+#!/usr/bin/env python3
+"""A llama-like model kernlens never ran, for measuring what `kernlens profile` costs.
+
+Builds the model from a transformers LlamaConfig with random weights (no download; built on
+the CPU and moved to the GPU, as a script that loads a checkpoint would), then runs
+--warmup prefills and --iters measured prefills over one batch of prompts, each prefill in
+an NVTX push/pop range "prefill", then --decode-steps greedy decode steps in a range
+"decode". Shapes: hidden 2048, 16 heads of 128 (8 KV heads), MLP 5632, vocab 32000; the
+number of layers is --layers (the cost measurement uses 4 and 8, the same kernels repeated).
+
+    python3 unseen_llama.py --layers 4 --batch 16 --prompt 512
+"""
+import argparse
+import time
+
+import torch
+import transformers
+
+
+def build_model(layers, dtype):
+    config = transformers.LlamaConfig(
+        hidden_size=2048, intermediate_size=5632, num_hidden_layers=layers,
+        num_attention_heads=16, num_key_value_heads=8, vocab_size=32000,
+        max_position_embeddings=4096)
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
+    return model.to("cuda").eval(), config
+
+
+@torch.inference_mode()
+def prefill(model, input_ids):
+    with torch.cuda.nvtx.range("prefill"):
+        out = model(input_ids=input_ids, use_cache=True)
+        token = out.logits[:, -1:].argmax(-1)
+        torch.cuda.synchronize()
+    return out.past_key_values, token
+
+
+@torch.inference_mode()
+def decode(model, past, token, steps):
+    with torch.cuda.nvtx.range("decode"):
+        for _ in range(steps):
+            out = model(input_ids=token, past_key_values=past, use_cache=True)
+            past, token = out.past_key_values, out.logits[:, -1:].argmax(-1)
+        torch.cuda.synchronize()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--prompt", type=int, default=512, help="prompt length in tokens")
+    parser.add_argument("--warmup", type=int, default=1, help="prefills before the measured ones")
+    parser.add_argument("--iters", type=int, default=1, help="measured prefills")
+    parser.add_argument("--decode-steps", type=int, default=4)
+    parser.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
+    args = parser.parse_args()
+
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
+    model, config = build_model(args.layers, dtype)
+    input_ids = torch.randint(0, config.vocab_size, (args.batch, args.prompt), device="cuda")
+    for _ in range(args.warmup):
+        prefill(model, input_ids)
+    times = []
+    for _ in range(args.iters):
+        start = time.perf_counter()
+        past, token = prefill(model, input_ids)
+        times.append(time.perf_counter() - start)
+    decode(model, past, token, args.decode_steps)
+    print(f"unseen_llama: layers={args.layers} batch={args.batch} prompt={args.prompt} "
+          f"prefill_s={min(times):.4f}")
+
+
+if __name__ == "__main__":
+    main()

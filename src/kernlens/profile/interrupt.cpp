@@ -1,0 +1,95 @@
+#include "kernlens/profile/interrupt.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "kernlens/common/exit_codes.h"
+
+namespace kernlens::profile {
+namespace {
+
+struct LastWords {
+  std::string path, temporary, bytes;
+};
+
+volatile sig_atomic_t g_signal_count = 0;
+volatile sig_atomic_t g_first_signal = 0;
+// Published whole by the main thread, read by the handler (on whichever thread the signal
+// lands): an earlier version stays alive until the guard ends, so a handler never reads freed
+// memory.
+std::atomic<const LastWords*> g_last_words{nullptr};
+std::vector<std::unique_ptr<LastWords>> g_kept_words;
+
+void write_all(int fd, std::string_view bytes) {
+  while (!bytes.empty()) {
+    ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// Only async-signal-safe calls: open, write, close, rename, _exit.
+extern "C" void on_guard_signal(int sig) {
+  if (g_first_signal == 0) g_first_signal = sig;
+  g_signal_count = g_signal_count + 1;
+  if (g_signal_count < 2) return;
+  if (const LastWords* words = g_last_words.load()) {
+    int fd = ::open(words->temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      write_all(fd, words->bytes);
+      ::close(fd);
+      ::rename(words->temporary.c_str(), words->path.c_str());
+    }
+  }
+  write_all(STDERR_FILENO, "\nkernlens: interrupted twice: stopped at once (the manifest says interrupted)\n");
+  ::_exit(kExitToolFailed);
+}
+
+struct sigaction g_previous_int {};
+struct sigaction g_previous_term {};
+
+}  // namespace
+
+InterruptGuard::InterruptGuard() {
+  g_signal_count = 0;
+  g_first_signal = 0;
+  struct sigaction action {};
+  action.sa_handler = on_guard_signal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, &g_previous_int);
+  sigaction(SIGTERM, &action, &g_previous_term);
+}
+
+InterruptGuard::~InterruptGuard() {
+  sigaction(SIGINT, &g_previous_int, nullptr);
+  sigaction(SIGTERM, &g_previous_term, nullptr);
+  g_last_words = nullptr;
+  g_kept_words.clear();
+}
+
+bool InterruptGuard::interrupted() const { return g_first_signal != 0; }
+
+int InterruptGuard::signal() const { return g_first_signal; }
+
+void InterruptGuard::prepare_last_words(const std::string& path, const std::string& bytes) const {
+  auto words = std::make_unique<LastWords>(LastWords{path, path + ".kernlens-interrupted", bytes});
+  g_last_words = words.get();
+  g_kept_words.push_back(std::move(words));
+}
+
+std::string signal_name(int sig) {
+  if (sig == SIGINT) return "SIGINT";
+  if (sig == SIGTERM) return "SIGTERM";
+  if (sig == SIGKILL) return "SIGKILL";
+  return "signal " + std::to_string(sig);
+}
+
+}  // namespace kernlens::profile
