@@ -242,6 +242,23 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
        replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
                     "\"-12,128\",\"-12,128\",\"-12,128\",\"-12,128\""),
        3, "column 'gpu__time_duration.sum': value -12,128 is out of range"},
+      // Values no GPU produces are errors, not launches read with a made-up or missing time.
+      {"duration of 1e26 ns",
+       replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
+                    "\"12,128\",\"12,128\",\"12,128\",\"100,000,000,000,000,000,000,000,000\""),
+       3, "column 'gpu__time_duration.sum': value 100,000,000,000,000,000,000,000,000 is out of range"},
+      {"duration inf",
+       replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
+                    "\"inf\",\"inf\",\"inf\",\"inf\""),
+       3, "the launch's duration is 'inf', which no GPU measures"},
+      {"duration nan",
+       replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
+                    "\"nan\",\"nan\",\"nan\",\"nan\""),
+       3, "the launch's duration is 'nan', which no GPU measures"},
+      // One stray quote must not turn the rows after it into one field of a "truncated" row.
+      {"stray quote on row 4",
+       replace_once(no_units, "demo::", "de\"mo::", line_start(no_units, 4)),
+       4, "a quote opened in this row is never closed"},
   };
   for (const auto& c : cases) {
     auto r = read_bytes(c.bytes, "in.csv");

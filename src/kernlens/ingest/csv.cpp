@@ -261,6 +261,14 @@ bool CsvScanner::scan(CsvRecord& rec) {
   return true;
 }
 
+std::optional<std::string> unclosed_quote(const CsvRecord& rec, const CsvScanner& scanner) {
+  // At the end of the data the scanner has counted the line breaks inside the open quote.
+  const std::int64_t swallowed = scanner.line() - rec.line;
+  if (rec.closed || swallowed <= 1) return std::nullopt;
+  return "a quote opened in this row is never closed: the " + std::to_string(swallowed) +
+         " lines after it would be read as one field (a stray '\"'?)";
+}
+
 __attribute__((flatten)) bool CsvScanner::next_baseline(CsvRecord& rec) { return scan<BaselineIsa>(rec); }
 
 #if defined(__x86_64__) && defined(__GNUC__)

@@ -53,6 +53,13 @@ Status check_ours(const SqliteDb& db, const std::string& path) {
     }
   }
   bool has_migrations = std::find(tables->begin(), tables->end(), "schema_migrations") != tables->end();
+  // Version 0 is a new, empty file: tables there (even of our names) are someone else's.
+  auto user_table = std::find_if(tables->begin(), tables->end(),
+                                 [](const std::string& t) { return t.rfind("sqlite_", 0) != 0; });
+  if (*version == 0 && user_table != tables->end()) {
+    return make_error(path, 0, fmt::format("not a kernlens database: an SQLite database with table '{}' "
+                                           "and no kernlens schema", *user_table));
+  }
   if (*version > 0 && !has_migrations) {
     return make_error(path, 0, fmt::format("not a kernlens database: user_version {} but no schema_migrations",
                                            *version));
