@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <future>
@@ -73,6 +74,21 @@ TEST(CliOutputs, AnalyzeIntoAFifo) {
   struct stat st {};
   ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
+}
+
+// /dev/stdout names whatever the shell opened: a file opened to append is appended to, not
+// replaced; a pipe is written.
+TEST(CliOutputs, DevStdoutIsWrittenInPlace) {
+  test::TempDir dir;
+  const std::string log = dir.file("log.txt");
+  dir.write("log.txt", "earlier lines\n");
+  const std::string command = std::string(KERNLENS_BIN) + " analyze " + kInput + " -o /dev/stdout >> " + log;
+  ASSERT_EQ(std::system(command.c_str()), 0);
+  const std::string text = slurp(log);
+  EXPECT_EQ(text.rfind("earlier lines\n", 0), 0u) << text;
+  EXPECT_NE(text.find("saxpy"), std::string::npos) << text;
+  const std::string piped = std::string(KERNLENS_BIN) + " analyze " + kInput + " -o /dev/stdout | grep -q saxpy";
+  EXPECT_EQ(std::system(piped.c_str()), 0);
 }
 
 TEST(CliOutputs, AnOutputThatIsAnInputIsRefused) {
@@ -159,6 +175,15 @@ TEST(CliNames, ControlCharactersAreEscapedInTextAndMarkdown) {
       EXPECT_NE(r.out.find("\\x1b[2J"), std::string::npos) << args[0] << " " << args.back() << ":\n" << r.out;
     }
   }
+}
+
+TEST(CliNames, NamesCommandEscapesControlCharacters) {
+  test::TempDir dir;
+  dir.write("names.txt", "void k\x1b[31m<int>(int)\nplain_kernel\n");
+  auto r = run_cli({"names", dir.file("names.txt")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("void k\\x1b[31m<int>(int)\t"), std::string::npos) << r.out;
 }
 
 // Invalid UTF-8 in names and tags: replaced by U+FFFD where it enters, so that the database

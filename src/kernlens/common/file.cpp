@@ -7,8 +7,11 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <charconv>
+#include <optional>
 #include <filesystem>
 #include <thread>
 #include <utility>
@@ -230,8 +233,23 @@ int write_all(int fd, std::string_view content) {
   return 0;
 }
 
-// The path a write to `path` lands on: the end of its chain of symbolic links (which may
-// not exist yet: a dangling link names the file to create).
+// The descriptor that /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names: a file
+// this process has open, maybe one the shell opened to append (opening the name again would
+// start a new, truncating write at offset 0). nullopt for any other path.
+std::optional<int> own_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.rfind(prefix, 0) != 0) continue;
+    std::string_view number = std::string_view(path).substr(prefix.size());
+    int fd = -1;
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), fd);
+    if (ec == std::errc() && end == number.data() + number.size() && fcntl(fd, F_GETFD) != -1) return fd;
+  }
+  return std::nullopt;
+}
+
+// The file a dangling chain of symbolic links names (to be created).
 Result<std::string> resolve_links(const std::string& path) {
   namespace fs = std::filesystem;
   fs::path current = path;
@@ -248,8 +266,8 @@ Result<std::string> resolve_links(const std::string& path) {
 
 // A device, FIFO or other non-regular file is written in place, as a shell's `>` would:
 // renaming over it would replace it (as root, /dev/null itself) with a regular file.
-Status write_in_place(const std::string& path, const std::string& target, std::string_view content) {
-  int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+Status write_in_place(const std::string& path, std::string_view content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
   if (fd < 0) return make_error(path, 0, "cannot open output: " + errno_text(errno));
   int err = write_all(fd, content);
   if (::close(fd) != 0 && err == 0) err = errno;
@@ -296,13 +314,23 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
     }
     return ok_status();
   }
-  auto target = resolve_links(path);
-  if (!target) return target.error();
+  if (auto fd = own_descriptor(path)) {
+    if (int err = write_all(*fd, content); err != 0) return make_error(path, 0, "cannot write output: " + errno_text(err));
+    return ok_status();
+  }
   struct stat st {};
-  if (::stat(target->c_str(), &st) != 0) return write_by_rename(path, *target, content, nullptr);
+  if (::stat(path.c_str(), &st) != 0) {  // new, or a link to a file to create
+    auto target = resolve_links(path);
+    if (!target) return target.error();
+    return write_by_rename(path, *target, content, nullptr);
+  }
   if (S_ISDIR(st.st_mode)) return make_error(path, 0, "cannot write output: is a directory");
-  if (!S_ISREG(st.st_mode)) return write_in_place(path, *target, content);
-  return write_by_rename(path, *target, content, &st);
+  if (!S_ISREG(st.st_mode)) return write_in_place(path, content);
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) return make_error(path, 0, "cannot resolve the output's path: " + errno_text(errno));
+  std::string target = real;
+  std::free(real);
+  return write_by_rename(path, target, content, &st);
 }
 
 bool same_file(const std::string& a, const std::string& b) {

@@ -58,7 +58,8 @@ bool is_gzip(std::string_view bytes);
 // written through a temporary file beside it and a rename: readers see the old file or the
 // whole new one, never a part, and a file replaced keeps its mode (and owner, where allowed).
 // A symbolic link is followed: the file it points to is written, the link stays. A device,
-// FIFO or socket is written in place (never replaced); a directory is an error.
+// FIFO or socket is written in place (never replaced); /dev/stdout, /dev/stderr, /dev/fd/N
+// and /proc/self/fd/N through the descriptor they name; a directory is an error.
 Status write_file_atomically(const std::string& path, std::string_view content);
 
 // Whether both paths exist and name the same file (after links), e.g. an output that would

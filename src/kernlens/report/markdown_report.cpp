@@ -66,7 +66,7 @@ void append_advice(std::string& out, const std::vector<KernelAdvice>& list) {
     out += "\n";
     for (const auto& a : k.advice) {
       std::string speedup = a.est_speedup_pct ? fmt::format(" (est. {:.0f}%)", *a.est_speedup_pct) : "";
-      out += fmt::format("  - {}{}: {}\n", code_span(a.rule), speedup, plain(first_sentence(a.text)));
+      out += fmt::format("  - `{}`{}: {}\n", cell_text(a.rule), speedup, plain(first_sentence(a.text)));
     }
   }
 }
