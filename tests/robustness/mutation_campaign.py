@@ -131,7 +131,8 @@ def run_case(kernlens, path, out, memory_bytes, timeout_s):
     """(verdict, detail): verdict 'ok', 'exit2' or a failure name."""
     try:
         # The memory limit through the shell's ulimit (a preexec_fn is unsafe with threads).
-        proc = subprocess.run(["sh", "-c", f'ulimit -v {memory_bytes >> 10} && exec "$0" "$@"',
+        limit = f"ulimit -v {memory_bytes >> 10} && " if memory_bytes else ""
+        proc = subprocess.run(["sh", "-c", limit + 'exec "$0" "$@"',
                                kernlens, "analyze", path, "--format", "json", "-o", out],
                               stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
@@ -164,7 +165,8 @@ def main():
     ap.add_argument("--cases", type=int, default=2000, help="mutated inputs to run (default 2000)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
-    ap.add_argument("--memory-mib", type=int, default=1024, help="ulimit -v for each run (default 1024)")
+    ap.add_argument("--memory-mib", type=int, default=1024,
+                    help="ulimit -v for each run (default 1024; 0: none, as AddressSanitizer needs)")
     ap.add_argument("--timeout", type=float, default=30, help="seconds before a run counts as a hang")
     ap.add_argument("--keep", help="copy failing inputs into this directory")
     args = ap.parse_args()
@@ -205,7 +207,7 @@ def main():
 
     print(f"{args.cases} mutated inputs from {len(SEEDS)} fixtures (seed {args.seed}) and {len(hostile)} hostile "
           f"ones (endless devices, gzip bombs), {elapsed:.1f} s, "
-          f"ulimit -v {args.memory_mib} MiB, {args.timeout:g} s each at most:")
+          f"ulimit -v {args.memory_mib or 'unlimited'} MiB, {args.timeout:g} s each at most:")
     print(f"  exit 0: {verdicts['ok']}, exit 2 naming the file: {verdicts['exit2']}")
     failed = sum(n for v, n in verdicts.items() if v not in ("ok", "exit2"))
     print(f"  failures: {failed}" + "".join(f", {v}: {n}" for v, n in sorted(verdicts.items())
