@@ -207,7 +207,8 @@ def main():
 
     print(f"{args.cases} mutated inputs from {len(SEEDS)} fixtures (seed {args.seed}) and {len(hostile)} hostile "
           f"ones (endless devices, gzip bombs), {elapsed:.1f} s, "
-          f"ulimit -v {args.memory_mib or 'unlimited'} MiB, {args.timeout:g} s each at most:")
+          + (f"ulimit -v {args.memory_mib} MiB" if args.memory_mib else "no memory limit")
+          + f", {args.timeout:g} s each at most:")
     print(f"  exit 0: {verdicts['ok']}, exit 2 naming the file: {verdicts['exit2']}")
     failed = sum(n for v, n in verdicts.items() if v not in ("ok", "exit2"))
     print(f"  failures: {failed}" + "".join(f", {v}: {n}" for v, n in sorted(verdicts.items())

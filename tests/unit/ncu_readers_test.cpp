@@ -270,6 +270,20 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
   }
 }
 
+// A launch whose duration ncu left without a value ("n/a") is kept without time; the warning
+// counts such launches, so the loss is never silent.
+TEST(NcuRaw, LaunchesWithoutADurationAreCounted) {
+  std::string bytes = fixture_bytes("ncu/demo_raw_base.csv");
+  bytes = replace_once(bytes, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"", "\"n/a\",\"n/a\",\"n/a\",\"n/a\"");
+  auto r = read_bytes(bytes, "in.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& warnings = r.profile.inputs[0].warnings;
+  const std::string expected = "1 of " + std::to_string(r.profile.launches.size()) +
+                               " launches have no duration in the export: they count as launches but add no time";
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].message, expected);
+}
+
 TEST(NcuRaw, MissingKernelNameColumnIsReportedAtTheHeader) {
   std::string bytes = replace_once(fixture_bytes("ncu/demo_raw_base.csv"), "\"Kernel Name\"", "\"Kernel\"");
   auto r = read_bytes(bytes, "in.csv");
