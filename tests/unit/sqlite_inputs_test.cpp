@@ -7,12 +7,16 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <numeric>
 #include <set>
 
 #include "kernlens/ingest/nsys_sqlite.h"
 #include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/store/database.h"
+#include "kernlens/store/query.h"
+#include "kernlens/store/run_input.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -115,42 +119,83 @@ TEST(SqliteInputs, ChangesOnlyInTheWriteAheadLogAreRead) {
   EXPECT_EQ(bytes_of(path + "-wal"), wal_before);
 }
 
-// Read-only storage: a directory the reading user cannot write (as root, a child process
-// that drops to nobody). The log's changes cannot be read without PATH-shm: a clear error.
-TEST(SqliteInputs, ALogOnReadOnlyStorageGivesAClearError) {
-  test::TempDir dir;
-  ASSERT_NO_FATAL_FAILURE(wal_with_pending_changes(dir.file("live.sqlite"), dir.file("ro")));
-  const std::string path = dir.file("ro/export.sqlite");
-  ASSERT_EQ(chmod(dir.path().c_str(), 0755), 0);
-  ASSERT_EQ(chmod(dir.file("ro").c_str(), 0555), 0);
+// What `work` returns when run by a user who cannot write `dir` (read-only storage): as root,
+// in a child process that drops to nobody. The error text, empty when it succeeded.
+struct Unprivileged {
+  bool ran = false;
+  std::string error;
+};
+
+Unprivileged on_read_only_storage(const fs::path& dir, const std::function<Status()>& work) {
+  EXPECT_EQ(chmod(dir.parent_path().c_str(), 0755), 0);  // mkdtemp's 0700 would stop nobody
+  EXPECT_EQ(chmod(dir.c_str(), 0555), 0);
   int pipe_fds[2];
-  ASSERT_EQ(pipe(pipe_fds), 0);
+  EXPECT_EQ(pipe(pipe_fds), 0);
   pid_t pid = fork();
   if (pid == 0) {
     close(pipe_fds[0]);
     if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
-    model::Profile profile;
-    Status s = ingest::read_input(path, profile);
+    Status s = work();
     std::string message = s.ok() ? "" : s.error().to_string();
     if (write(pipe_fds[1], message.data(), message.size()) < 0) _exit(4);
-    _exit(s.ok() ? 0 : 2);
+    _exit(0);
   }
   close(pipe_fds[1]);
-  std::string message;
+  Unprivileged out;
   char buf[512];
-  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
+  for (ssize_t n; (n = read(pipe_fds[0], buf, sizeof buf)) > 0;) out.error.append(buf, static_cast<std::size_t>(n));
   close(pipe_fds[0]);
   int status = 0;
   waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  ASSERT_NE(WEXITSTATUS(status), 3) << "cannot drop to an unprivileged user here";
-  EXPECT_EQ(WEXITSTATUS(status), 2) << message;
-  EXPECT_NE(message.find(path + ": "), std::string::npos) << message;
-  EXPECT_NE(message.find("WAL mode"), std::string::npos) << message;
-  EXPECT_NE(message.find("-shm"), std::string::npos) << message;
-  EXPECT_EQ(message.find("damaged"), std::string::npos) << message;
+  out.ran = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  chmod(dir.c_str(), 0755);
+  return out;
+}
+
+// The log's changes cannot be read without PATH-shm, which read-only storage cannot hold: a
+// clear error, not "damaged".
+TEST(SqliteInputs, ALogOnReadOnlyStorageGivesAClearError) {
+  test::TempDir dir;
+  ASSERT_NO_FATAL_FAILURE(wal_with_pending_changes(dir.file("live.sqlite"), dir.file("ro")));
+  const std::string path = dir.file("ro/export.sqlite");
+  auto r = on_read_only_storage(dir.file("ro"), [&] {
+    model::Profile profile;
+    return ingest::read_input(path, profile);
+  });
+  ASSERT_TRUE(r.ran) << "cannot drop to an unprivileged user here";
+  EXPECT_NE(r.error.find(path + ": "), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("WAL mode"), std::string::npos) << r.error;
+  EXPECT_NE(r.error.find("-shm"), std::string::npos) << r.error;
+  EXPECT_EQ(r.error.find("damaged"), std::string::npos) << r.error;
   EXPECT_FALSE(fs::exists(path + "-shm"));
-  chmod(dir.file("ro").c_str(), 0755);
+}
+
+// A kernlens database (always in WAL mode) on a shared, read-only results directory: db query
+// reads it (SQLite's normal read-only open would need to create runs.db-shm there).
+TEST(SqliteInputs, TheRunDatabaseIsQueriedOnReadOnlyStorage) {
+  test::TempDir dir;
+  fs::create_directory(dir.file("shared"));
+  const std::string path = dir.file("shared/runs.db");
+  {
+    auto db = store::open_for_writing(path);
+    ASSERT_TRUE(db.ok());
+    auto run = store::read_run(test::fixture("nsys/saxpy_stats_cuda_gpu_kern_sum.csv"), {}, test::builtin_classifier());
+    ASSERT_TRUE(run.ok());
+    ASSERT_TRUE(store::ingest_run(*db, *run).ok());
+  }
+  ASSERT_FALSE(fs::exists(path + "-wal"));
+  const std::string before = bytes_of(path);
+  auto r = on_read_only_storage(dir.file("shared"), [&]() -> Status {
+    auto db = store::open_for_reading(path);
+    if (!db) return db.error();
+    auto t = store::run_query(*db, "SELECT COUNT(*) FROM kernels");
+    if (!t) return t.error();
+    if (t->rows.size() != 1 || std::get<std::int64_t>(t->rows[0][0]) != 1) return make_error(path, 0, "wrong count");
+    return ok_status();
+  });
+  ASSERT_TRUE(r.ran) << "cannot drop to an unprivileged user here";
+  EXPECT_EQ(r.error, "");
+  EXPECT_EQ(bytes_of(path), before);
 }
 
 // SQLite reads the text 'abc' in an INTEGER column as 0: a start time so read made kernel time
