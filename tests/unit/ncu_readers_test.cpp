@@ -224,6 +224,8 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
        "expected a number, got 'high'"},
       {"row too short in the middle", ok.substr(0, row5) + "\"3\",\"10249\"\n" + ok.substr(row5), 5,
        "row has 2 fields, the header has 568"},
+      {"a row of 100,000 fields", ok.substr(0, row5) + std::string(100000, ',') + "\n" + ok.substr(row5), 5,
+       "row has 65536 fields, the header has 568"},
       {"bad grid", replace_once(ok, "\"(8, 1, 1)\"", "\"(8, x, 1)\""), 3,
        "column 'Grid Size': expected dimensions"},
       {"bad id", replace_once(ok, "\n\"0\",", "\n\"zero\","), 3, "column 'ID': expected an integer"},

@@ -28,6 +28,11 @@ struct CsvRecord {
 
 class CsvScanner {
  public:
+  // A record keeps at most this many fields (16 bytes each; ncu's widest pages have a few
+  // thousand): the fields after them are counted, not kept, so that a line of millions of
+  // commas costs no more memory than this. Such a row is wider than any header, an error.
+  static constexpr std::size_t kMaxFields = std::size_t{1} << 16;
+
   // `first_line` is the line number of data[0] within the file.
   explicit CsvScanner(std::string_view data, std::int64_t first_line = 1);
 
