@@ -209,9 +209,13 @@ TEST(CliNames, InvalidUtf8ReadsAsReplacementInEveryOutput) {
   for (const auto& [args, json] : commands) {
     auto r = run_cli(args);
     ASSERT_EQ(r.exit_code, 0) << args[0] << " " << args.back() << ": " << r.err;
-    if (args[0] != "compare") EXPECT_NE(r.out.find(replacement), std::string::npos) << args[0] << " " << args.back();
+    if (args[0] != "compare") {
+      EXPECT_NE(r.out.find(replacement), std::string::npos) << args[0] << " " << args.back();
+    }
     EXPECT_EQ(r.out.find("\xff\xfe"), std::string::npos) << args[0] << " " << args.back();
-    if (json) EXPECT_TRUE(nlohmann::json::accept(r.out)) << args[0] << " " << args.back();
+    if (json) {
+      EXPECT_TRUE(nlohmann::json::accept(r.out)) << args[0] << " " << args.back();
+    }
   }
   auto warned = run_cli({"analyze", dir.file("bad.csv")});
   EXPECT_NE(warned.err.find("1 names or labels are not valid UTF-8"), std::string::npos) << warned.err;
