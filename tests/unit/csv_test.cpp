@@ -23,6 +23,24 @@ std::vector<std::vector<std::string>> all_records(std::string_view data, std::ve
 
 using Rows = std::vector<std::vector<std::string>>;
 
+// A line of 200,000 fields keeps the first kMaxFields: memory per record is bounded, and the
+// records after it are read as usual.
+TEST(CsvScanner, AVeryWideRecordKeepsABoundedNumberOfFields) {
+  const std::string wide = "a" + std::string(200000, ',') + "\nx,y\n";
+  for (bool selected : {false, true}) {
+    CsvScanner scanner(wide);
+    if (selected) scanner.select_fields({0, 1, 150000});
+    CsvRecord rec;
+    ASSERT_TRUE(scanner.next(rec));
+    EXPECT_EQ(rec.fields.size(), CsvScanner::kMaxFields);
+    EXPECT_EQ(rec.fields[0], "a");
+    ASSERT_TRUE(scanner.next(rec));
+    EXPECT_EQ(rec.line, 2);
+    ASSERT_GE(rec.fields.size(), 2u);
+    EXPECT_EQ(rec.fields[1], "y");
+  }
+}
+
 TEST(CsvScanner, QuotedFieldsWithCommasAndDoubledQuotes) {
   EXPECT_EQ(all_records("\"ID\",\"Value\"\n\"0\",\"2,589,629.63\"\n\"1\",\"a \"\"b\"\" c\"\n"),
             (Rows{{"ID", "Value"}, {"0", "2,589,629.63"}, {"1", "a \"b\" c"}}));

@@ -1,10 +1,15 @@
 #include "kernlens/common/file.h"
 
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <filesystem>
+#include <cstring>
+#include <future>
 
 #include "kernlens/common/gzip.h"
 #include "test_util.h"
@@ -133,6 +138,180 @@ TEST(WriteFileAtomically, FailsIntoMissingDirectory) {
   Status s = write_file_atomically(dir.file("no/such/dir/out.json"), "x");
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().to_string().find("cannot create output"), std::string::npos);
+}
+
+std::string content_of(const std::string& path) {
+  auto buf = InputBuffer::open(path);
+  return buf.ok() ? std::string(buf->bytes()) : "<" + buf.error().to_string() + ">";
+}
+
+std::size_t entries(const test::TempDir& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++n;
+  return n;
+}
+
+TEST(WriteFileAtomically, WritesThroughASymlinkToItsTarget) {
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("real"));
+  dir.write("real/out.json", "old");
+  std::filesystem::create_symlink("real/out.json", dir.file("link.json"));
+  std::filesystem::create_symlink("link.json", dir.file("link2.json"));  // a chain
+  ASSERT_TRUE(write_file_atomically(dir.file("link2.json"), "new").ok());
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link.json")));
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("link2.json")));
+  EXPECT_EQ(content_of(dir.file("real/out.json")), "new");
+  // The temporary file lived beside the target, and is gone.
+  std::size_t in_real = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.file("real"))) ++in_real;
+  EXPECT_EQ(in_real, 1u);
+  // A dangling link names the file to create.
+  std::filesystem::create_symlink("real/new.json", dir.file("dangling.json"));
+  ASSERT_TRUE(write_file_atomically(dir.file("dangling.json"), "created").ok());
+  EXPECT_TRUE(std::filesystem::is_symlink(dir.file("dangling.json")));
+  EXPECT_EQ(content_of(dir.file("real/new.json")), "created");
+}
+
+TEST(WriteFileAtomically, KeepsTheModeOfTheFileItReplaces) {
+  test::TempDir dir;
+  dir.write("out.md", "old");
+  ASSERT_EQ(chmod(dir.file("out.md").c_str(), 0640), 0);
+  ASSERT_TRUE(write_file_atomically(dir.file("out.md"), "new").ok());
+  struct stat st {};
+  ASSERT_EQ(stat(dir.file("out.md").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(content_of(dir.file("out.md")), "new");
+}
+
+TEST(WriteFileAtomically, WritesIntoAFifoWithoutReplacingIt) {
+  test::TempDir dir;
+  std::string fifo = dir.file("pipe");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto reader = std::async(std::launch::async, [&] {
+    std::string got;
+    int fd = ::open(fifo.c_str(), O_RDONLY);
+    char buf[256];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return got;
+  });
+  ASSERT_TRUE(write_file_atomically(fifo, "through the pipe").ok());
+  EXPECT_EQ(reader.get(), "through the pipe");
+  struct stat st {};
+  ASSERT_EQ(lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  EXPECT_EQ(entries(dir), 1u);
+}
+
+TEST(WriteFileAtomically, WritesIntoACharacterDeviceWithoutReplacingIt) {
+  test::TempDir dir;
+  std::string null_device = dir.file("mynull");
+  if (mknod(null_device.c_str(), S_IFCHR | 0666, makedev(1, 3)) != 0) {
+    GTEST_SKIP() << "cannot create a device node here (" << std::strerror(errno)
+                 << "); the same code path is covered by the FIFO test";
+  }
+  ASSERT_TRUE(write_file_atomically(null_device, std::string(6659, 'x')).ok());
+  struct stat st {};
+  ASSERT_EQ(lstat(null_device.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "the device was replaced by a regular file";
+  EXPECT_EQ(entries(dir), 1u);
+  // Through a symlink too.
+  std::filesystem::create_symlink(null_device, dir.file("link"));
+  ASSERT_TRUE(write_file_atomically(dir.file("link"), "x").ok());
+  ASSERT_EQ(lstat(null_device.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST(WriteFileAtomically, RefusesADirectoryAndReportsADeviceThatFails) {
+  test::TempDir dir;
+  std::filesystem::create_directory(dir.file("sub"));
+  Status s = write_file_atomically(dir.file("sub"), "x");
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("is a directory"), std::string::npos);
+  EXPECT_TRUE(std::filesystem::is_directory(dir.file("sub")));
+  if (access("/dev/full", W_OK) == 0) {
+    Status full = write_file_atomically("/dev/full", "x");
+    ASSERT_FALSE(full.ok());
+    EXPECT_EQ(full.error().file, "/dev/full");
+    EXPECT_NE(full.error().message.find("cannot write output"), std::string::npos);
+  }
+}
+
+TEST(SameFile, ThroughLinksAndNotForDifferentFiles) {
+  test::TempDir dir;
+  dir.write("a.csv", "a");
+  dir.write("b.csv", "b");
+  std::filesystem::create_symlink("a.csv", dir.file("l.csv"));
+  EXPECT_TRUE(same_file(dir.file("a.csv"), dir.file("l.csv")));
+  EXPECT_TRUE(same_file(dir.file("a.csv"), dir.path().string() + "/./a.csv"));
+  EXPECT_FALSE(same_file(dir.file("a.csv"), dir.file("b.csv")));
+  EXPECT_FALSE(same_file(dir.file("a.csv"), dir.file("missing.csv")));
+}
+
+// Inputs that never end or inflate without bound are refused early, naming the file and the
+// limit, instead of growing until memory runs out.
+TEST(InputBuffer, RefusesDevicesEvenBehindASymlink) {
+  test::TempDir dir;
+  for (const char* device : {"/dev/zero", "/dev/urandom"}) {
+    std::filesystem::remove(dir.file("trace.json"));
+    std::filesystem::create_symlink(device, dir.file("trace.json"));
+    auto buf = InputBuffer::open(dir.file("trace.json"));
+    ASSERT_FALSE(buf.ok()) << device;
+    EXPECT_EQ(buf.error().file, dir.file("trace.json"));
+    EXPECT_NE(buf.error().message.find("is a device"), std::string::npos) << buf.error().message;
+  }
+}
+
+TEST(InputBuffer, ReadsAPipe) {
+  test::TempDir dir;
+  std::string fifo = dir.file("pipe.csv");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  auto writer = std::async(std::launch::async, [&] {
+    int fd = ::open(fifo.c_str(), O_WRONLY);
+    const std::string text = "a,b\n1,2\n";
+    bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
+    ::close(fd);
+    return ok;
+  });
+  auto buf = InputBuffer::open(fifo);
+  ASSERT_TRUE(writer.get());
+  ASSERT_TRUE(buf.ok()) << buf.error().to_string();
+  EXPECT_EQ(buf->bytes(), "a,b\n1,2\n");
+}
+
+TEST(InputBuffer, RefusesAGzipBombBeforeInflatingIt) {
+  test::TempDir dir;
+  // 200 MiB of one repeated line (a CSV with a huge line): about 200 KB of gzip.
+  dir.write("bomb.csv.gz", gzip(std::string(std::size_t{200} << 20, 'x') + "\n"));
+  auto buf = InputBuffer::open(dir.file("bomb.csv.gz"));
+  ASSERT_FALSE(buf.ok());
+  EXPECT_EQ(buf.error().file, dir.file("bomb.csv.gz"));
+  EXPECT_NE(buf.error().message.find("inflates more than 200 times"), std::string::npos) << buf.error().message;
+  // Streamed, the same limit.
+  auto reader = GzipChunkReader::open(dir.file("bomb.csv.gz"), 1 << 20, 1 << 20);
+  ASSERT_TRUE(reader.ok());
+  std::string error;
+  for (int i = 0; i < 1000 && error.empty(); ++i) {
+    auto window = (*reader)->next({});
+    if (!window) error = window.error().message;
+    if ((*reader)->at_end()) break;
+  }
+  EXPECT_NE(error.find("inflates more than 200 times"), std::string::npos) << error;
+  // Real exports compress far less: every gzip fixture reads.
+  EXPECT_TRUE(InputBuffer::open(test::fixture("pytorch/llama_torch_trace.json.gz")).ok());
+}
+
+TEST(InputBuffer, GzipErrorsNameTheLineAndTheCompressedOffset) {
+  test::TempDir dir;
+  std::string text;
+  for (int i = 1; i <= 5000; ++i) text += "line " + std::to_string(i * 7919 % 10007) + "\n";
+  const std::string gz = gzip(text);
+  dir.write("cut.csv.gz", gz.substr(0, gz.size() / 2));
+  auto buf = InputBuffer::open(dir.file("cut.csv.gz"));
+  ASSERT_FALSE(buf.ok());
+  EXPECT_GT(buf.error().line, 1);
+  EXPECT_LT(buf.error().line, 5000);
+  EXPECT_NE(buf.error().message.find("(compressed byte "), std::string::npos) << buf.error().message;
 }
 
 }  // namespace

@@ -224,6 +224,8 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
        "expected a number, got 'high'"},
       {"row too short in the middle", ok.substr(0, row5) + "\"3\",\"10249\"\n" + ok.substr(row5), 5,
        "row has 2 fields, the header has 568"},
+      {"a row of 100,000 fields", ok.substr(0, row5) + std::string(100000, ',') + "\n" + ok.substr(row5), 5,
+       "row has 65536 fields, the header has 568"},
       {"bad grid", replace_once(ok, "\"(8, 1, 1)\"", "\"(8, x, 1)\""), 3,
        "column 'Grid Size': expected dimensions"},
       {"bad id", replace_once(ok, "\n\"0\",", "\n\"zero\","), 3, "column 'ID': expected an integer"},
@@ -242,6 +244,23 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
        replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
                     "\"-12,128\",\"-12,128\",\"-12,128\",\"-12,128\""),
        3, "column 'gpu__time_duration.sum': value -12,128 is out of range"},
+      // Values no GPU produces are errors, not launches read with a made-up or missing time.
+      {"duration of 1e26 ns",
+       replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
+                    "\"12,128\",\"12,128\",\"12,128\",\"100,000,000,000,000,000,000,000,000\""),
+       3, "column 'gpu__time_duration.sum': value 100,000,000,000,000,000,000,000,000 is out of range"},
+      {"duration inf",
+       replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
+                    "\"inf\",\"inf\",\"inf\",\"inf\""),
+       3, "the launch's duration is 'inf', which no GPU measures"},
+      {"duration nan",
+       replace_once(no_units, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"",
+                    "\"nan\",\"nan\",\"nan\",\"nan\""),
+       3, "the launch's duration is 'nan', which no GPU measures"},
+      // One stray quote must not turn the rows after it into one field of a "truncated" row.
+      {"stray quote on row 4",
+       replace_once(no_units, "demo::", "de\"mo::", line_start(no_units, 4)),
+       4, "a quote opened in this row is never closed"},
   };
   for (const auto& c : cases) {
     auto r = read_bytes(c.bytes, "in.csv");
@@ -251,6 +270,20 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
     EXPECT_EQ(e.line, c.line) << c.what << ": " << e.to_string();
     EXPECT_NE(e.message.find(c.message), std::string::npos) << c.what << ": " << e.to_string();
   }
+}
+
+// A launch whose duration ncu left without a value ("n/a") is kept without time; the warning
+// counts such launches, so the loss is never silent.
+TEST(NcuRaw, LaunchesWithoutADurationAreCounted) {
+  std::string bytes = fixture_bytes("ncu/demo_raw_base.csv");
+  bytes = replace_once(bytes, "\"12,128\",\"12,128\",\"12,128\",\"12,128\"", "\"n/a\",\"n/a\",\"n/a\",\"n/a\"");
+  auto r = read_bytes(bytes, "in.csv");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  const auto& warnings = r.profile.inputs[0].warnings;
+  const std::string expected = "1 of " + std::to_string(r.profile.launches.size()) +
+                               " launches have no duration in the export: they count as launches but add no time";
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0].message, expected);
 }
 
 TEST(NcuRaw, MissingKernelNameColumnIsReportedAtTheHeader) {

@@ -238,6 +238,27 @@ TEST(Store, RefusesAForeignSqliteDatabaseAndLeavesItAlone) {
   EXPECT_TRUE(file_text(path) == before) << "the foreign file was changed";
 }
 
+// A foreign database whose tables have our names is refused before anything in it changes:
+// not even the switch to WAL mode (header bytes 18-19), which is a write.
+TEST(Store, RefusesAForeignDatabaseWithOurTableNamesAndLeavesItAlone) {
+  for (const char* table : {"devices", "runs", "kernels", "stages", "run_tags"}) {
+    test::TempDir dir;
+    std::string path = dir.file("la.db");
+    {
+      auto foreign = ingest::SqliteDb::open_writable(path, 1000);
+      ASSERT_TRUE(foreign.ok());
+      ASSERT_TRUE(foreign->exec(std::string("CREATE TABLE ") + table + " (id INTEGER, note TEXT)").ok());
+    }
+    std::string before = file_text(path);
+    auto db = store::open_for_writing(path);
+    ASSERT_FALSE(db.ok()) << table;
+    EXPECT_NE(db.error().message.find("not a kernlens database"), std::string::npos) << db.error().message;
+    EXPECT_TRUE(file_text(path) == before) << table << ": the foreign file was changed";
+    EXPECT_FALSE(std::filesystem::exists(path + "-wal")) << table;
+    EXPECT_FALSE(store::open_for_reading(path).ok()) << table;
+  }
+}
+
 TEST(Store, RefusesADatabaseOfANewerKernlens) {
   test::TempDir dir;
   std::string path = dir.file("runs.db");

@@ -74,6 +74,7 @@ Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
 }
 
 int run_analyze(AnalyzeOptions& opt) {
+  if (int rc = check_output_is_no_input(opt.output, opt.inputs); rc != kExitOk) return rc;
   auto work = user_work(opt);
   if (!work) return bad_input(work.error());
   opt.analysis.work = std::move(work).value();

@@ -34,6 +34,7 @@ Result<model::RunRecord> load(const std::string& what, const CompareCliOptions& 
 }
 
 int run_compare(const CompareCliOptions& opt) {
+  if (int rc = check_output_is_no_input(opt.output, {opt.base, opt.candidate, opt.db}); rc != kExitOk) return rc;
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
   auto base = load(opt.base, opt, *classifier);

@@ -22,6 +22,7 @@ struct DbOptions {
   std::vector<std::string> inputs, tags, rule_files;
   // query, export
   std::string sql, view, format = "text", output = "-", out_dir;
+  double timeout_s = 10;
 };
 
 int run_ingest(const DbOptions& opt) {
@@ -60,9 +61,10 @@ int run_query(const DbOptions& opt) {
     }
     if (sql.empty()) return bad_input(make_error("", 0, "--view " + opt.view + ": no such view\n" + view_help()));
   }
+  if (int rc = check_output_is_no_input(opt.output, {opt.db}); rc != kExitOk) return rc;
   auto db = store::open_for_reading(opt.db);
   if (!db) return bad_input(db.error());
-  auto table = store::run_query(*db, sql);
+  auto table = store::run_query(*db, sql, store::QueryOptions{opt.timeout_s});
   if (!table) return bad_input(make_error(opt.db, 0, table.error().message));
   return write_output(opt.output, store::format_table(*table, *store::parse_table_format(opt.format)));
 }
@@ -121,6 +123,10 @@ CLI::App* add_query(CLI::App* db, DbOptions& opt) {
       ->check(CLI::IsMember({"text", "csv", "json", "jsonl"}))
       ->capture_default_str();
   cmd->add_option("-o,--output", opt.output, "Write to FILE instead of stdout ('-')")->type_name("FILE");
+  cmd->add_option("--timeout", opt.timeout_s, "Stop a query that runs longer than this (0: no limit)")
+      ->type_name("SEC")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   return cmd;
 }
 

@@ -10,6 +10,7 @@
 
 #include "kernlens/cli/commands.h"
 #include "kernlens/common/file.h"
+#include "kernlens/common/text.h"
 #include "kernlens/names/classify.h"
 
 namespace kernlens::cli {
@@ -48,7 +49,8 @@ std::string classify_lines(std::string_view text, const names::KernelClassifier&
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     names::Classification c = classifier.classify(line);
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\n", line, c.base_name, to_string(c.library),
+    // Tab-separated: a tab or control character inside a name is escaped (common/text.h).
+    out += fmt::format("{}\t{}\t{}\t{}\t{}\n", escape_controls(line), escape_controls(c.base_name), to_string(c.library),
                        to_string(c.op_class), c.rule);
   }
   return out;

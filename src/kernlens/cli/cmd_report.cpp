@@ -20,6 +20,7 @@ struct ReportOptions {
 };
 
 int run_report(const ReportOptions& opt) {
+  if (int rc = check_output_is_no_input(opt.output, opt.inputs); rc != kExitOk) return rc;
   auto loaded = load_analysis(opt.inputs, opt.rule_files, analysis::AnalysisOptions{});
   if (!loaded) return kExitBadInput;
   return write_report(*loaded, opt.format, opt.top, opt.output);

@@ -45,6 +45,9 @@ void print_error(const std::string& message);
 void print_warning(const std::string& message);
 // Prints the error; returns kExitBadInput, for a runner to return.
 int bad_input(const Error& error);
+// kExitOk, or prints that `output` names one of `inputs` (it would be overwritten) and returns
+// kExitBadInput. Checked before any work.
+int check_output_is_no_input(const std::string& output, const std::vector<std::string>& inputs);
 // Writes a command's output atomically ("-": stdout); kExitOk, or kExitBadInput when it cannot.
 int write_output(const std::string& path, std::string_view content);
 

@@ -1,5 +1,7 @@
 #include "kernlens/cli/load_analysis.h"
 
+#include <new>
+
 #include "kernlens/cli/commands.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/profile/run_reader.h"
@@ -14,7 +16,13 @@ std::unique_ptr<LoadedAnalysis> load_analysis(const std::vector<std::string>& in
   if (!loaded->classifier) return nullptr;
   const ingest::ReadOptions read_options = profile::analysis_read_options();
   for (const auto& path : inputs) {
-    if (Status s = profile::read_profile_input(path, loaded->profile, read_options); !s) {
+    Status s = ok_status();
+    try {
+      s = profile::read_profile_input(path, loaded->profile, read_options);
+    } catch (const std::bad_alloc&) {  // the CLI boundary: say which input took the memory
+      s = make_error(path, 0, "out of memory while reading it (see the limits in the user guide)");
+    }
+    if (!s) {
       bad_input(s.error());
       return nullptr;
     }

@@ -7,20 +7,32 @@
 
 #include "kernlens/cli/commands.h"
 #include "kernlens/common/file.h"
+#include "kernlens/common/text.h"
 
 namespace kernlens::cli {
 
+// Messages quote input (names, cells): its control characters are escaped (common/text.h).
 void print_error(const std::string& message) {
-  std::fprintf(stderr, "kernlens: error: %s\n", message.c_str());
+  std::fprintf(stderr, "kernlens: error: %s\n", escape_controls_but_newlines(message).c_str());
 }
 
 void print_warning(const std::string& message) {
-  std::fprintf(stderr, "kernlens: warning: %s\n", message.c_str());
+  std::fprintf(stderr, "kernlens: warning: %s\n", escape_controls_but_newlines(message).c_str());
 }
 
 int bad_input(const Error& error) {
   print_error(error.to_string());
   return kExitBadInput;
+}
+
+int check_output_is_no_input(const std::string& output, const std::vector<std::string>& inputs) {
+  if (output == "-") return kExitOk;
+  for (const auto& input : inputs) {
+    if (same_file(output, input)) {
+      return bad_input(make_error(output, 0, "is also an input (" + input + "): refusing to overwrite it"));
+    }
+  }
+  return kExitOk;
 }
 
 int write_output(const std::string& path, std::string_view content) {

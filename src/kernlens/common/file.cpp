@@ -7,8 +7,12 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <charconv>
+#include <optional>
+#include <filesystem>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -59,17 +63,32 @@ int read_in_parallel(int fd, char* dest, std::size_t size) {
 std::string errno_text(int err) { return std::strerror(err); }
 
 
+std::string too_large(std::string_view what) {
+  return std::string(what) + " more than " + std::to_string(kMaxUnsizedInputBytes >> 30) +
+         " GiB, the most kernlens holds in memory for an input of unknown size";
+}
+
 Result<std::string> inflate_gzip(const std::string& path, std::string_view in) {
   Inflater inflater(path);
   std::string out;
-  out.reserve(in.size() * 4);
+  out.reserve(std::min(in.size() * 4, kMaxUnsizedInputBytes));
   char chunk[1 << 16];
   while (!inflater.done()) {
     auto n = inflater.inflate(in, chunk, sizeof(chunk), true);
     if (!n) return n.error();
+    if (out.size() + *n > kMaxUnsizedInputBytes) return make_error(path, 0, too_large("gzip data that inflates to"));
     out.append(chunk, *n);
   }
   return out;
+}
+
+// What kernlens cannot read from: a device (/dev/zero, a terminal) or a socket would be read
+// without end or without sense. Empty when `mode` is readable.
+std::string unreadable_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "is a directory, expected an export file";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not an export file (kernlens reads files and pipes)";
+  if (S_ISSOCK(mode)) return "is a socket, not an export file (kernlens reads files and pipes)";
+  return "";
 }
 
 }  // namespace
@@ -135,17 +154,21 @@ InputBuffer InputBuffer::from_string(std::string bytes) {
 }
 
 Result<InputBuffer> InputBuffer::open(const std::string& path) {
+  struct stat st {};
+  // Before opening: opening some devices already does something.
+  if (::stat(path.c_str(), &st) == 0) {
+    if (std::string why = unreadable_kind(st.st_mode); !why.empty()) return make_error(path, 0, why);
+  }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(path, 0, "cannot open: " + errno_text(errno));
-  struct stat st {};
   if (fstat(fd, &st) != 0) {
     int err = errno;
     ::close(fd);
     return make_error(path, 0, "cannot stat: " + errno_text(err));
   }
-  if (S_ISDIR(st.st_mode)) {
+  if (std::string why = unreadable_kind(st.st_mode); !why.empty()) {
     ::close(fd);
-    return make_error(path, 0, "is a directory, expected an export file");
+    return make_error(path, 0, why);
   }
   InputBuffer buf;
   const auto size = static_cast<std::size_t>(st.st_size);
@@ -176,6 +199,10 @@ Result<InputBuffer> InputBuffer::open(const std::string& path) {
         return make_error(path, 0, "cannot read: " + errno_text(err));
       }
       if (n == 0) break;
+      if (bytes.size() + static_cast<std::size_t>(n) > kMaxUnsizedInputBytes) {
+        ::close(fd);
+        return make_error(path, 0, too_large("a pipe that holds"));
+      }
       bytes.append(chunk, static_cast<std::size_t>(n));
     }
     buf = from_string(std::move(bytes));
@@ -192,6 +219,93 @@ Result<InputBuffer> InputBuffer::open(const std::string& path) {
   return buf;
 }
 
+namespace {
+
+// Writes all of `content` to `fd`; 0 or the errno of the failure.
+int write_all(int fd, std::string_view content) {
+  std::size_t done = 0;
+  while (done < content.size()) {
+    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+
+// The descriptor that /dev/stdout, /dev/stderr, /dev/fd/N or /proc/self/fd/N names: a file
+// this process has open, maybe one the shell opened to append (opening the name again would
+// start a new, truncating write at offset 0). nullopt for any other path.
+std::optional<int> own_descriptor(const std::string& path) {
+  if (path == "/dev/stdout") return STDOUT_FILENO;
+  if (path == "/dev/stderr") return STDERR_FILENO;
+  for (std::string_view prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    if (path.rfind(prefix, 0) != 0) continue;
+    std::string_view number = std::string_view(path).substr(prefix.size());
+    int fd = -1;
+    auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), fd);
+    if (ec == std::errc() && end == number.data() + number.size() && fcntl(fd, F_GETFD) != -1) return fd;
+  }
+  return std::nullopt;
+}
+
+// The file a dangling chain of symbolic links names (to be created).
+Result<std::string> resolve_links(const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path current = path;
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit (ELOOP)
+    struct stat st {};
+    if (::lstat(current.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return current.string();
+    std::error_code ec;
+    fs::path target = fs::read_symlink(current, ec);
+    if (ec) return make_error(path, 0, "cannot read the symbolic link " + current.string() + ": " + ec.message());
+    current = target.is_absolute() ? target : current.parent_path() / target;
+  }
+  return make_error(path, 0, "cannot write output: too many levels of symbolic links");
+}
+
+// A device, FIFO or other non-regular file is written in place, as a shell's `>` would:
+// renaming over it would replace it (as root, /dev/null itself) with a regular file.
+Status write_in_place(const std::string& path, std::string_view content) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return make_error(path, 0, "cannot open output: " + errno_text(errno));
+  int err = write_all(fd, content);
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err != 0) return make_error(path, 0, "cannot write output: " + errno_text(err));
+  return ok_status();
+}
+
+// A regular file (new, or replacing one whose mode and owner it keeps) through a temporary
+// file beside it and a rename, so that readers see the old file or the whole new one.
+Status write_by_rename(const std::string& path, const std::string& target, std::string_view content,
+                       const struct stat* old) {
+  std::string tmp = target + ".kernlens-tmp-XXXXXX";
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) return make_error(path, 0, "cannot create output: " + errno_text(errno));
+  int err = write_all(fd, content);
+  if (err == 0) {
+    if (old) {
+      // Best effort, as cp -p: only root may give a file to another owner.
+      [[maybe_unused]] int owner_kept = ::fchown(fd, old->st_uid, old->st_gid);
+      if (::fchmod(fd, old->st_mode & 07777) != 0) err = errno;
+    } else {
+      // mkstemp creates 0600; new outputs are ordinary files the user may share.
+      mode_t mask = umask(0);
+      umask(mask);
+      if (::fchmod(fd, 0666 & ~mask) != 0) err = errno;
+    }
+  }
+  if (::close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && std::rename(tmp.c_str(), target.c_str()) != 0) err = errno;
+  if (err != 0) {
+    ::unlink(tmp.c_str());
+    return make_error(path, 0, "cannot write output: " + errno_text(err));
+  }
+  return ok_status();
+}
+
+}  // namespace
+
 Status write_file_atomically(const std::string& path, std::string_view content) {
   if (path == "-") {
     if (std::fwrite(content.data(), 1, content.size(), stdout) != content.size() ||
@@ -200,31 +314,29 @@ Status write_file_atomically(const std::string& path, std::string_view content) 
     }
     return ok_status();
   }
-  std::string tmp = path + ".kernlens-tmp-XXXXXX";
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) return make_error(path, 0, "cannot create output: " + errno_text(errno));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return make_error(path, 0, "cannot write output: " + errno_text(err));
-    }
-    done += static_cast<std::size_t>(n);
+  if (auto fd = own_descriptor(path)) {
+    if (int err = write_all(*fd, content); err != 0) return make_error(path, 0, "cannot write output: " + errno_text(err));
+    return ok_status();
   }
-  // mkstemp creates 0600; outputs are ordinary files the user may share.
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmp.c_str());
-    return make_error(path, 0, "cannot write output: " + errno_text(err));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {  // new, or a link to a file to create
+    auto target = resolve_links(path);
+    if (!target) return target.error();
+    return write_by_rename(path, *target, content, nullptr);
   }
-  return ok_status();
+  if (S_ISDIR(st.st_mode)) return make_error(path, 0, "cannot write output: is a directory");
+  if (!S_ISREG(st.st_mode)) return write_in_place(path, content);
+  char* real = ::realpath(path.c_str(), nullptr);
+  if (!real) return make_error(path, 0, "cannot resolve the output's path: " + errno_text(errno));
+  std::string target = real;
+  std::free(real);
+  return write_by_rename(path, target, content, &st);
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa {}, sb {};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace kernlens

@@ -2,12 +2,18 @@
 // so that a failed run never leaves a half-written file behind.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 #include "kernlens/common/error.h"
 
 namespace kernlens {
+
+// The most an input whose size is not known before it is read (a pipe, or a gzip file's
+// content when the format is read whole) may hold in memory. A regular file is held at its
+// own size; formats that stream (ingest/reader.h) hold a bounded window instead.
+inline constexpr std::size_t kMaxUnsizedInputBytes = std::size_t{4} << 30;
 
 // The bytes of one input file, in memory. Large files are read by a few threads at once
 // into a buffer backed by huge pages where the kernel allows. (A file mapping would avoid
@@ -26,7 +32,8 @@ class InputBuffer {
   std::string_view bytes() const { return {data_, size_}; }
   bool was_gzip() const { return was_gzip_; }
 
-  // Reads `path`. Errors: missing, unreadable, a directory, empty, corrupt gzip.
+  // Reads `path`. Errors: missing, unreadable, a directory, a device or socket (a pipe is
+  // read), empty, corrupt gzip, more than kMaxUnsizedInputBytes from a pipe or gzip.
   static Result<InputBuffer> open(const std::string& path);
   // Wraps bytes already in memory (tests, fuzzers).
   static InputBuffer from_string(std::string bytes);
@@ -47,8 +54,16 @@ Result<std::string> read_file_head(const std::string& path, std::size_t max_byte
 // The gzip magic bytes.
 bool is_gzip(std::string_view bytes);
 
-// Writes `content` to `path` through a temporary file in the same directory and a rename:
-// readers of `path` see the old file or the whole new one, never a part.
+// Writes `content` to `path` ("-": standard output). A regular file (or a new one) is
+// written through a temporary file beside it and a rename: readers see the old file or the
+// whole new one, never a part, and a file replaced keeps its mode (and owner, where allowed).
+// A symbolic link is followed: the file it points to is written, the link stays. A device,
+// FIFO or socket is written in place (never replaced); /dev/stdout, /dev/stderr, /dev/fd/N
+// and /proc/self/fd/N through the descriptor they name; a directory is an error.
 Status write_file_atomically(const std::string& path, std::string_view content);
+
+// Whether both paths exist and name the same file (after links), e.g. an output that would
+// overwrite an input.
+bool same_file(const std::string& a, const std::string& b);
 
 }  // namespace kernlens

@@ -20,6 +20,21 @@ Inflater::~Inflater() {
   if (ready_) inflateEnd(zs_.get());
 }
 
+Error Inflater::error(const std::string& message) const {
+  return make_error(path_, lines_ + 1, message + " (compressed byte " + std::to_string(in_bytes_) + ")");
+}
+
+Status Inflater::account(std::size_t in_bytes, const char* out, std::size_t out_bytes) {
+  in_bytes_ += in_bytes;
+  out_bytes_ += out_bytes;
+  lines_ += std::count(out, out + out_bytes, '\n');
+  if (out_bytes_ > kGzipRatioFrom && out_bytes_ > kMaxGzipRatio * in_bytes_) {
+    return error("gzip data inflates more than " + std::to_string(kMaxGzipRatio) +
+                 " times its size, far beyond any export (a decompression bomb?); refused");
+  }
+  return ok_status();
+}
+
 Result<std::size_t> Inflater::inflate(std::string_view& in, char* out, std::size_t out_size, bool in_is_all) {
   if (!ready_) return error("cannot start gzip decompression");
   zs_->next_out = reinterpret_cast<Bytef*>(out);
@@ -39,9 +54,11 @@ Result<std::size_t> Inflater::inflate(std::string_view& in, char* out, std::size
     }
     zs_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     zs_->avail_in = static_cast<uInt>(std::min<std::size_t>(in.size(), UINT_MAX));
-    const uInt offered = zs_->avail_in;
+    const uInt offered = zs_->avail_in, room = zs_->avail_out;
+    char* const produced = reinterpret_cast<char*>(zs_->next_out);
     const int rc = ::inflate(zs_.get(), Z_NO_FLUSH);
     in.remove_prefix(offered - zs_->avail_in);
+    if (Status s = account(offered - zs_->avail_in, produced, room - zs_->avail_out); !s) return s.error();
     if (rc == Z_STREAM_END) {
       between_members_ = true;
     } else if (rc != Z_OK) {

@@ -23,6 +23,14 @@ std::optional<T> exact_integer(double v) {
   return static_cast<T>(v);
 }
 
+// The longest time an export may hold for a kernel, or a summary's total over its launches:
+// 1e16 ns, about 116 days. A larger value (1e26 ns) is damage, not a measurement.
+inline constexpr double kMaxPlausibleNs = 1e16;
+
+inline bool plausible_duration_ns(double ns) {
+  return std::isfinite(ns) && ns >= 0 && ns <= kMaxPlausibleNs;
+}
+
 // The median (the mean of the two middle values for an even count); 0 for none.
 inline double median(std::vector<double> values) {
   if (values.empty()) return 0;

@@ -1,5 +1,6 @@
 #include "kernlens/ingest/csv.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -199,8 +200,8 @@ bool CsvScanner::scan(CsvRecord& rec) {
   std::uint64_t inside_carry = 0;      // all ones when the previous block ended inside quotes
   auto emit = [&](std::size_t end, bool line_end) {
     if (all) {
-      rec.fields.push_back(field_text(field_begin, end, line_end));
-    } else {
+      if (rec.fields.size() < kMaxFields) rec.fields.push_back(field_text(field_begin, end, line_end));
+    } else if (field_index < kMaxFields) {
       if (rec.fields.size() <= field_index) rec.fields.resize(field_index + 1);
       if (next_selected < selected_.size() && selected_[next_selected] == field_index) {
         rec.fields[field_index] = field_text(field_begin, end, line_end);
@@ -246,7 +247,7 @@ bool CsvScanner::scan(CsvRecord& rec) {
             std::popcount(m.newline & inside & in_range & ~bits_below(bit)));
         line_ += 1 + static_cast<std::int64_t>(newlines_inside - later_inside);
         pos_ = end + 1;
-        if (!all) rec.fields.resize(field_index);
+        if (!all) rec.fields.resize(std::min(field_index, kMaxFields));
         return true;
       }
       field_begin = end + 1;
@@ -254,11 +255,19 @@ bool CsvScanner::scan(CsvRecord& rec) {
   }
   // The data ended without a line break: the last field runs to the end.
   emit(size, false);
-  if (!all) rec.fields.resize(field_index);
+  if (!all) rec.fields.resize(std::min(field_index, kMaxFields));
   rec.closed = inside_carry == 0;
   line_ += static_cast<std::int64_t>(newlines_inside);
   pos_ = size;
   return true;
+}
+
+std::optional<std::string> unclosed_quote(const CsvRecord& rec, const CsvScanner& scanner) {
+  // At the end of the data the scanner has counted the line breaks inside the open quote.
+  const std::int64_t swallowed = scanner.line() - rec.line;
+  if (rec.closed || swallowed <= 1) return std::nullopt;
+  return "a quote opened in this row is never closed: the " + std::to_string(swallowed) +
+         " lines after it would be read as one field (a stray '\"'?)";
 }
 
 __attribute__((flatten)) bool CsvScanner::next_baseline(CsvRecord& rec) { return scan<BaselineIsa>(rec); }

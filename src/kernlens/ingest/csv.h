@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +28,11 @@ struct CsvRecord {
 
 class CsvScanner {
  public:
+  // A record keeps at most this many fields (16 bytes each; ncu's widest pages have a few
+  // thousand): the fields after them are counted, not kept, so that a line of millions of
+  // commas costs no more memory than this. Such a row is wider than any header, an error.
+  static constexpr std::size_t kMaxFields = std::size_t{1} << 16;
+
   // `first_line` is the line number of data[0] within the file.
   explicit CsvScanner(std::string_view data, std::int64_t first_line = 1);
 
@@ -66,6 +72,12 @@ class CsvScanner {
   std::deque<std::string> owned_;  // unescaped copies; a deque keeps addresses stable
   std::size_t owned_used_ = 0;     // those in use by the current record
 };
+
+// For a record the data ended inside a quoted field (rec.closed false), read by `scanner`:
+// why it is an error, when a quote opened in it took more than its own line (a stray '"'
+// made the rows after it one field: they would be lost). nullopt when the record breaks
+// off within its own line, as the last row of a file cut short does.
+std::optional<std::string> unclosed_quote(const CsvRecord& rec, const CsvScanner& scanner);
 
 // Skips a UTF-8 byte order mark.
 std::string_view strip_bom(std::string_view data);

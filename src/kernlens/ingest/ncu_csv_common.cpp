@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "kernlens/common/numeric.h"
 #include "kernlens/ingest/ncu_nvtx.h"
@@ -263,11 +264,20 @@ std::string ncu_metric_key(std::string_view section, std::string_view body, std:
   return key;
 }
 
+std::optional<std::string> no_value_problem(NcuNamedField field, std::string_view cell) {
+  if (field != NcuNamedField::kDuration) return std::nullopt;
+  std::string text(trim(cell));
+  for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (!text.empty() && (text[0] == '-' || text[0] == '+')) text.erase(0, 1);
+  if (text != "inf" && text != "nan" && text != "infinity") return std::nullopt;
+  return "the launch's duration is '" + std::string(trim(cell)) + "', which no GPU measures";
+}
+
 bool apply_ncu_named_field(NcuNamedField field, double value, model::Launch& launch,
                            model::Profile& profile) {
   switch (field) {
     case NcuNamedField::kDuration:
-      if (value < 0) return false;
+      if (!plausible_duration_ns(value)) return false;
       if (!launch.duration_ns) launch.duration_ns = value;
       return true;
     case NcuNamedField::kRegisters: {

@@ -117,6 +117,11 @@ std::string ncu_metric_key(std::string_view section, std::string_view body, std:
 
 // Applies a named field's value to the launch (and its device). First value wins.
 // False when the value cannot be that field (negative, fractional or too large a count).
+// For a cell without a value (CellKind::kNoValue) of the metric that is `field`: fine for
+// a metric ncu could not compute ("n/a"), an error for a duration of "inf" or "nan", which
+// no GPU measures (dropping the launch's time without a word would be silent loss).
+std::optional<std::string> no_value_problem(NcuNamedField field, std::string_view cell);
+
 [[nodiscard]] bool apply_ncu_named_field(NcuNamedField field, double value, model::Launch& launch,
                                          model::Profile& profile);
 

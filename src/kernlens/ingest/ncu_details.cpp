@@ -40,6 +40,7 @@ class DetailsReader {
     while (next_ncu_row(scanner, rec)) {
       if (rec.fields.size() < min_width || !rec.closed) {
         if (!rec.closed || scanner.at_end()) {
+          if (auto why = unclosed_quote(rec, scanner)) return ctx_.error(rec.line, *why);
           ctx_.warn(rec.line, "the last row is cut short: the file is truncated; that row is ignored");
           break;
         }
@@ -84,7 +85,12 @@ class DetailsReader {
     std::string_view unit = cell(rec, metric_unit_);
     model::UnitScale scale = model::to_base_unit(unit);
     NcuNumber n = parse_ncu_number(rec.fields[metric_value_], scale.pow10);
-    if (n.kind == CellKind::kNoValue) return ok_status();
+    if (n.kind == CellKind::kNoValue) {
+      auto why = cell(rec, body_).empty() ? no_value_problem(ncu_named_field(name), rec.fields[metric_value_])
+                                          : std::nullopt;
+      if (why) return ctx_.error(rec.line, *why);
+      return ok_status();
+    }
     if (n.kind == CellKind::kInvalid) {
       NcuNamedField field = ncu_named_field(name);
       if (unit.empty() && field == NcuNamedField::kNone) return ok_status();  // text, e.g. "PolicySpread"

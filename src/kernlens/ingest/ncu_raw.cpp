@@ -179,6 +179,10 @@ class RowParser {
       if (is_blank_record(rec)) continue;
       if (rec.fields.size() != layout_.width || !rec.closed) {
         if (last && scanner.at_end()) {
+          if (auto why = unclosed_quote(rec, scanner)) {
+            out.status = ctx_.error(rec.line, *why);
+            return out;
+          }
           ctx_.warn(rec.line, "the last row is cut short (" + std::to_string(rec.fields.size()) +
                                   " of " + std::to_string(layout_.width) +
                                   " fields): the file is truncated; that launch is ignored");
@@ -216,7 +220,10 @@ class RowParser {
     for (const ColumnPlan& plan : layout_.plan) {
       std::string_view cell = rec.fields[plan.index];
       NcuNumber n = parse_ncu_number(cell, plan.pow10);
-      if (n.kind == CellKind::kNoValue) continue;
+      if (n.kind == CellKind::kNoValue) {
+        if (auto why = no_value_problem(plan.field, cell)) return ctx_.error(rec.line, *why);
+        continue;
+      }
       if (n.kind == CellKind::kInvalid) {
         if (!plan.numeric) continue;  // a text attribute such as "PolicySpread"
         return ctx_.error(rec.line, "column '" + layout_.names[plan.index] + "': expected a number, got '" +

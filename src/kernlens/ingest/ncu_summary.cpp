@@ -40,6 +40,7 @@ class SummaryReader {
     while (next_ncu_row(scanner, rec)) {
       if (rec.fields.size() != columns.size() || !rec.closed) {
         if (!rec.closed || scanner.at_end()) {
+          if (auto why = unclosed_quote(rec, scanner)) return ctx_.error(rec.line, *why);
           ctx_.warn(rec.line, "the last row is cut short: the file is truncated; that row is ignored");
           break;
         }
@@ -77,8 +78,11 @@ class SummaryReader {
     std::string_view unit = metric_unit_ ? trim(rec.fields[*metric_unit_]) : std::string_view();
     model::UnitScale scale = model::to_base_unit(unit);
     NcuNumber n = parse_ncu_number(rec.fields[average_], scale.pow10);
-    if (n.kind == CellKind::kNoValue) return ok_status();
     NcuNamedField field = ncu_named_field(name);
+    if (n.kind == CellKind::kNoValue) {
+      if (auto why = no_value_problem(field, rec.fields[average_])) return ctx_.error(rec.line, *why);
+      return ok_status();
+    }
     if (n.kind == CellKind::kInvalid) {
       if (unit.empty() && field == NcuNamedField::kNone) return ok_status();
       return ctx_.error(rec.line, "metric '" + std::string(name) + "': expected a number in 'Average', got '" +

@@ -444,6 +444,13 @@ class NsysReader {
                  model::Launch& l) {
     auto start = stmt.opt_int64(kStart), end = stmt.opt_int64(kEnd);
     if (!start || !end) return row_error(table, row, "no start or end time");
+    // SQLite reads text such as 'abc' as 0: only integers are times.
+    for (int column : {kStart, kEnd}) {
+      if (stmt.type(column) != SqliteStatement::Type::kInteger) {
+        return row_error(table, row, std::string(column == kStart ? "start" : "end") + " is '" +
+                                         std::string(stmt.text(column)) + "', not an integer time in ns");
+      }
+    }
     if (!plausible_time(*start) || !plausible_time(*end)) {
       return row_error(
           table, row,

@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "kernlens/common/numeric.h"
 #include "kernlens/ingest/csv.h"
 #include "kernlens/ingest/ncu_values.h"
 #include "kernlens/model/units.h"
@@ -69,6 +70,7 @@ class StatsReader {
       if (!scanner.next(rec) || is_blank_record(rec)) break;
       if (rec.fields.size() != width_ || !rec.closed) {
         if (!rec.closed || scanner.at_end()) {
+          if (auto why = unclosed_quote(rec, scanner)) return ctx_.error(rec.line, *why);
           ctx_.warn(rec.line,
                     "the last row is cut short: the file is truncated; that row is ignored");
           break;
@@ -128,7 +130,7 @@ class StatsReader {
                                       std::string(trim(rec.fields[instances_])) + "'");
     }
     NcuNumber total = parse_ncu_number(rec.fields[total_], pow10_);
-    if (total.kind != CellKind::kNumber || total.value < 0) {
+    if (total.kind != CellKind::kNumber || !plausible_duration_ns(total.value)) {
       return ctx_.error(rec.line, "column 'Total Time': expected a time, got '" +
                                       std::string(trim(rec.fields[total_])) + "'");
     }

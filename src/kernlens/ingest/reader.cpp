@@ -9,7 +9,9 @@
 #include "kernlens/common/file.h"
 #include "kernlens/common/gzip.h"
 #include "kernlens/common/progress.h"
+#include "kernlens/common/text.h"
 #include "kernlens/ingest/detect.h"
+#include "kernlens/ingest/sqlite_db.h"
 
 namespace kernlens::ingest {
 
@@ -27,6 +29,20 @@ namespace {
 constexpr std::uint64_t kStreamFrom = 32 << 20;
 constexpr std::size_t kDetectBytes = 1 << 20;
 
+// Launches an export lists without a time ("n/a") count as launches but add no time: said,
+// with their number, when others of the same input have one (an export that measured no time
+// at all says so in every output already).
+void warn_untimed(const model::Profile& profile, std::uint32_t index, ReadContext& ctx) {
+  std::size_t timed = 0, untimed = 0;
+  for (const auto& l : profile.launches) {
+    if (l.input == index) ++(l.duration_ns ? timed : untimed);
+  }
+  if (timed > 0 && untimed > 0) {
+    ctx.warn(0, std::to_string(untimed) + " of " + std::to_string(timed + untimed) +
+                    " launches have no duration in the export: they count as launches but add no time");
+  }
+}
+
 // Records the input, then runs `read` with a context and a progress bar over `bytes` bytes.
 template <class ReadWith>
 Status run_reader(const std::string& path, model::Profile& profile, const ReadOptions& options,
@@ -37,6 +53,12 @@ Status run_reader(const std::string& path, model::Profile& profile, const ReadOp
   ReadContext ctx{path, profile, index, [&bar](std::uint64_t done) { bar.update(done); }, &options};
   Status status = read(ctx);
   bar.finish();
+  // Where text enters kernlens, it becomes valid UTF-8 (common/text.h), and says so.
+  if (std::size_t repaired = profile.rewrite_text(repaired_utf8)) {
+    ctx.warn(0, std::to_string(repaired) + " names or labels are not valid UTF-8: each bad byte sequence "
+                "reads as U+FFFD");
+  }
+  if (status) warn_untimed(profile, index, ctx);
   return status;
 }
 
@@ -57,9 +79,12 @@ Status read_input_bytes(std::string_view bytes, const std::string& path, model::
 namespace {
 
 // The format of a file that is streamed rather than read whole: a large plain file of a
-// format that streams, or a gzip file of one that streams inflating. Null otherwise.
+// format that streams, or a gzip file of one that streams inflating. Null otherwise. An
+// SQLite file with a write-ahead log beside it is read from the file, however small: only
+// SQLite reading the file itself sees the log.
 Result<const FormatInfo*> streamed_format(const std::string& path, std::uint64_t size) {
-  auto head = read_file_head(path, size >= kStreamFrom ? kDetectBytes : 2);
+  const bool from_file = size >= kStreamFrom || sqlite_has_pending_wal(path);
+  auto head = read_file_head(path, from_file ? kDetectBytes : 2);
   if (!head) return head.error();
   if (is_gzip(*head)) {
     auto inflated = read_gzip_head(path, kDetectBytes);
@@ -67,7 +92,7 @@ Result<const FormatInfo*> streamed_format(const std::string& path, std::uint64_t
     const FormatInfo* format = detect_format(*inflated).format;
     return format && format->read_file && format->read_file_inflates ? format : nullptr;
   }
-  if (size < kStreamFrom) return nullptr;
+  if (!from_file) return nullptr;
   const FormatInfo* format = detect_format(*head).format;
   return format && format->read_file ? format : nullptr;
 }

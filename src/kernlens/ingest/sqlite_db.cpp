@@ -1,10 +1,14 @@
 #include "kernlens/ingest/sqlite_db.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <cctype>
+#include <chrono>
 #include <cstring>
 #include <utility>
+
+#include "kernlens/common/text.h"
 
 namespace kernlens::ingest {
 
@@ -69,6 +73,12 @@ void SqliteStatement::bind(int parameter, double value) {
 }
 
 void SqliteStatement::bind(int parameter, std::string_view value) {
+  // SQLite keeps whatever bytes it is given as TEXT; a database of valid UTF-8 reads back
+  // into every format (common/text.h).
+  if (auto repaired = repaired_utf8(value)) {
+    sqlite3_bind_text64(stmt_, parameter, repaired->data(), repaired->size(), SQLITE_TRANSIENT, SQLITE_UTF8);
+    return;
+  }
   sqlite3_bind_text64(stmt_, parameter, value.data(), value.size(), SQLITE_TRANSIENT, SQLITE_UTF8);
 }
 
@@ -139,14 +149,42 @@ void SqliteStatement::reset() {
   error_.reset();
 }
 
-SqliteDb::SqliteDb(SqliteDb&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+SqliteDb::SqliteDb(SqliteDb&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), deadline_(std::move(other.deadline_)) {}
 
 SqliteDb& SqliteDb::operator=(SqliteDb&& other) noexcept {
   if (this != &other) {
     sqlite3_close(db_);
     db_ = std::exchange(other.db_, nullptr);
+    deadline_ = std::move(other.deadline_);
   }
   return *this;
+}
+
+namespace {
+
+// SQLite calls this every few thousand steps of a statement; non-zero interrupts it.
+int past_deadline(void* deadline) {
+  return std::chrono::steady_clock::now() > *static_cast<std::chrono::steady_clock::time_point*>(deadline);
+}
+
+constexpr int kStepsBetweenChecks = 10000;
+
+}  // namespace
+
+void SqliteDb::set_time_limit(double seconds) const {
+  if (seconds <= 0) {
+    sqlite3_progress_handler(db_, 0, nullptr, nullptr);
+    deadline_.reset();
+    return;
+  }
+  auto limit = std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds));
+  deadline_ = std::make_unique<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now() + limit);
+  sqlite3_progress_handler(db_, kStepsBetweenChecks, past_deadline, deadline_.get());
+}
+
+bool SqliteDb::past_time_limit() const {
+  return deadline_ && std::chrono::steady_clock::now() > *deadline_;
 }
 
 SqliteDb::~SqliteDb() {
@@ -166,18 +204,43 @@ Result<SqliteDb> SqliteDb::configured(sqlite3* raw, int open_rc) {
   }
   sqlite3_db_config(raw, SQLITE_DBCONFIG_DEFENSIVE, 1, nullptr);
   sqlite3_db_config(raw, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, nullptr);
+  // fts3_tokenizer(NAME, POINTER) would let SQL text hand SQLite a function pointer.
+  sqlite3_db_config(raw, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, nullptr);
   return db;
 }
+
+namespace {
+
+// Bytes 18 and 19 of the header: the file format's write and read versions, 2 in WAL mode.
+constexpr std::size_t kFormatVersions = 18;
+
+bool is_wal_header(std::string_view header) {
+  return header.size() > kFormatVersions + 1 &&
+         (header[kFormatVersions] == 2 || header[kFormatVersions + 1] == 2);
+}
+
+}  // namespace
 
 Result<SqliteDb> SqliteDb::open_bytes(std::string_view bytes) {
   sqlite3* raw = nullptr;
   int rc = sqlite3_open_v2(":memory:", &raw, kOpenFlags | SQLITE_OPEN_READWRITE, nullptr);
   auto db = configured(raw, rc);
   if (!db) return db;
-  // READONLY: SQLite reads the caller's buffer in place and never writes or frees it.
   auto* data = reinterpret_cast<unsigned char*>(const_cast<char*>(bytes.data()));
   auto size = static_cast<sqlite3_int64>(bytes.size());
-  rc = sqlite3_deserialize(raw, "main", data, size, size, SQLITE_DESERIALIZE_READONLY);
+  unsigned flags = SQLITE_DESERIALIZE_READONLY;  // SQLite reads the buffer in place, never writes it
+  if (is_wal_header(bytes)) {
+    // A database in memory cannot be in WAL mode (SQLite says "unable to open database
+    // file"). The bytes are the whole database (a write-ahead log beside the file is read
+    // from the file, see sqlite_has_pending_wal), so a copy marked as a rollback-journal
+    // database reads the same.
+    data = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
+    if (!data) return make_error("", 0, "out of memory for a copy of the database");
+    std::memcpy(data, bytes.data(), bytes.size());
+    data[kFormatVersions] = data[kFormatVersions + 1] = 1;
+    flags |= SQLITE_DESERIALIZE_FREEONCLOSE;  // freed by SQLite, even when this call fails
+  }
+  rc = sqlite3_deserialize(raw, "main", data, size, size, flags);
   if (rc != SQLITE_OK) return make_error("", 0, sqlite3_errmsg(raw));
   return db;
 }
@@ -203,11 +266,32 @@ std::string file_uri(const std::string& path) {
 
 }  // namespace
 
+bool sqlite_has_pending_wal(const std::string& path) {
+  struct stat st {};
+  return ::stat((path + "-wal").c_str(), &st) == 0 && st.st_size > 0;
+}
+
 Result<SqliteDb> SqliteDb::open_file(const std::string& path) {
+  // Immutable: no locks, no -shm file, no write of any kind, so read-only storage is fine.
+  // But an immutable connection ignores the write-ahead log; when one holds changes, they
+  // are read as any reader does, through the shared-memory index PATH-shm.
+  const bool pending_wal = sqlite_has_pending_wal(path);
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2((file_uri(path) + "?immutable=1").c_str(), &raw,
+  int rc = sqlite3_open_v2((file_uri(path) + (pending_wal ? "?mode=ro" : "?immutable=1")).c_str(), &raw,
                            kOpenFlags | SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, nullptr);
-  return configured(raw, rc);
+  auto db = configured(raw, rc);
+  if (!db || !pending_wal) return db;
+  // SQLite opens the log on the first read: try one, to say what is wrong when it cannot.
+  if (auto probe = db->prepare("SELECT count(*) FROM sqlite_master")) {
+    probe->step();
+    if (!probe->error()) return db;
+  }
+  return make_error("", 0,
+                    "the database is in WAL mode and its log " + path + "-wal holds changes not yet in " +
+                        "the file; SQLite cannot read them here (" + db->message() + "): it needs " + path +
+                        "-shm, which it cannot create on read-only storage. Copy both files to writable "
+                        "storage, or checkpoint the log where it was written: sqlite3 FILE "
+                        "'PRAGMA wal_checkpoint(TRUNCATE)'");
 }
 
 namespace {
@@ -253,10 +337,17 @@ Result<SqliteStatement> SqliteDb::prepare_single(const std::string& sql) const {
   }
   SqliteStatement statement(db_, stmt);
   if (!stmt) return make_error("", 0, "no SQL statement");
-  for (; tail && *tail; ++tail) {
-    if (!std::isspace(static_cast<unsigned char>(*tail)) && *tail != ';') {
-      return make_error("", 0, "one SQL statement at a time (found more after the first)");
-    }
+  // What follows may be comments, blanks and semicolons (SQLite prepares those to no
+  // statement), nothing else.
+  const char* end = sql.c_str() + sql.size();
+  while (tail && tail < end) {
+    sqlite3_stmt* next = nullptr;
+    const char* after = nullptr;
+    int rc = sqlite3_prepare_v2(db_, tail, static_cast<int>(end - tail), &next, &after);
+    sqlite3_finalize(next);
+    if (rc != SQLITE_OK || next) return make_error("", 0, "one SQL statement at a time (found more after the first)");
+    if (after == tail) return make_error("", 0, "cannot read the SQL after the first statement");
+    tail = after;
   }
   return statement;
 }

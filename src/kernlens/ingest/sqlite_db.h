@@ -6,7 +6,9 @@
 // SQLite's own messages are kept in errors; callers add which file or table they were at.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,7 +81,10 @@ class SqliteDb {
   // The database in `bytes`, which must outlive it (no copy is made). Errors carry SQLite's
   // message only; callers add the path.
   static Result<SqliteDb> open_bytes(std::string_view bytes);
-  // The database file at `path`, opened immutable: SQLite takes no locks and never writes.
+  // The database file at `path`, read where it lies and never written: opened immutable (no
+  // locks, no -shm file), so read-only storage is fine; or, when its write-ahead log holds
+  // changes (sqlite_has_pending_wal), read-only through PATH-shm, with an error that says so
+  // where that file cannot be had.
   static Result<SqliteDb> open_file(const std::string& path);
   // The database file at `path` for reading and writing, created when missing, with
   // `busy_timeout_ms` of waiting for another connection's lock.
@@ -101,14 +106,25 @@ class SqliteDb {
   Result<std::vector<std::string>> columns(std::string_view table) const;
   std::string message() const;  // SQLite's last error message
 
+  // Statements stepped from now on stop with an error ("interrupted") once `seconds` have
+  // passed; 0 removes the limit.
+  void set_time_limit(double seconds) const;
+  bool past_time_limit() const;
+
  private:
   explicit SqliteDb(sqlite3* db) : db_(db) {}
   static Result<SqliteDb> configured(sqlite3* db, int open_rc);
   sqlite3* db_ = nullptr;
+  mutable std::unique_ptr<std::chrono::steady_clock::time_point> deadline_;  // set_time_limit
 };
 
 // An SQL identifier in double quotes (embedded quotes doubled).
 std::string sql_quote(std::string_view identifier);
+
+// Whether the database file at `path` has a write-ahead log PATH-wal that is not empty: part
+// of its data is there, and only SQLite reading the file itself (not a copy of its bytes)
+// sees it.
+bool sqlite_has_pending_wal(const std::string& path);
 
 // Whether `bytes` starts like an SQLite database file.
 bool is_sqlite_header(std::string_view bytes);

@@ -76,6 +76,20 @@ std::uint32_t StringTable::intern(std::string_view s) {
   return id;
 }
 
+std::size_t StringTable::rewrite(const TextFix& fix) {
+  std::size_t changed = 0;
+  for (auto& s : strings_) {
+    if (auto fixed = fix(s)) {
+      s = std::move(*fixed);
+      ++changed;
+    }
+  }
+  if (changed == 0) return 0;
+  index_.clear();
+  for (std::uint32_t id = 0; id < strings_.size(); ++id) index_.emplace(strings_[id], id);
+  return changed;
+}
+
 MetricId MetricCatalog::intern(std::string_view name, std::string_view unit) {
   std::string key;
   key.reserve(name.size() + unit.size() + 1);
@@ -98,6 +112,40 @@ Profile::Profile() {
   processes.emplace_back();
   stages.emplace_back();
   stage_index_.emplace(stage_key_text(stages.front()), 0);
+}
+
+std::size_t Profile::rewrite_text(const TextFix& fix) {
+  std::size_t changed = names.rewrite(fix);
+  auto apply = [&](std::string& s) {
+    if (auto fixed = fix(s)) {
+      s = std::move(*fixed);
+      ++changed;
+    }
+  };
+  const std::size_t before_stages = changed;
+  for (auto& key : stages) {
+    for (auto* ranges : {&key.push_pop, &key.start_end}) {
+      for (auto& r : *ranges) {
+        apply(r.domain);
+        apply(r.name);
+      }
+    }
+  }
+  if (changed != before_stages) {
+    stage_index_.clear();
+    for (StageId id = 0; id < stages.size(); ++id) stage_index_.emplace(stage_key_text(stages[id]), id);
+  }
+  for (auto& p : processes) {
+    apply(p.host);
+    apply(p.name);
+  }
+  for (auto& d : devices) apply(d.name);
+  for (auto& launch : launches) {
+    for (auto& r : launch.rules) {
+      for (auto* s : {&r.section, &r.rule, &r.type, &r.text, &r.speedup_type}) apply(*s);
+    }
+  }
+  return changed;
 }
 
 StageId Profile::intern_stage(StageKey key) {

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -151,10 +152,16 @@ struct InputInfo {
   std::vector<Error> warnings;  // problems that did not stop the read
 };
 
+// A correction of one string: the new text, or nullopt to keep it.
+using TextFix = std::function<std::optional<std::string>(std::string_view)>;
+
 // Interns strings: equal strings get equal ids; ids are dense from 0.
 class StringTable {
  public:
   std::uint32_t intern(std::string_view s);
+  // Replaces each string by fix(string) where that is not nullopt, keeping every id; the
+  // number replaced.
+  std::size_t rewrite(const TextFix& fix);
   const std::string& operator[](std::uint32_t id) const { return strings_[id]; }
   std::size_t size() const { return strings_.size(); }
 
@@ -202,6 +209,10 @@ struct Profile {
     metric_samples.push_back(sample);
     ++launch.metrics_count;
   }
+
+  // Passes the text read from inputs (kernel names, NVTX ranges, process and device names,
+  // ncu's rule results) through `fix`; ids and indexes stay valid. The strings changed.
+  std::size_t rewrite_text(const TextFix& fix);
 
   StageId intern_stage(StageKey key);
   std::uint32_t intern_process(ProcessInfo process);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernlens/common/text.h"
 #include "kernlens/report/format.h"
 
 namespace kernlens::report {
@@ -111,7 +112,7 @@ std::string compare_text(const Comparison& c, const CompareReportOptions& o) {
     out += fmt::format("stages (kernel time):\n  {:>8}  {:>11}  {:>11}  {}\n", "change", "base", "candidate", "stage");
     for (const auto& s : c.stages) {
       out += fmt::format("  {:>8}  {:>11}  {:>11}  {}\n", change_text(s), ns_or_dash(s.base_ns),
-                         ns_or_dash(s.candidate_ns), s.name);
+                         ns_or_dash(s.candidate_ns), escape_controls(s.name));
     }
     out += "\n";
   }
@@ -185,7 +186,7 @@ std::string compare_json(const Comparison& c) {
   j["stages"] = std::move(stages);
   j["verdict"] = analysis::verdict_name(c.verdict);
   j["reasons"] = c.reasons;
-  return j.dump(2) + "\n";
+  return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace kernlens::report

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/text.h"
+
 namespace kernlens::report {
 
 std::string human_duration_ns(double ns) {
@@ -37,7 +39,9 @@ std::string human_si(double v, std::string_view unit) {
   return fmt::format("{:.4g} {}", v, unit);
 }
 
-std::string wrap(std::string_view text, std::size_t width, std::size_t indent) {
+std::string wrap(std::string_view raw, std::size_t width, std::size_t indent) {
+  const std::string shown = escape_controls(raw);
+  std::string_view text = shown;
   std::string out;
   std::size_t column = indent;  // the caller has printed `indent` columns already
   bool first = true;
@@ -63,8 +67,10 @@ std::string wrap(std::string_view text, std::size_t width, std::size_t indent) {
 
 std::string human_percent(double fraction) { return fmt::format("{:.1f}%", fraction * 100.0); }
 
-std::string ellipsize(std::string_view s, std::size_t width) {
-  if (width == 0) return std::string(s);
+std::string ellipsize(std::string_view raw, std::size_t width) {
+  const std::string shown = escape_controls(raw);
+  std::string_view s = shown;
+  if (width == 0) return shown;
   std::size_t points = 0, cut = s.size();
   for (std::size_t i = 0; i < s.size(); ++i) {
     if ((static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) continue;  // continuation byte

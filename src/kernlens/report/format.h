@@ -14,12 +14,14 @@ std::string human_duration_ns(double ns);
 // A count with an SI prefix and a unit, four significant digits: (7.56e7, "B") -> "75.56 MB",
 // (1.2e12, "FLOP/s") -> "1.200 TFLOP/s". Decimal prefixes, as datasheets quote bandwidth.
 std::string human_si(double v, std::string_view unit);
+// The two helpers below show text from inputs, and so escape its control characters
+// (common/text.h): a name holding ESC or a newline cannot repaint a terminal or fake a line.
 // Wraps `text` at `width` columns for a caller that has printed `indent` columns of the first
 // line already; the lines after it start with `indent` spaces.
 std::string wrap(std::string_view text, std::size_t width, std::size_t indent);
 // 0.1234 -> "12.3%".
 std::string human_percent(double fraction);
-// Cuts `s` to `width` characters (counting UTF-8 code points) with a trailing "…"; 0 = no limit.
+// Cuts `s` (control characters escaped) to `width` characters (counting UTF-8 code points) with a trailing "…"; 0 = no limit.
 std::string ellipsize(std::string_view s, std::size_t width);
 // The characters `s` shows: UTF-8 code points.
 std::size_t display_width(std::string_view s);

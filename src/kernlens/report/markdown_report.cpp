@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/text.h"
 #include "kernlens/report/format.h"
 #include "kernlens/report/missing.h"
 #include "kernlens/report/summary.h"
@@ -9,17 +10,13 @@
 namespace kernlens::report {
 namespace {
 
-// Text in a table cell: '|' ends the cell even inside code, and a newline ends the row.
+// Text in a table cell: '|' ends the cell even inside code, and a newline ends the row (so
+// control characters are escaped, common/text.h).
 std::string cell_text(std::string_view s) {
   std::string out;
-  for (char c : s) {
-    if (c == '|') {
-      out += "\\|";
-    } else if (c == '\n') {
-      out += ' ';
-    } else {
-      out += c;
-    }
+  for (char c : escape_controls(s)) {
+    if (c == '|') out += '\\';
+    out += c;
   }
   return out;
 }
@@ -70,7 +67,7 @@ void append_advice(std::string& out, const std::vector<KernelAdvice>& list) {
     out += "\n";
     for (const auto& a : k.advice) {
       std::string speedup = a.est_speedup_pct ? fmt::format(" (est. {:.0f}%)", *a.est_speedup_pct) : "";
-      out += fmt::format("  - `{}`{}: {}\n", a.rule, speedup, plain(first_sentence(a.text)));
+      out += fmt::format("  - `{}`{}: {}\n", cell_text(a.rule), speedup, plain(first_sentence(a.text)));
     }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/text.h"
 #include "kernlens/report/format.h"
 #include "kernlens/report/summary.h"
 
@@ -14,9 +15,9 @@ namespace {
 void append_header(std::string& out, const model::Profile& profile, const analysis::Analysis& analysis) {
   const analysis::Aggregate& agg = analysis.agg;
   for (const auto& in : profile.inputs) {
-    out += fmt::format("input   {}  ({})\n", in.path, describe_format(in.format));
+    out += fmt::format("input   {}  ({})\n", escape_controls(in.path), describe_format(in.format));
   }
-  if (std::string gpu = device_line(profile, analysis); !gpu.empty()) out += fmt::format("gpu     {}\n", gpu);
+  if (std::string gpu = device_line(profile, analysis); !gpu.empty()) out += fmt::format("gpu     {}\n", escape_controls(gpu));
   const auto& t = agg.totals;
   out += fmt::format("kernels {} launches of {} kernels", t.launches, t.unique_kernels);
   if (t.kernel_time_ns) out += fmt::format(", {} of GPU time", human_duration_ns(*t.kernel_time_ns));
@@ -239,7 +240,7 @@ void append_stages(std::string& out, const analysis::Analysis& analysis) {
     }
     out += fmt::format("  {:>13}  {:>6}  {}{}\n", work.flops ? human_si(*work.flops, "FLOP") : "-",
                        work.mfu ? human_percent(*work.mfu) : "-",
-                       std::string(static_cast<std::size_t>(s.depth) * 2, ' '), s.label);
+                       std::string(static_cast<std::size_t>(s.depth) * 2, ' '), escape_controls(s.label));
   }
   append_mfu_notes(out, analysis);
 }
@@ -251,7 +252,7 @@ void append_memory_ops(std::string& out, const model::Profile& profile, const an
   for (const auto& m : agg.memory_ops) {
     out += fmt::format("{:>10}  {:>8}  {:>10}  {}\n", m.total_ns ? human_duration_ns(*m.total_ns) : "-",
                        m.count, m.bytes ? human_si(static_cast<double>(*m.bytes), "B") : "-",
-                       profile.names[m.name]);
+                       escape_controls(profile.names[m.name]));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "kernlens/store/database.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <optional>
@@ -53,6 +55,13 @@ Status check_ours(const SqliteDb& db, const std::string& path) {
     }
   }
   bool has_migrations = std::find(tables->begin(), tables->end(), "schema_migrations") != tables->end();
+  // Version 0 is a new, empty file: tables there (even of our names) are someone else's.
+  auto user_table = std::find_if(tables->begin(), tables->end(),
+                                 [](const std::string& t) { return t.rfind("sqlite_", 0) != 0; });
+  if (*version == 0 && user_table != tables->end()) {
+    return make_error(path, 0, fmt::format("not a kernlens database: an SQLite database with table '{}' "
+                                           "and no kernlens schema", *user_table));
+  }
   if (*version > 0 && !has_migrations) {
     return make_error(path, 0, fmt::format("not a kernlens database: user_version {} but no schema_migrations",
                                            *version));
@@ -62,6 +71,14 @@ Status check_ours(const SqliteDb& db, const std::string& path) {
                                            *version, schema_version()));
   }
   return ok_status();
+}
+
+// Whether this user may create files beside `path`. Where not (a shared results directory,
+// a mounted archive) nobody is writing the database either, and SQLite's read-only open of a
+// WAL database, which creates PATH-shm, would fail: it is read immutable instead.
+bool on_writable_storage(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  return ::access(dir.empty() ? "." : dir.c_str(), W_OK) == 0;
 }
 
 Status apply(const SqliteDb& db, const Migration& m) {
@@ -116,7 +133,7 @@ Result<SqliteDb> open_for_reading(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) return make_error(path, 0, "no database here (create one with kernlens db ingest)");
   if (Status s = check_header(path); !s) return s.error();
-  auto db = SqliteDb::open_read_only(path, kBusyTimeoutMs);
+  auto db = on_writable_storage(path) ? SqliteDb::open_read_only(path, kBusyTimeoutMs) : SqliteDb::open_file(path);
   if (!db) return at(path, db.error());
   if (Status s = db->exec("PRAGMA query_only = 1; PRAGMA cache_size = -65536"); !s) return at(path, s.error());
   if (Status s = check_ours(*db, path); !s) return s.error();

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/common/escape.h"
+#include "kernlens/common/text.h"
 
 namespace kernlens::store {
 namespace {
@@ -52,7 +53,7 @@ std::string text_table(const Table& t) {
   for (const auto& row : t.rows) {
     auto& out = shown.emplace_back();
     for (std::size_t c = 0; c < row.size(); ++c) {
-      out.push_back(std::holds_alternative<std::monostate>(row[c]) ? "-" : cell_text(row[c], false));
+      out.push_back(std::holds_alternative<std::monostate>(row[c]) ? "-" : escape_controls(cell_text(row[c], false)));
       width[c] = std::max(width[c], out.back().size());
     }
   }
@@ -102,7 +103,7 @@ constexpr std::array<std::string_view, 5> kExportTables = {"runs", "run_tags", "
 
 }  // namespace
 
-Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql) {
+Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql, const QueryOptions& options) {
   auto stmt = db.prepare_single(sql);
   if (!stmt) return stmt.error();
   if (!stmt->read_only()) {
@@ -110,10 +111,17 @@ Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql) {
   }
   Table t;
   for (int c = 0; c < stmt->column_count(); ++c) t.columns.push_back(stmt->column_name(c));
+  db.set_time_limit(options.timeout_s);
   while (stmt->step()) {
     auto& row = t.rows.emplace_back();
     row.reserve(t.columns.size());
     for (int c = 0; c < stmt->column_count(); ++c) row.push_back(cell(*stmt, c));
+  }
+  const bool timed_out = db.past_time_limit();
+  db.set_time_limit(0);
+  if (stmt->error() && timed_out) {
+    return make_error("", 0, fmt::format("the query ran longer than {:g} s and was stopped (db query --timeout "
+                                         "SEC sets the limit; 0: none)", options.timeout_s));
   }
   if (stmt->error()) return make_error("", 0, *stmt->error());
   return t;
@@ -134,11 +142,13 @@ std::string format_table(const Table& table, TableFormat format) {
     case TableFormat::kJson: {
       auto rows = nlohmann::ordered_json::array();
       for (const auto& row : table.rows) rows.push_back(row_json(table, row));
-      return rows.dump(2) + "\n";
+      return rows.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
     case TableFormat::kJsonl: {
       std::string out;
-      for (const auto& row : table.rows) out += row_json(table, row).dump() + "\n";
+      for (const auto& row : table.rows) {
+        out += row_json(table, row).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+      }
       return out;
     }
   }

@@ -25,9 +25,14 @@ struct Table {
   std::vector<std::vector<Cell>> rows;
 };
 
-// One statement. Errors: SQL errors, more than one statement, and a statement that would
-// write (refused before it runs; the connection is read-only besides).
-Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql);
+struct QueryOptions {
+  double timeout_s = 0;  // stop a statement that runs longer; 0: no limit
+};
+
+// One statement (comments after it are fine). Errors: SQL errors, more than one statement,
+// a statement that would write (refused before it runs; the connection is read-only
+// besides), and one that ran past the timeout.
+Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql, const QueryOptions& options = {});
 
 enum class TableFormat { kText, kCsv, kJson, kJsonl };
 std::optional<TableFormat> parse_table_format(std::string_view name);

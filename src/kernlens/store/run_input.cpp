@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/common/text.h"
 #include "kernlens/analysis/run_summary.h"
 #include "kernlens/profile/run_reader.h"
 
@@ -167,7 +168,7 @@ Result<Tags> parse_tags(const std::vector<std::string>& texts) {
     for (const auto& [k, v] : tags) {
       if (k == key) return make_error("", 0, fmt::format("--tag {}: given twice", key));
     }
-    tags.emplace_back(key, text.substr(eq + 1));
+    tags.emplace_back(key, valid_utf8(text.substr(eq + 1)));  // the one rule of common/text.h
   }
   return tags;
 }
