@@ -8,10 +8,12 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libre2-dev  # libraries
   libsimdjson-dev                                     # PyTorch trace (JSON) reader
   libsqlite3-dev                                      # Nsight Systems SQLite exports
+  libtomlplusplus-dev                                 # sweep files (kernlens sweep)
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses
   chromium                                            # the HTML report checked in a real browser
+  slurm-wlm munge                                     # the sweep test's one-node Slurm cluster
 )
 
 missing() {

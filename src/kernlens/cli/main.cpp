@@ -65,6 +65,7 @@ int main(int argc, char** argv) {
       add_demo_command(app),
       add_compare_command(app),
       add_db_command(app),
+      add_sweep_command(app),
   };
 
   try {

@@ -364,3 +364,11 @@ Result<RunRecord> load_run(const SqliteDb& db, std::string_view key_or_prefix) {
 }
 
 }  // namespace kernlens::store
+
+namespace kernlens::store {
+
+Result<bool> has_run(const SqliteDb& db, const std::string& run_key) {
+  return run_present(db, run_key);
+}
+
+}  // namespace kernlens::store

@@ -139,12 +139,50 @@ constexpr std::string_view kViewsSql =
     "SUM(time_ns) AS time_ns, MIN(detail) AS example "
     "FROM v_signals GROUP BY signal, family ORDER BY signal, time_ns DESC;\n";
 
+// The cross-model views (a sweep's runs): per GPU, dtype, model, batch and tokens, and per
+// operation class or kernel family, the share of the runs' kernel time and how close to the
+// GPU's limits the measured kernels ran. SOL is ncu's "speed of light": the larger of the SM
+// and the memory throughput, in percent of peak. Runs with the same five values are one point;
+// its share of time counts every run of the point, those without the class too.
+#define KERNLENS_POINT_KEY(r) \
+  "quote(" #r ".gpu) || '|' || quote(" #r ".dtype) || '|' || quote(" #r ".model) || '|' || quote(" #r \
+  ".batch) || '|' || quote(" #r ".tokens)"
+#define KERNLENS_SOL "CASE WHEN k.sm_pct IS NULL THEN k.memory_pct WHEN k.memory_pct IS NULL THEN k.sm_pct " \
+  "ELSE MAX(k.sm_pct, k.memory_pct) END"
+#define KERNLENS_RATE(col, name) \
+  "SUM(k." #col ") * 1e9 / SUM(CASE WHEN k." #col " IS NOT NULL THEN k.total_ns END) AS " #name
+#define KERNLENS_SCALING_VIEW(view, group_columns, selected_columns)                                          \
+  "CREATE VIEW " view " AS WITH points AS (SELECT " KERNLENS_POINT_KEY(runs) " AS point_key, COUNT(*) AS runs, " \
+  "SUM(kernel_time_ns) AS kernel_time_ns FROM runs GROUP BY point_key), "                                       \
+  "cells AS (SELECT r.gpu, r.dtype, r.model, r.batch, r.tokens, " KERNLENS_POINT_KEY(r) " AS point_key, "      \
+  group_columns ", SUM(k.launches) AS launches, SUM(k.total_ns) AS total_ns, "                                 \
+  "SUM((" KERNLENS_SOL ") * k.total_ns) / SUM(CASE WHEN (" KERNLENS_SOL ") IS NOT NULL THEN k.total_ns END) "   \
+  "AS sol_pct, " KERNLENS_WEIGHTED(sm_pct) ", " KERNLENS_WEIGHTED(memory_pct) ", "                               \
+  KERNLENS_RATE(flops, flops_per_s) ", " KERNLENS_RATE(dram_bytes, dram_bytes_per_s) ", "                       \
+  "SUM(CASE WHEN (" KERNLENS_SOL ") IS NOT NULL THEN k.total_ns END) AS measured_ns "                          \
+  "FROM kernels k JOIN runs r ON r.run_id = k.run_id GROUP BY point_key, " group_columns ") "                 \
+  "SELECT c.gpu, c.dtype, c.model, c.batch, c.tokens, " selected_columns ", p.runs, c.launches, "              \
+  "c.total_ns / p.runs AS time_ns_per_run, c.total_ns / p.kernel_time_ns AS share_of_time, c.sol_pct, "       \
+  "c.sm_pct, c.memory_pct, c.flops_per_s, c.dram_bytes_per_s, c.measured_ns / c.total_ns AS measured_share "   \
+  "FROM cells c JOIN points p ON p.point_key = c.point_key "                                                   \
+  "ORDER BY " selected_columns ", c.gpu, c.dtype, c.model, c.batch, c.tokens;\n"
+
+constexpr std::string_view kScalingViewsSql =
+    KERNLENS_SCALING_VIEW("v_op_class_scaling", "k.op_class", "c.op_class")
+    KERNLENS_SCALING_VIEW("v_family_scaling", "k.base_name, k.library, k.op_class",
+                          "c.base_name, c.library, c.op_class");
+
+#undef KERNLENS_SCALING_VIEW
+#undef KERNLENS_RATE
+#undef KERNLENS_SOL
+#undef KERNLENS_POINT_KEY
 #undef KERNLENS_PERFORMANCE_COLUMNS
 #undef KERNLENS_WEIGHTED
 
 constexpr std::array kMigrations = {
     Migration{1, "runs, run_tags, devices, kernels, stages, family totals and their indexes", kTablesSql},
     Migration{2, "views: popularity, performance by family and op class, signals", kViewsSql},
+    Migration{3, "views: op class and family scaling across models, batch and tokens", kScalingViewsSql},
 };
 
 constexpr std::array<std::string_view, 8> kTables = {"schema_migrations", "devices", "runs", "run_tags",

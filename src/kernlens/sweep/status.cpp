@@ -1,0 +1,187 @@
+#include "kernlens/sweep/status.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+namespace kernlens::sweep {
+namespace fs = std::filesystem;
+namespace {
+
+// Slurm's job states (squeue(1), sacct(1) "JOB STATE CODES") that mean the task is alive.
+constexpr std::string_view kWaiting[] = {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED",
+                                         "RESV_DEL_HOLD", "SUSPENDED", "STOPPED", "SPECIAL_EXIT"};
+constexpr std::string_view kRunning[] = {"RUNNING", "COMPLETING", "SIGNALING", "STAGE_OUT", "RESIZING"};
+
+template <std::size_t N>
+bool one_of(std::string_view s, const std::string_view (&list)[N]) {
+  for (auto item : list) {
+    if (s == item) return true;
+  }
+  return false;
+}
+
+std::string submissions_path(const Plan& plan) {
+  return (fs::path(plan.sweep_dir()) / "submissions.jsonl").string();
+}
+
+struct Manifest {
+  std::string status, reason;
+};
+
+std::optional<Manifest> read_manifest(const std::string& run_dir) {
+  std::ifstream in(fs::path(run_dir) / "manifest.json");
+  if (!in) return std::nullopt;
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Manifest{"damaged", "manifest.json is not a JSON object"};
+  return Manifest{j.value("status", ""), j.value("status_reason", "")};
+}
+
+std::string host_name() {
+  char name[256] = {};
+  return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
+}
+
+// A --local run going on now: its kernlens process is alive on this host.
+bool local_alive(const Submission& s) {
+  if (s.host != host_name() || s.pid <= 0) return false;
+  return ::kill(static_cast<pid_t>(s.pid), 0) == 0 || errno == EPERM;
+}
+
+struct LastTask {
+  const Submission* submission = nullptr;
+  std::string task;  // "123_4" or "local"
+};
+
+LastTask last_task(const std::vector<Submission>& submissions, const std::string& id) {
+  LastTask last;
+  for (const auto& s : submissions) {
+    for (const auto& [task, point] : s.tasks) {
+      if (point == id) last = {&s, s.local() ? "local" : fmt::format("{}_{}", s.job, task)};
+    }
+  }
+  return last;
+}
+
+std::string slurm_log(const Plan& plan, const std::string& task) {
+  return (fs::path(plan.sweep_dir()) / fmt::format("slurm-{}.out", task)).string();
+}
+
+PointStatus status_of(const Plan& plan, const Point& p, const LastTask& last, const std::optional<TaskStates>& slurm) {
+  PointStatus st{p.index, State::kNotStarted, "", last.task};
+  auto manifest = read_manifest(p.run_dir());
+  if (manifest && manifest->status == "complete") return {p.index, State::kDone, p.run_dir(), last.task};
+  if (!last.submission) {
+    if (manifest) st = {p.index, State::kFailed, fmt::format("a run not made by this sweep ({})", manifest->status), ""};
+    return st;
+  }
+  std::optional<std::string> word;  // Slurm's state of the task
+  bool asked = !last.submission->local() && slurm.has_value();
+  if (asked) {
+    if (auto it = slurm->find(last.task); it != slurm->end()) word = it->second;
+  }
+  const bool alive = last.submission->local() ? local_alive(*last.submission)
+                                              : (!asked || (word && (one_of(*word, kWaiting) || one_of(*word, kRunning))));
+  if (word && one_of(*word, kWaiting)) return {p.index, State::kQueued, fmt::format("Slurm: {}", *word), last.task};
+  if (word && one_of(*word, kRunning)) return {p.index, State::kRunning, fmt::format("Slurm: {}", *word), last.task};
+  const std::string log = last.submission->local() ? (fs::path(p.dir) / "local.stderr.log").string()
+                                                   : slurm_log(plan, last.task);
+  if (manifest && manifest->status != "running") {
+    return {p.index, State::kFailed, fmt::format("{}: {}", manifest->status, manifest->reason), last.task};
+  }
+  if (alive) {
+    if (manifest) return {p.index, State::kRunning, "the manifest says running", last.task};
+    return {p.index, State::kQueued, asked ? "submitted" : "submitted (Slurm could not be asked)", last.task};
+  }
+  std::string ended = word ? fmt::format("the task ended {}", *word)
+                           : last.submission->local() ? std::string("the local run stopped")
+                                                      : std::string("Slurm no longer knows the task");
+  std::string what = manifest ? "before its run finished (the manifest says running)" : "without starting its run";
+  return {p.index, State::kFailed, fmt::format("{} {}; see {}", ended, what, log), last.task};
+}
+
+}  // namespace
+
+std::string_view state_name(State s) {
+  switch (s) {
+    case State::kDone: return "done";
+    case State::kRunning: return "running";
+    case State::kQueued: return "queued";
+    case State::kFailed: return "failed";
+    case State::kNotStarted: return "not started";
+  }
+  return "";
+}
+
+Status append_submission(const Plan& plan, const Submission& s) {
+  nlohmann::ordered_json j;
+  j["job"] = s.job;
+  auto& tasks = j["tasks"] = nlohmann::ordered_json::object();
+  for (const auto& [task, id] : s.tasks) tasks[std::to_string(task)] = id;
+  if (!s.script.empty()) j["script"] = s.script;
+  if (s.local()) {
+    j["host"] = s.host.empty() ? host_name() : s.host;
+    j["pid"] = s.pid;
+  }
+  std::error_code ec;
+  fs::create_directories(plan.sweep_dir(), ec);
+  std::ofstream out(submissions_path(plan), std::ios::app);
+  out << j.dump() << "\n";
+  out.flush();
+  if (!out) return make_error(submissions_path(plan), 0, "cannot append the submission");
+  return ok_status();
+}
+
+Result<std::vector<Submission>> read_submissions(const Plan& plan) {
+  const std::string path = submissions_path(plan);
+  std::vector<Submission> out;
+  std::ifstream in(path);
+  std::string line;
+  for (std::int64_t n = 1; std::getline(in, line); ++n) {
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object() || !j.contains("job") || !j["job"].is_string() || !j.contains("tasks") ||
+        !j["tasks"].is_object()) {
+      return make_error(path, n, "not a submission record ({\"job\": ..., \"tasks\": {...}} expected)");
+    }
+    Submission s;
+    s.job = j["job"].get<std::string>();
+    s.script = j.value("script", "");
+    s.host = j.value("host", "");
+    s.pid = j.value("pid", 0L);
+    for (const auto& [task, id] : j["tasks"].items()) {
+      if (!id.is_string() || task.empty() || task.find_first_not_of("0123456789") != std::string::npos) {
+        return make_error(path, n, fmt::format("task '{}': a task number and a point name expected", task));
+      }
+      s.tasks.emplace_back(std::stoul(task), id.get<std::string>());
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+std::vector<PointStatus> sweep_status(const Plan& plan, const std::vector<Submission>& submissions,
+                                      const std::optional<TaskStates>& slurm) {
+  std::vector<PointStatus> out;
+  for (const auto& p : plan.points) out.push_back(status_of(plan, p, last_task(submissions, p.id), slurm));
+  return out;
+}
+
+std::vector<std::string> slurm_jobs(const std::vector<Submission>& submissions) {
+  std::vector<std::string> jobs;
+  for (const auto& s : submissions) {
+    if (!s.local()) jobs.push_back(s.job);
+  }
+  return jobs;
+}
+
+bool run_complete(const std::string& run_dir) {
+  auto m = read_manifest(run_dir);
+  return m && m->status == "complete";
+}
+
+}  // namespace kernlens::sweep
