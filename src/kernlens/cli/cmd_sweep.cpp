@@ -55,7 +55,7 @@ std::optional<sweep::Plan> load_plan(const SweepOptions& opt) {
 
 struct Standing {
   std::vector<sweep::PointStatus> statuses;
-  bool slurm_asked = false;
+  bool slurm_silent = false;  // points went to Slurm, and neither squeue nor sacct answered
 };
 
 std::optional<Standing> standing(const sweep::Plan& plan) {
@@ -66,7 +66,7 @@ std::optional<Standing> standing(const sweep::Plan& plan) {
   }
   std::vector<std::string> jobs = sweep::slurm_jobs(*submissions);
   std::optional<sweep::TaskStates> slurm = sweep::ask_slurm(jobs);
-  return Standing{sweep::sweep_status(plan, *submissions, slurm), slurm.has_value() && !jobs.empty()};
+  return Standing{sweep::sweep_status(plan, *submissions, slurm), !jobs.empty() && !slurm};
 }
 
 int run_plan(const SweepOptions& opt) {
@@ -81,8 +81,8 @@ int run_status(const SweepOptions& opt) {
   if (!plan) return kExitBadInput;
   auto now = standing(*plan);
   if (!now) return kExitBadInput;
-  return write_output("-", opt.format == "json" ? sweep::status_json(*plan, now->statuses, now->slurm_asked).dump(2) + "\n"
-                                                : sweep::status_text(*plan, now->statuses, now->slurm_asked));
+  return write_output("-", opt.format == "json" ? sweep::status_json(*plan, now->statuses, now->slurm_silent).dump(2) + "\n"
+                                                : sweep::status_text(*plan, now->statuses, now->slurm_silent));
 }
 
 int submit_local(const sweep::Plan& plan, const std::vector<std::size_t>& points, bool tags) {

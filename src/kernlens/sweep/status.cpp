@@ -30,18 +30,6 @@ std::string submissions_path(const Plan& plan) {
   return (fs::path(plan.sweep_dir()) / "submissions.jsonl").string();
 }
 
-struct Manifest {
-  std::string status, reason;
-};
-
-std::optional<Manifest> read_manifest(const std::string& run_dir) {
-  std::ifstream in(fs::path(run_dir) / "manifest.json");
-  if (!in) return std::nullopt;
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Manifest{"damaged", "manifest.json is not a JSON object"};
-  return Manifest{j.value("status", ""), j.value("status_reason", "")};
-}
-
 std::string host_name() {
   char name[256] = {};
   return gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string();
@@ -74,7 +62,7 @@ std::string slurm_log(const Plan& plan, const std::string& task) {
 
 PointStatus status_of(const Plan& plan, const Point& p, const LastTask& last, const std::optional<TaskStates>& slurm) {
   PointStatus st{p.index, State::kNotStarted, "", last.task};
-  auto manifest = read_manifest(p.run_dir());
+  auto manifest = run_state(p.run_dir());
   if (manifest && manifest->status == "complete") return {p.index, State::kDone, p.run_dir(), last.task};
   if (!last.submission) {
     if (manifest) st = {p.index, State::kFailed, fmt::format("a run not made by this sweep ({})", manifest->status), ""};
@@ -179,8 +167,16 @@ std::vector<std::string> slurm_jobs(const std::vector<Submission>& submissions) 
   return jobs;
 }
 
+std::optional<RunState> run_state(const std::string& run_dir) {
+  std::ifstream in(fs::path(run_dir) / "manifest.json");
+  if (!in) return std::nullopt;
+  auto j = nlohmann::json::parse(in, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return RunState{"damaged", "manifest.json is not a JSON object"};
+  return RunState{j.value("status", ""), j.value("status_reason", "")};
+}
+
 bool run_complete(const std::string& run_dir) {
-  auto m = read_manifest(run_dir);
+  auto m = run_state(run_dir);
   return m && m->status == "complete";
 }
 

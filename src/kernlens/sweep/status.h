@@ -55,7 +55,13 @@ std::vector<PointStatus> sweep_status(const Plan& plan, const std::vector<Submis
 // The Slurm job ids of `submissions` (for asking Slurm about them).
 std::vector<std::string> slurm_jobs(const std::vector<Submission>& submissions);
 
-// Whether the manifest in `run_dir` says complete (what `sweep ingest` takes).
+// What the manifest in `run_dir` says: "complete", "failed", "interrupted", "running" (and
+// "damaged" for a file that is not JSON), with its reason; nullopt without a manifest.
+struct RunState {
+  std::string status, reason;
+};
+std::optional<RunState> run_state(const std::string& run_dir);
+// Whether the manifest says complete (what `sweep ingest` takes).
 bool run_complete(const std::string& run_dir);
 
 }  // namespace kernlens::sweep

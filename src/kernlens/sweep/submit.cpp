@@ -71,7 +71,9 @@ Result<profile::ProcessResult> run_in(const std::string& workdir, const profile:
 LocalResult outcome(const Point& p, const profile::ProcessResult& r) {
   LocalResult out{p.index, run_complete(p.run_dir()), p.run_dir(), r.interrupted, r.wall_ns};
   if (!out.complete) {
-    out.detail = fmt::format("kernlens profile: {}; see {}", r.describe(), (fs::path(p.dir) / "local.stderr.log").string());
+    auto state = run_state(p.run_dir());
+    std::string why = state && !state->reason.empty() ? state->reason : "kernlens profile: " + r.describe();
+    out.detail = fmt::format("{}; see {}", why, (fs::path(p.dir) / "local.stderr.log").string());
   }
   return out;
 }
@@ -91,6 +93,9 @@ Result<Submission> submit_to_slurm(const Plan& plan, const std::vector<std::size
   if (!argvs) return argvs.error();
   auto script = sbatch_script(plan, points, *argvs);
   if (!script) return make_error(plan.spec.path, 0, script.error().message);
+  std::error_code ec;
+  fs::create_directories(plan.sweep_dir(), ec);
+  if (ec) return make_error(plan.sweep_dir(), 0, "cannot create the sweep's directory: " + ec.message());
   const std::string path = script_path(plan);
   if (Status s = write_file_atomically(path, *script); !s) return s.error();
   auto job = sbatch(path);

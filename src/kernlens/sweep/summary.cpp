@@ -66,10 +66,10 @@ nlohmann::ordered_json plan_json(const Plan& plan, bool with_tags) {
   return j;
 }
 
-std::string status_text(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_asked) {
+std::string status_text(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_silent) {
   std::string out = fmt::format("sweep {}: {} point{}: {}{}\n", plan.spec.name, statuses.size(),
                                 statuses.size() == 1 ? "" : "s", counts(statuses),
-                                slurm_asked ? "" : " (Slurm not asked: squeue and sacct did not answer)");
+                                slurm_silent ? " (neither squeue nor sacct answered: Slurm's side is unknown)" : "");
   std::size_t width = 5;
   for (const auto& s : statuses) width = std::max(width, plan.points[s.point].id.size());
   for (const auto& s : statuses) {
@@ -79,11 +79,11 @@ std::string status_text(const Plan& plan, const std::vector<PointStatus>& status
   return out;
 }
 
-nlohmann::ordered_json status_json(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_asked) {
+nlohmann::ordered_json status_json(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_silent) {
   nlohmann::ordered_json j;
   j["schema"] = "kernlens.sweep-status/1";
   j["sweep"] = plan.spec.name;
-  j["slurm_asked"] = slurm_asked;
+  j["slurm_silent"] = slurm_silent;
   auto& counts_json = j["counts"] = nlohmann::ordered_json::object();
   for (State s : kStates) {
     counts_json[std::string(state_name(s))] = count_in(statuses, s);

@@ -16,8 +16,9 @@ namespace kernlens::sweep {
 std::string plan_text(const Plan& plan, bool with_tags);
 nlohmann::ordered_json plan_json(const Plan& plan, bool with_tags);
 
-// One line of counts, then one line per point with its state and detail.
-std::string status_text(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_asked);
-nlohmann::ordered_json status_json(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_asked);
+// One line of counts, then one line per point with its state and detail. `slurm_silent`:
+// points were submitted to Slurm but neither squeue nor sacct answered.
+std::string status_text(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_silent);
+nlohmann::ordered_json status_json(const Plan& plan, const std::vector<PointStatus>& statuses, bool slurm_silent);
 
 }  // namespace kernlens::sweep
