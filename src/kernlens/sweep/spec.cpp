@@ -347,7 +347,10 @@ Status read_spec(const Reader& r, const toml::table& t, SweepSpec& spec) {
 Result<SweepSpec> load_spec(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(path, 0, "cannot read the sweep file");
-  std::string text(std::istreambuf_iterator<char>(in), {});
+  return parse_spec(std::string(std::istreambuf_iterator<char>(in), {}), path);
+}
+
+Result<SweepSpec> parse_spec(std::string_view text, const std::string& path) {
   SweepSpec spec;
   spec.path = path;
   toml::table table;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -68,5 +69,8 @@ struct SweepSpec {
 
 // Reads and checks `path`.
 Result<SweepSpec> load_spec(const std::string& path);
+// The same for the text of a sweep file that `path` names (relative paths in it are relative
+// to the directory of `path`).
+Result<SweepSpec> parse_spec(std::string_view text, const std::string& path);
 
 }  // namespace kernlens::sweep
