@@ -80,6 +80,30 @@ void BM_PopularityView(benchmark::State& state) {
 }
 BENCHMARK(BM_PopularityView)->Arg(1000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
+// The cross-model views (issue 20) over the same 1,000 runs of 400 kernels: ten times the
+// kernel rows of real prefill runs (bench/sweep_ingest.sh measures those, through sweep ingest).
+void BM_ScalingView(benchmark::State& state, const char* view) {
+  std::string path = bench_db("bench_scaling.db");
+  if (!ingest_runs(path, 1000, state)) return;
+  auto db = store::open_for_reading(path);
+  if (!db) {
+    state.SkipWithError(db.error().to_string().c_str());
+    return;
+  }
+  std::size_t rows = 0;
+  for (auto _ : state) {
+    auto table = store::run_query(*db, std::string("SELECT * FROM ") + view);
+    if (!table) {
+      state.SkipWithError(table.error().message.c_str());
+      return;
+    }
+    rows = table->rows.size();
+  }
+  state.counters["rows"] = static_cast<double>(rows);
+}
+BENCHMARK_CAPTURE(BM_ScalingView, op_class, "v_op_class_scaling")->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_ScalingView, family, "v_family_scaling")->Unit(benchmark::kMillisecond)->UseRealTime();
+
 }  // namespace
 
 BENCHMARK_MAIN();

@@ -10,12 +10,15 @@
 
 #include "kernlens/report/cross_model_report.h"
 #include "kernlens/store/database.h"
+#include "kernlens/store/query.h"
 #include "kernlens/store/scaling.h"
+#include "kernlens/store/scaling_rows.h"
 #include "kernlens/sweep/plan.h"
 #include "kernlens/sweep/slurm.h"
 #include "kernlens/sweep/spec.h"
 #include "kernlens/sweep/status.h"
 #include "kernlens/sweep/submit.h"
+#include "synthetic_runs.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -376,6 +379,75 @@ TEST(ScalingViews, ShareAndSolPerPoint) {
   ASSERT_EQ(across->families.size(), 4u);  // gemm_kernel first (the most time), at both points
   EXPECT_EQ(across->families[0].base_name, "gemm_kernel");
   EXPECT_EQ(across->families[1].base_name, "gemm_kernel");
+}
+
+store::Table view_rows(const std::string& path, const std::string& view) {
+  auto db = store::open_for_reading(path);
+  EXPECT_TRUE(db.ok()) << (db.ok() ? "" : db.error().to_string());
+  auto t = store::run_query(*db, "SELECT * FROM " + view);
+  EXPECT_TRUE(t.ok()) << (t.ok() ? "" : t.error().message);
+  return t.ok() ? std::move(t).value() : store::Table{};
+}
+
+// Ingest's running sums give what the migration's grouping of every kernel gives: the views
+// before and after dropping the sums and migrating again (which groups the kernels) agree.
+TEST(ScalingViews, IngestSumsEqualGroupingTheKernels) {
+  test::TempDir dir;
+  const std::string path = dir.file("runs.db");
+  {
+    auto db = store::open_for_writing(path);
+    ASSERT_TRUE(db.ok());
+    for (std::uint64_t seed = 0; seed < 24; ++seed) {  // seeds 20 apart share a model and batch: one point
+      model::RunRecord run = test::synthetic_run(seed, 80);
+      run.meta.gpu = seed % 3 ? "H100" : "";
+      run.kernels[seed % 7].memory_pct = 55.0 + static_cast<double>(seed);
+      run.kernels[1].flops = 1e9 * static_cast<double>(seed + 1);
+      ASSERT_TRUE(store::ingest_run(*db, run).ok());
+    }
+  }
+  const std::vector<std::string> views = {"v_op_class_scaling", "v_family_scaling"};
+  std::vector<store::Table> kept;
+  for (const auto& v : views) kept.push_back(view_rows(path, v));
+  {
+    auto raw = ingest::SqliteDb::open_writable(path, 1000);
+    ASSERT_TRUE(raw.ok());
+    ASSERT_TRUE(raw->exec("DROP VIEW v_op_class_scaling; DROP VIEW v_family_scaling; DROP TABLE scaling_cells; "
+                          "DROP TABLE scaling_points; DELETE FROM schema_migrations WHERE version = 3; "
+                          "PRAGMA user_version = 2")
+                    .ok());
+  }
+  ASSERT_TRUE(store::open_for_writing(path).ok());  // migration 3 again: the sums from the kernels
+  for (std::size_t v = 0; v < views.size(); ++v) {
+    store::Table grouped = view_rows(path, views[v]);
+    ASSERT_EQ(grouped.rows.size(), kept[v].rows.size()) << views[v];
+    ASSERT_GT(grouped.rows.size(), 10u);
+    for (std::size_t r = 0; r < grouped.rows.size(); ++r) {
+      for (std::size_t c = 0; c < grouped.columns.size(); ++c) {
+        const auto& a = kept[v].rows[r][c];
+        const auto& b = grouped.rows[r][c];
+        if (std::holds_alternative<double>(a) && std::holds_alternative<double>(b)) {
+          EXPECT_NEAR(std::get<double>(a), std::get<double>(b), 1e-9 * std::abs(std::get<double>(b)))
+              << views[v] << " row " << r << " " << grouped.columns[c];
+        } else {
+          EXPECT_EQ(a, b) << views[v] << " row " << r << " " << grouped.columns[c];
+        }
+      }
+    }
+  }
+}
+
+TEST(ScalingViews, PointKeysAreSqlitesQuote) {
+  test::TempDir dir;
+  auto db = store::open_for_writing(dir.file("k.db"));
+  ASSERT_TRUE(db.ok());
+  model::RunMeta meta;
+  meta.gpu = "it's";
+  meta.model = "llama";
+  meta.batch = 8;
+  auto t = store::run_query(*db, "SELECT quote('it''s') || '|' || quote(NULL) || '|' || quote('llama') || '|' || "
+                                 "quote(8) || '|' || quote(NULL)");
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(store::point_key(meta), std::get<std::string>(t->rows[0][0]));
 }
 
 TEST(CrossModelReport, SmallMultiplesPerOpClass) {

@@ -202,6 +202,9 @@ constexpr ScalingKey kScalingKeys[] = {
     {"Tokens", true, [](const model::ScalingCell& c) { return optional_count(c.tokens); }},
 };
 
+// A page stays readable (and small) with a large sweep: the views hold every row.
+constexpr std::size_t kScalingRows = 300;
+
 bool varies(const std::vector<model::ScalingCell>& cells, const ScalingKey& key) {
   for (const auto& c : cells) {
     if (key.cell(c).text != key.cell(cells.front()).text) return true;
@@ -211,7 +214,8 @@ bool varies(const std::vector<model::ScalingCell>& cells, const ScalingKey& key)
 
 }  // namespace
 
-Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families, std::string id) {
+Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families, std::string id,
+                    const std::string& db_path) {
   Table t{std::move(id), {}, {}, {}, ""};
   auto column = [&t](std::string header, bool numeric) {
     t.headers.push_back(std::move(header));
@@ -227,6 +231,11 @@ Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families,
   for (const char* h : {"Runs", "Time per run", "Share", "SOL", "SM", "Memory", "FLOP/s", "DRAM", "Measured"}) column(h, true);
   auto pct = [](std::optional<double> v) { return number_cell(v, [](double x) { return fmt::format("{:.1f}%", x); }); };
   for (const auto& c : cells) {
+    if (t.rows.size() == kScalingRows) {
+      t.note = fmt::format("{} more rows: kernlens db query --db {} --view {}", cells.size() - kScalingRows, db_path,
+                           families ? "family-scaling" : "class-scaling");
+      break;
+    }
     auto& row = t.rows.emplace_back();
     if (families) row.push_back(name_cell(c.base_name));
     row.push_back(text_cell(c.op_class));
