@@ -124,7 +124,7 @@ Result<std::string> sbatch_script(const Plan& plan, const std::vector<std::size_
   if (!header) return header.error();
   std::string out = fmt::format(
       "#!/bin/bash\n# kernlens sweep {}: {} point(s) of {}, one array task each (the task id is the point's index).\n"
-      "# Written by `kernlens sweep submit`; `kernlens sweep status` reads what the tasks leave.\n{}set -u\n",
+      "# Written by `kernlens sweep submit`; `kernlens sweep status` reads what the tasks leave.\n{}",
       plan.spec.name, points.size(), fs::absolute(plan.spec.path).lexically_normal().string(), *header);
   for (const auto& line : plan.spec.slurm.setup) out += line + "\n";
   out += fmt::format("cd {} || exit 2\ncase \"${{SLURM_ARRAY_TASK_ID:-}}\" in\n", shell_word(plan.spec.workdir));
