@@ -287,7 +287,7 @@ TEST_F(SweepStatus, ATaskSlurmNoLongerKnowsFailedUnlessSlurmCannotBeAsked) {
   manifest(1, "running");
   auto asked = status(sweep::TaskStates{});
   EXPECT_EQ(asked[0].state, sweep::State::kFailed);
-  EXPECT_NE(asked[0].detail.find("Slurm no longer knows the task without starting its run"), std::string::npos);
+  EXPECT_NE(asked[0].detail.find("Slurm no longer knows the task without a run directory"), std::string::npos);
   EXPECT_EQ(asked[1].state, sweep::State::kFailed);
   auto silent = status(std::nullopt);  // squeue and sacct did not answer: nothing is assumed dead
   EXPECT_EQ(silent[0].state, sweep::State::kQueued);
@@ -308,7 +308,12 @@ TEST_F(SweepStatus, LocalRunsAliveOrGone) {
   auto gone = status(std::nullopt);
   EXPECT_EQ(gone[0].state, sweep::State::kFailed);
   EXPECT_EQ(gone[1].state, sweep::State::kFailed);
-  EXPECT_NE(gone[1].detail.find("the local run stopped without starting its run"), std::string::npos);
+  EXPECT_EQ(gone[1].detail, "kernlens profile ended without a run directory; see " + plan_.points[1].dir +
+                                "/local.stderr.log");
+  fs::create_directories(plan_.points[1].dir);
+  std::ofstream(fs::path(plan_.points[1].dir) / "local.stderr.log") << "starting\nkernlens: error: ncu not found\n\n";
+  EXPECT_EQ(status(std::nullopt)[1].detail, "kernlens profile ended without a run directory; see " + plan_.points[1].dir +
+                                                "/local.stderr.log: kernlens: error: ncu not found");
 }
 
 TEST_F(SweepStatus, ADamagedSubmissionsFileSaysItsLine) {

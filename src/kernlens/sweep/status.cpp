@@ -3,6 +3,8 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
@@ -56,6 +58,19 @@ LastTask last_task(const std::vector<Submission>& submissions, const std::string
   return last;
 }
 
+// The last line of a log that says something (its last 4 KiB read), for a failure's detail.
+std::string last_line(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) return "";
+  const std::streamoff size = in.tellg();
+  const std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(from);
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  while (!tail.empty() && std::isspace(static_cast<unsigned char>(tail.back()))) tail.pop_back();
+  return tail.substr(tail.find_last_of('\n') == std::string::npos ? 0 : tail.find_last_of('\n') + 1);
+}
+
 std::string slurm_log(const Plan& plan, const std::string& task) {
   return (fs::path(plan.sweep_dir()) / fmt::format("slurm-{}.out", task)).string();
 }
@@ -87,10 +102,12 @@ PointStatus status_of(const Plan& plan, const Point& p, const LastTask& last, co
     return {p.index, State::kQueued, asked ? "submitted" : "submitted (Slurm could not be asked)", last.task};
   }
   std::string ended = word ? fmt::format("the task ended {}", *word)
-                           : last.submission->local() ? std::string("the local run stopped")
+                           : last.submission->local() ? std::string("kernlens profile ended")
                                                       : std::string("Slurm no longer knows the task");
-  std::string what = manifest ? "before its run finished (the manifest says running)" : "without starting its run";
-  return {p.index, State::kFailed, fmt::format("{} {}; see {}", ended, what, log), last.task};
+  std::string what = manifest ? "before its run finished (the manifest says running)" : "without a run directory";
+  std::string said = last_line(log);
+  return {p.index, State::kFailed,
+          fmt::format("{} {}; see {}{}", ended, what, log, said.empty() ? "" : ": " + said), last.task};
 }
 
 }  // namespace
