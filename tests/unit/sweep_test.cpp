@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <fmt/format.h>
+
 #include "kernlens/report/cross_model_report.h"
 #include "kernlens/store/database.h"
 #include "kernlens/store/query.h"
@@ -131,6 +133,13 @@ TEST(SweepPlan, PointNameTemplate) {
   EXPECT_EQ(plan.points[3].id, "llama-b8-decode");
 }
 
+// "[0, 1, ..., n-1]"
+std::string list_of(int n) {
+  std::string out = "[";
+  for (int i = 0; i < n; ++i) out += fmt::format("{}{}", i ? ", " : "", i);
+  return out + "]";
+}
+
 // Each bad spec names its line (0: no line, the whole file).
 struct BadSpec {
   const char* what;
@@ -172,6 +181,8 @@ TEST(SweepSpec, BadSpecsSayWhereAndWhat) {
        "/w/sweep.toml:3: points 1 and 2 are both named \"p\""},
       {"a name that is no directory", "run_root = \"r\"\ncommand = [\"a\"]\npoint_name = \"{x}\"\n[matrix]\nx = [\"a/b\"]\n",
        "/w/sweep.toml:3: point name \"a/b\": use letters"},
+      {"too many points", "run_root = \"r\"\ncommand = [\"a\"]\n[matrix]\nx = " + list_of(1000) + "\ny = " + list_of(200) + "\n",
+       "/w/sweep.toml:5: the matrix makes more than 100000 points: split the sweep"},
       {"a bad env name", head + "[matrix]\nx = [1]\n[env]\n\"1X\" = \"a\"\n", "/w/sweep.toml:6: [env] '1X'"},
   };
   for (const auto& c : cases) {

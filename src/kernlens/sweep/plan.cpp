@@ -17,6 +17,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::int64_t kProbeTimeoutNs = 10'000'000'000;
+// More points than any cluster queue takes in one sweep: a matrix this large is a mistake.
+constexpr std::size_t kMaxPoints = 100'000;
 
 // The tags that fill an integer column of the database's runs table (store/run_input.cpp):
 // checked here so that a sweep learns of a bad value before its runs, not at ingest.
@@ -176,6 +178,14 @@ std::string Plan::sweep_dir() const {
 }
 
 Result<Plan> make_plan(SweepSpec spec, const std::string& default_kernlens) {
+  std::size_t product = 1;
+  for (const auto& axis : spec.axes) {
+    if (product > kMaxPoints / axis.size()) {
+      return make_error(spec.path, axis.parameters.front().line,
+                        fmt::format("the matrix makes more than {} points: split the sweep", kMaxPoints));
+    }
+    product *= axis.size();
+  }
   Plan plan;
   plan.kernlens = spec.kernlens.empty() ? default_kernlens : spec.kernlens;
   std::vector<std::size_t> at(spec.axes.size(), 0);

@@ -47,8 +47,9 @@ struct Plan {
   std::string sweep_dir() const;  // RUN_ROOT/_sweep
 };
 
-// Expands `spec` into its points. Errors (FILE:LINE): two points with the same name, a name
-// that is not a directory name, a batch or tokens tag that is not a whole number.
+// Expands `spec` into its points. Errors (FILE:LINE): more than 100,000 points, two points
+// with the same name, a name that is not a directory name, a batch or tokens tag that is not
+// a whole number.
 Result<Plan> make_plan(SweepSpec spec, const std::string& default_kernlens);
 
 // kernlens profile's argv for `p`: options, --out, --run-id, the tags when `with_tags`, then
