@@ -202,11 +202,6 @@ TEST(Slurm, ArraySpecsAreRanges) {
   EXPECT_EQ(sweep::array_spec({1, 1, 2}, 0), "1-2");
 }
 
-TEST(Slurm, ShellWordsAreQuotedWhereNeeded) {
-  EXPECT_EQ(sweep::shell_command({"python3", "a b.py", "--x=1", "it's", "$HOME", ""}),
-            "python3 'a b.py' --x=1 'it'\\''s' '$HOME' ''");
-}
-
 // squeue -h -t all -o '%i|%T' on Slurm 22.05 (a 4-task array, 2 at a time, one task failing),
 // and sacct -n -P -X -o JobID,State: the same shapes, steps and "CANCELLED by UID".
 TEST(Slurm, TaskStatesFromSqueueAndSacct) {

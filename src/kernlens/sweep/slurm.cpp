@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/profile/ncu_command.h"
 #include "kernlens/profile/process.h"
 
 namespace kernlens::sweep {
@@ -13,25 +14,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::int64_t kSlurmTimeoutNs = 60'000'000'000;
-
-// `s` as one word for bash: as it is when it holds only characters the shell never reads
-// specially, else in single quotes ("'" written as '\''). By hand: no Debian C++ library
-// quotes for the shell, and this is the whole of it.
-std::string shell_word(std::string_view s) {
-  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./=:,+@%-").find(c) != std::string_view::npos;
-  });
-  if (plain) return std::string(s);
-  std::string out = "'";
-  for (char c : s) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
 
 Result<std::string> sbatch_line(std::string_view option, std::string_view value) {
   if (value.find_first_of(" \t\n\"'") != std::string_view::npos) {
@@ -97,12 +79,6 @@ std::optional<TaskStates> ask(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-std::string shell_command(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& w : argv) out += fmt::format("{}{}", out.empty() ? "" : " ", shell_word(w));
-  return out;
-}
-
 std::string array_spec(std::vector<std::size_t> tasks, std::optional<std::int64_t> max_parallel) {
   std::sort(tasks.begin(), tasks.end());
   tasks.erase(std::unique(tasks.begin(), tasks.end()), tasks.end());
@@ -127,14 +103,14 @@ Result<std::string> sbatch_script(const Plan& plan, const std::vector<std::size_
       "# Written by `kernlens sweep submit`; `kernlens sweep status` reads what the tasks leave.\n{}",
       plan.spec.name, points.size(), fs::absolute(plan.spec.path).lexically_normal().string(), *header);
   for (const auto& line : plan.spec.slurm.setup) out += line + "\n";
-  out += fmt::format("cd {} || exit 2\ncase \"${{SLURM_ARRAY_TASK_ID:-}}\" in\n", shell_word(plan.spec.workdir));
+  out += fmt::format("cd {} || exit 2\ncase \"${{SLURM_ARRAY_TASK_ID:-}}\" in\n", profile::shell_quote(plan.spec.workdir));
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point& p = plan.points[points[i]];
     std::vector<std::string> words;
     if (!p.env.empty()) words.push_back("env");
     for (const auto& [name, value] : p.env) words.push_back(name + "=" + value);
     words.insert(words.end(), argvs[i].begin(), argvs[i].end());
-    out += fmt::format("  {})  # {}\n    exec {} ;;\n", p.index, p.id, shell_command(words));
+    out += fmt::format("  {})  # {}\n    exec {} ;;\n", p.index, p.id, profile::shell_join(words));
   }
   out += "  *) echo \"kernlens sweep: no point ${SLURM_ARRAY_TASK_ID:-} in this script\" >&2; exit 2 ;;\nesac\n";
   return out;

@@ -15,9 +15,6 @@
 
 namespace kernlens::sweep {
 
-// `argv` as one bash command line, each word quoted where the shell would read it otherwise.
-std::string shell_command(const std::vector<std::string>& argv);
-
 // "0-2,5,7-8" for tasks {0,1,2,5,7,8}, then "%N" when at most N may run at once.
 std::string array_spec(std::vector<std::size_t> tasks, std::optional<std::int64_t> max_parallel);
 

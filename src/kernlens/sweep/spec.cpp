@@ -56,6 +56,15 @@ class Reader {
     return std::string(n.as_string()->get());
   }
 
+  // The string at `key` of `t` and its line, when `t` has it.
+  Result<std::optional<Template>> optional_text(const toml::table& t, std::string_view key) const {
+    const toml::node* n = t.get(key);
+    if (!n) return std::optional<Template>();
+    auto s = text(*n, key);
+    if (!s) return s.error();
+    return std::optional<Template>(Template{std::move(s).value(), line(*n)});
+  }
+
   Result<std::int64_t> positive(const toml::node& n, std::string_view key) const {
     if (!n.is_integer() || n.as_integer()->get() < 0) return at(n, fmt::format("{}: expected a whole number ≥ 0", key));
     return n.as_integer()->get();
@@ -194,11 +203,9 @@ Status read_slurm(const Reader& r, const toml::node& n, SlurmOptions& slurm) {
   if (Status s = r.only_known(t, kSlurmKeys, " in [slurm]"); !s) return s;
   for (auto [key, field] : {std::pair{"partition", &slurm.partition}, std::pair{"time", &slurm.time},
                             std::pair{"mem", &slurm.mem}, std::pair{"account", &slurm.account}}) {
-    if (const toml::node* v = t.get(key)) {
-      auto s = r.text(*v, fmt::format("[slurm] {}", key));
-      if (!s) return s.error();
-      *field = std::move(s).value();
-    }
+    auto s = r.optional_text(t, key);
+    if (!s) return s.error();
+    if (*s) *field = std::move((*s)->text);
   }
   for (auto [key, field] : {std::pair{"gpus", &slurm.gpus}, std::pair{"cpus_per_task", &slurm.cpus_per_task},
                             std::pair{"max_parallel", &slurm.max_parallel}}) {
@@ -234,16 +241,14 @@ Status read_paths(const Reader& r, const toml::table& t, SweepSpec& spec) {
   if (!run_root) return run_root.error();
   if (run_root->empty()) return r.at(*root, "run_root: an empty path");
   spec.run_root = beside(spec.path, *run_root);
-  spec.workdir = beside(spec.path, ".");
-  if (const toml::node* w = t.get("workdir")) {
-    auto workdir = r.text(*w, "workdir");
-    if (!workdir) return workdir.error();
-    spec.workdir = beside(spec.path, *workdir);
-  }
-  if (const toml::node* k = t.get("kernlens")) {
-    auto kernlens = r.text(*k, "kernlens");
-    if (!kernlens) return kernlens.error();
-    spec.kernlens = kernlens->find('/') == std::string::npos ? *kernlens : beside(spec.path, *kernlens);
+  auto workdir = r.optional_text(t, "workdir");
+  if (!workdir) return workdir.error();
+  spec.workdir = beside(spec.path, *workdir ? (*workdir)->text : ".");
+  auto kernlens = r.optional_text(t, "kernlens");
+  if (!kernlens) return kernlens.error();
+  if (*kernlens) {
+    const std::string& k = (*kernlens)->text;
+    spec.kernlens = k.find('/') == std::string::npos ? k : beside(spec.path, k);  // a name: found on PATH
   }
   return ok_status();
 }
@@ -267,11 +272,9 @@ Status read_commands(const Reader& r, const toml::table& t, SweepSpec& spec) {
     }
     spec.profile_options = std::move(options).value();
   }
-  if (const toml::node* n = t.get("point_name")) {
-    auto name = r.text(*n, "point_name");
-    if (!name) return name.error();
-    spec.point_name = Template{std::move(name).value(), Reader::line(*n)};
-  }
+  auto point_name = r.optional_text(t, "point_name");
+  if (!point_name) return point_name.error();
+  spec.point_name = std::move(point_name).value();
   return ok_status();
 }
 
@@ -317,12 +320,9 @@ Status check_templates(const SweepSpec& spec) {
 
 Status read_spec(const Reader& r, const toml::table& t, SweepSpec& spec) {
   if (Status s = r.only_known(t, kTopKeys, ""); !s) return s;
-  spec.name = fs::path(spec.path).stem().string();
-  if (const toml::node* n = t.get("name")) {
-    auto name = r.text(*n, "name");
-    if (!name) return name.error();
-    spec.name = std::move(name).value();
-  }
+  auto name = r.optional_text(t, "name");
+  if (!name) return name.error();
+  spec.name = *name ? (*name)->text : fs::path(spec.path).stem().string();
   for (auto* step : {read_paths, read_commands, read_axes}) {
     if (Status s = step(r, t, spec); !s) return s;
   }

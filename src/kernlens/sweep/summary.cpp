@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "kernlens/sweep/slurm.h"
+#include "kernlens/profile/ncu_command.h"
 
 namespace kernlens::sweep {
 namespace {
@@ -46,7 +46,7 @@ std::string plan_text(const Plan& plan, bool with_tags) {
   for (const auto& p : plan.points) {
     out += fmt::format("[{}] {}  {}\n    tags: {}\n", p.index, p.id, p.run_dir(), joined(p.tags));
     if (!p.env.empty()) out += fmt::format("    env:  {}\n", joined(p.env));
-    out += fmt::format("    {}\n", shell_command(profile_argv(plan, p, with_tags)));
+    out += fmt::format("    {}\n", profile::shell_join(profile_argv(plan, p, with_tags)));
   }
   return out;
 }
