@@ -82,8 +82,10 @@ def find(name):
 
 
 class Cluster:
-    def __init__(self, work):
-        self.dir = os.path.join(work, "slurm")
+    def __init__(self):
+        # Under /tmp whatever TMPDIR says: munged's socket path must stay short (sun_path).
+        self.dir = tempfile.mkdtemp(prefix="kl-slurm-", dir="/tmp")
+        os.chmod(self.dir, 0o755)  # munged wants every directory above its socket searchable
         self.procs = []
         self.conf = os.path.join(self.dir, "slurm.conf")
 
@@ -103,7 +105,6 @@ class Cluster:
         d = self.dir
         for sub in ("munge", "state", "spool", "log"):
             os.makedirs(os.path.join(d, sub), mode=0o700)
-        os.chmod(d, 0o755)
         os.chmod(os.path.join(d, "munge"), 0o755)
         key = os.path.join(d, "munge", "munge.key")
         with open(key, "wb") as f:
@@ -184,6 +185,7 @@ PartitionName=debug Nodes=kl1 Default=YES MaxTime=INFINITE State=UP
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 # ---- the sweep ----------------------------------------------------------------------------
@@ -292,14 +294,13 @@ def main():
     kernlens = os.path.abspath(a.kernlens)
     fixtures = os.path.abspath(a.fixtures)
     work = tempfile.mkdtemp(prefix="kl-sweep-")
-    os.chmod(work, 0o755)  # munged wants every directory above its socket searchable
     cluster = None
     try:
         spec = write_spec(work, fixtures, os.path.join(fixtures, "fake_tools", "bin", "ncu"))
         open(os.path.join(work, f"fail-{FAILING}"), "w").close()
         env = dict(os.environ)
         if a.mode == "slurm":
-            cluster = Cluster(work)
+            cluster = Cluster()
             reason = cluster.skip_reason()
             if reason:
                 print(f"SKIPPED: {reason}")

@@ -140,6 +140,19 @@ std::string list_of(int n) {
   return out + "]";
 }
 
+// `profile --tag` is asked of the kernlens the points run, by its --help.
+TEST(SweepPlan, ProfileTagsWhenThatKernlensHasThem) {
+  test::TempDir dir;
+  auto fake = [&](const std::string& name, const std::string& help) {
+    dir.write(name, "#!/bin/sh\n[ \"$1 $2\" = \"profile --help\" ] && echo '" + help + "'\n");
+    fs::permissions(dir.file(name), fs::perms::owner_all);
+    return dir.file(name);
+  };
+  EXPECT_TRUE(sweep::profile_takes_tags(fake("new", "  --tag KEY=VALUE   kept in the manifest")));
+  EXPECT_FALSE(sweep::profile_takes_tags(fake("old", "  --out TEXT   where run directories go")));
+  EXPECT_FALSE(sweep::profile_takes_tags(dir.file("missing")));
+}
+
 // Each bad spec names its line (0: no line, the whole file).
 struct BadSpec {
   const char* what;
