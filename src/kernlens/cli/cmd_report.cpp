@@ -1,5 +1,6 @@
 // kernlens report INPUT... -o report.html [--format html|md] [--top N] [--rules FILE]
 // kernlens report --db FILE -o across.html [--format html|md] [--top N]
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,8 +32,9 @@ int write_cross_model_report(const std::string& db_path, const std::string& form
   if (!db) return bad_input(db.error());
   auto across = store::load_cross_model(*db, top);
   if (!across) return bad_input(make_error(db_path, 0, across.error().message));
-  return write_output(output, format == "md" ? report::cross_model_markdown(*across, db_path)
-                                             : report::cross_model_html(*across, db_path));
+  const std::string name = std::filesystem::path(db_path).filename().string();
+  return write_output(output, format == "md" ? report::cross_model_markdown(*across, name)
+                                             : report::cross_model_html(*across, name));
 }
 
 int run_report(const ReportOptions& opt) {

@@ -268,7 +268,7 @@ std::string scaling_chart(const model::CrossModel& across, ScalingFigure figure)
   return out;
 }
 
-std::string cross_model_html(const model::CrossModel& across, const std::string& db_path) {
+std::string cross_model_html(const model::CrossModel& across, const std::string& db_name) {
   std::string body = section("sol-section", "Speed of light by operation class",
                   "SOL: the larger of the SM and the memory throughput, in % of the GPU's peak, weighted by the time of "
                   "the kernels ncu measured. One panel per op class (those with the most time), one line per model; "
@@ -277,19 +277,19 @@ std::string cross_model_html(const model::CrossModel& across, const std::string&
   body += section("share-section", "Share of kernel time by operation class",
                   "The op class's share of each point's kernel time.", scaling_chart(across, ScalingFigure::kShare));
   body += section("op-class-table-section", "Operation classes at every point", "Click a column header to sort.",
-                  render_table(scaling_table(across.op_classes, false, "op-class-scaling", db_path), "sortable", true));
+                  render_table(scaling_table(across.op_classes, false, "op-class-scaling", db_name), "sortable", true));
   body += section("family-table-section", "The kernel families with the most time",
                   "The same figures per kernel family.",
-                  render_table(scaling_table(across.families, true, "family-scaling", db_path), "sortable", true));
-  return html_page("kernlens: across models", fmt::format("{}: {}", db_path, subtitle(across)), body);
+                  render_table(scaling_table(across.families, true, "family-scaling", db_name), "sortable", true));
+  return html_page("kernlens: across models", fmt::format("{}: {}", db_name, subtitle(across)), body);
 }
 
-std::string cross_model_markdown(const model::CrossModel& across, const std::string& db_path) {
+std::string cross_model_markdown(const model::CrossModel& across, const std::string& db_name) {
   std::string out = fmt::format("# kernlens: across models\n\n`{}`: {}.\n\n## Operation classes at every point\n\n",
-                                db_path, subtitle(across));
-  append_table(out, scaling_table(across.op_classes, false, "op-class-scaling", db_path));
+                                db_name, subtitle(across));
+  append_table(out, scaling_table(across.op_classes, false, "op-class-scaling", db_name));
   out += "\n## The kernel families with the most time\n\n";
-  append_table(out, scaling_table(across.families, true, "family-scaling", db_path));
+  append_table(out, scaling_table(across.families, true, "family-scaling", db_name));
   return out;
 }
 

@@ -15,7 +15,8 @@ namespace kernlens::report {
 enum class ScalingFigure { kSol, kShare };
 std::string scaling_chart(const model::CrossModel& across, ScalingFigure figure);
 
-std::string cross_model_html(const model::CrossModel& across, const std::string& db_path);
-std::string cross_model_markdown(const model::CrossModel& across, const std::string& db_path);
+// `db_name`: the database as the page names it (its file name).
+std::string cross_model_html(const model::CrossModel& across, const std::string& db_name);
+std::string cross_model_markdown(const model::CrossModel& across, const std::string& db_name);
 
 }  // namespace kernlens::report

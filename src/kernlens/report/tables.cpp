@@ -215,7 +215,7 @@ bool varies(const std::vector<model::ScalingCell>& cells, const ScalingKey& key)
 }  // namespace
 
 Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families, std::string id,
-                    const std::string& db_path) {
+                    const std::string& db_name) {
   Table t{std::move(id), {}, {}, {}, ""};
   auto column = [&t](std::string header, bool numeric) {
     t.headers.push_back(std::move(header));
@@ -232,7 +232,7 @@ Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families,
   auto pct = [](std::optional<double> v) { return number_cell(v, [](double x) { return fmt::format("{:.1f}%", x); }); };
   for (const auto& c : cells) {
     if (t.rows.size() == kScalingRows) {
-      t.note = fmt::format("{} more rows: kernlens db query --db {} --view {}", cells.size() - kScalingRows, db_path,
+      t.note = fmt::format("{} more rows: kernlens db query --db {} --view {}", cells.size() - kScalingRows, db_name,
                            families ? "family-scaling" : "class-scaling");
       break;
     }

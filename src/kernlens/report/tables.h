@@ -70,8 +70,8 @@ std::vector<KernelAdvice> advice_list(const model::Profile& profile, const analy
 // The cross-model page's tables: one row per op class (or family, `families`) and point,
 // with the GPU, dtype, batch and tokens columns where they vary; SOL, SM and memory in % of
 // peak, the share of the point's kernel time, and how much of it ncu measured. The first 300
-// rows; the note says how to query the rest from `db_path`.
+// rows; the note says how to query the rest from the database `db_name`.
 Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families, std::string id,
-                    const std::string& db_path);
+                    const std::string& db_name);
 
 }  // namespace kernlens::report
