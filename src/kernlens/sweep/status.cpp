@@ -75,39 +75,59 @@ std::string slurm_log(const Plan& plan, const std::string& task) {
   return (fs::path(plan.sweep_dir()) / fmt::format("slurm-{}.out", task)).string();
 }
 
+// What is known of the point's last task: Slurm's word for it (when Slurm was asked and knows
+// it), whether it may still be alive, and its log.
+struct TaskView {
+  std::optional<std::string> word;
+  bool asked = false;
+  bool alive = false;
+  std::string log;
+};
+
+TaskView task_view(const Plan& plan, const Point& p, const LastTask& last, const std::optional<TaskStates>& slurm) {
+  TaskView v;
+  if (last.submission->local()) {
+    v.alive = local_alive(*last.submission);
+    v.log = (fs::path(p.dir) / "local.stderr.log").string();
+    return v;
+  }
+  v.asked = slurm.has_value();
+  if (v.asked) {
+    if (auto it = slurm->find(last.task); it != slurm->end()) v.word = it->second;
+  }
+  // Slurm not asked: nothing says the task is gone.
+  v.alive = !v.asked || (v.word && (one_of(*v.word, kWaiting) || one_of(*v.word, kRunning)));
+  v.log = slurm_log(plan, last.task);
+  return v;
+}
+
+// Why a task that is gone left no finished run, and what its log said last.
+std::string gone_detail(const LastTask& last, const TaskView& v, bool has_manifest) {
+  std::string ended = v.word ? fmt::format("the task ended {}", *v.word)
+                      : last.submission->local() ? std::string("kernlens profile ended")
+                                                 : std::string("Slurm no longer knows the task");
+  std::string what = has_manifest ? "before its run finished (the manifest says running)" : "without a run directory";
+  std::string said = last_line(v.log);
+  return fmt::format("{} {}; see {}{}{}", ended, what, v.log, said.empty() ? "" : ": ", said);
+}
+
 PointStatus status_of(const Plan& plan, const Point& p, const LastTask& last, const std::optional<TaskStates>& slurm) {
-  PointStatus st{p.index, State::kNotStarted, "", last.task};
+  auto state = [&](State s, std::string detail) { return PointStatus{p.index, s, std::move(detail), last.task}; };
   auto manifest = run_state(p.run_dir());
-  if (manifest && manifest->status == "complete") return {p.index, State::kDone, p.run_dir(), last.task};
+  if (manifest && manifest->status == "complete") return state(State::kDone, p.run_dir());
   if (!last.submission) {
-    if (manifest) st = {p.index, State::kFailed, fmt::format("a run not made by this sweep ({})", manifest->status), ""};
-    return st;
+    if (!manifest) return state(State::kNotStarted, "");
+    return state(State::kFailed, fmt::format("a run not made by this sweep ({})", manifest->status));
   }
-  std::optional<std::string> word;  // Slurm's state of the task
-  bool asked = !last.submission->local() && slurm.has_value();
-  if (asked) {
-    if (auto it = slurm->find(last.task); it != slurm->end()) word = it->second;
-  }
-  const bool alive = last.submission->local() ? local_alive(*last.submission)
-                                              : (!asked || (word && (one_of(*word, kWaiting) || one_of(*word, kRunning))));
-  if (word && one_of(*word, kWaiting)) return {p.index, State::kQueued, fmt::format("Slurm: {}", *word), last.task};
-  if (word && one_of(*word, kRunning)) return {p.index, State::kRunning, fmt::format("Slurm: {}", *word), last.task};
-  const std::string log = last.submission->local() ? (fs::path(p.dir) / "local.stderr.log").string()
-                                                   : slurm_log(plan, last.task);
+  const TaskView v = task_view(plan, p, last, slurm);
+  if (v.word && one_of(*v.word, kWaiting)) return state(State::kQueued, fmt::format("Slurm: {}", *v.word));
+  if (v.word && one_of(*v.word, kRunning)) return state(State::kRunning, fmt::format("Slurm: {}", *v.word));
   if (manifest && manifest->status != "running") {
-    return {p.index, State::kFailed, fmt::format("{}: {}", manifest->status, manifest->reason), last.task};
+    return state(State::kFailed, fmt::format("{}: {}", manifest->status, manifest->reason));
   }
-  if (alive) {
-    if (manifest) return {p.index, State::kRunning, "the manifest says running", last.task};
-    return {p.index, State::kQueued, asked ? "submitted" : "submitted (Slurm could not be asked)", last.task};
-  }
-  std::string ended = word ? fmt::format("the task ended {}", *word)
-                           : last.submission->local() ? std::string("kernlens profile ended")
-                                                      : std::string("Slurm no longer knows the task");
-  std::string what = manifest ? "before its run finished (the manifest says running)" : "without a run directory";
-  std::string said = last_line(log);
-  return {p.index, State::kFailed,
-          fmt::format("{} {}; see {}{}", ended, what, log, said.empty() ? "" : ": " + said), last.task};
+  if (v.alive && manifest) return state(State::kRunning, "the manifest says running");
+  if (v.alive) return state(State::kQueued, v.asked || last.submission->local() ? "submitted" : "submitted (Slurm could not be asked)");
+  return state(State::kFailed, gone_detail(last, v, manifest.has_value()));
 }
 
 }  // namespace
