@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
+#include "kernlens/profile/ncu_command.h"
 #include "kernlens/store/database.h"
 #include "kernlens/sweep/ingest.h"
 #include "kernlens/sweep/slurm.h"
@@ -117,6 +118,13 @@ int run_submit(const SweepOptions& opt) {
   if (opt.dry_run) {
     std::vector<std::vector<std::string>> argvs;
     for (std::size_t i : points) argvs.push_back(sweep::profile_argv(*plan, plan->points[i], tags));
+    if (opt.local) {  // the commands, in the order they would run
+      std::string lines;
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        lines += fmt::format("{}\n", profile::shell_join(sweep::with_env(plan->points[points[i]], argvs[i])));
+      }
+      return write_output("-", lines);
+    }
     auto script = sweep::sbatch_script(*plan, points, argvs);
     if (!script) return bad_input(make_error(opt.spec, 0, script.error().message));
     return write_output("-", *script);
@@ -180,7 +188,8 @@ CLI::App* add_submit(CLI::App* sweep, SweepOptions& opt) {
   cmd->add_option("--gpus", opt.gpus, "GPUs per point (--gres=gpu:N)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--max-parallel", opt.max_parallel, "Array tasks running at once (--array=...%N)")
       ->check(CLI::PositiveNumber);
-  cmd->add_flag("--dry-run", opt.dry_run, "Print the sbatch script for the points to run; change nothing");
+  cmd->add_flag("--dry-run", opt.dry_run,
+                "Print the sbatch script for the points to run (with --local: their commands); change nothing");
   return cmd;
 }
 

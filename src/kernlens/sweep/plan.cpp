@@ -216,6 +216,14 @@ std::vector<std::string> profile_argv(const Plan& plan, const Point& p, bool wit
   return argv;
 }
 
+std::vector<std::string> with_env(const Point& p, const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  if (!p.env.empty()) words.push_back("env");
+  for (const auto& [name, value] : p.env) words.push_back(name + "=" + value);
+  words.insert(words.end(), argv.begin(), argv.end());
+  return words;
+}
+
 bool profile_takes_tags(const std::string& kernlens) {
   auto help = profile::run_and_capture({kernlens, "profile", "--help"}, kProbeTimeoutNs);
   return help && help->result.exit_code == 0 && help->stdout_text.find("--tag") != std::string::npos;

@@ -56,6 +56,10 @@ Result<Plan> make_plan(SweepSpec spec, const std::string& default_kernlens);
 // `--` and the command.
 std::vector<std::string> profile_argv(const Plan& plan, const Point& p, bool with_tags);
 
+// `argv` run with the point's [env]: "env NAME=VALUE ... argv" (argv alone without env), as
+// the sbatch script and `submit --local --dry-run` write it.
+std::vector<std::string> with_env(const Point& p, const std::vector<std::string>& argv);
+
 // Whether `kernlens` (a path or a name on PATH) has `profile --tag`: it records the tags in
 // the run's manifest. Without it (or when it cannot be run here) the tags still reach the
 // database: `sweep ingest` gives them from point.json.

@@ -106,11 +106,7 @@ Result<std::string> sbatch_script(const Plan& plan, const std::vector<std::size_
   out += fmt::format("cd {} || exit 2\ncase \"${{SLURM_ARRAY_TASK_ID:-}}\" in\n", profile::shell_quote(plan.spec.workdir));
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point& p = plan.points[points[i]];
-    std::vector<std::string> words;
-    if (!p.env.empty()) words.push_back("env");
-    for (const auto& [name, value] : p.env) words.push_back(name + "=" + value);
-    words.insert(words.end(), argvs[i].begin(), argvs[i].end());
-    out += fmt::format("  {})  # {}\n    exec {} ;;\n", p.index, p.id, profile::shell_join(words));
+    out += fmt::format("  {})  # {}\n    exec {} ;;\n", p.index, p.id, profile::shell_join(with_env(p, argvs[i])));
   }
   out += "  *) echo \"kernlens sweep: no point ${SLURM_ARRAY_TASK_ID:-} in this script\" >&2; exit 2 ;;\nesac\n";
   return out;
