@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses (tests/fuzz) with clang, seeds a corpus per target from
 # small pieces of tests/fixtures/ncu, tests/fixtures/pytorch, tests/fixtures/nsys and tests/fixtures/kltrace (fuzz_names:
-# the kernel names of tests/fixtures/names and the rules files), and runs each target for
-# FUZZ_SECONDS.
+# the kernel names of tests/fixtures/names and the rules files; fuzz_sweep_spec: the sweep
+# files of tests/fixtures/sweep), and runs each target for FUZZ_SECONDS.
 # Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
 #
 # Usage: scripts/fuzz.sh
@@ -18,7 +18,7 @@ build=$root/build/fuzz
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
 all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner \
-fuzz_ncu_cells fuzz_names fuzz_pytorch_trace fuzz_nsys_stats fuzz_nsys_sqlite fuzz_kltrace"
+fuzz_ncu_cells fuzz_names fuzz_pytorch_trace fuzz_nsys_stats fuzz_nsys_sqlite fuzz_kltrace fuzz_sweep_spec"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
@@ -155,6 +155,11 @@ for f in "$root"/tests/fixtures/kltrace/*.kltrace; do
   done
 done
 
+# Sweep files: the test fixtures (good and bad) and the device sweep, whole.
+for f in "$root"/tests/fixtures/sweep/*.toml "$root"/scripts/device/*.toml; do
+  cp "$f" "$corpus/fuzz_sweep_spec/seed-$(basename "$f")"
+done
+
 # Run. UBSan only reports by default; halt_on_error makes undefined behaviour a crash.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 failed=()
@@ -164,6 +169,7 @@ for t in $targets; do
   dict=$root/tests/fuzz/ncu.dict
   [[ $t == fuzz_names ]] && dict=$root/tests/fuzz/names.dict
   [[ $t == fuzz_pytorch_trace ]] && dict=$root/tests/fuzz/pytorch_trace.dict
+  [[ $t == fuzz_sweep_spec ]] && dict=$root/tests/fuzz/sweep_spec.dict
   "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
     -rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$crashes/$t-" \
     -print_final_stats=1 > "$logs/$t.log" 2>&1 || rc=$?

@@ -9,10 +9,12 @@ packages=(
   libsimdjson-dev                                     # PyTorch trace (JSON) reader
   libsqlite3-dev                                      # Nsight Systems SQLite exports
   libutfcpp-dev                                       # invalid UTF-8 in names repaired
+  libtomlplusplus-dev                                 # sweep files (kernlens sweep)
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses
   chromium                                            # the HTML report checked in a real browser
+  slurm-wlm munge                                     # the sweep test's one-node Slurm cluster
 )
 
 missing() {

@@ -1,10 +1,15 @@
 // kernlens report INPUT... -o report.html [--format html|md] [--top N] [--rules FILE]
+// kernlens report --db FILE -o across.html [--format html|md] [--top N]
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
+#include "kernlens/report/cross_model_report.h"
+#include "kernlens/store/database.h"
+#include "kernlens/store/scaling.h"
 #include "kernlens/report/html_report.h"
 #include "kernlens/report/markdown_report.h"
 
@@ -17,9 +22,27 @@ struct ReportOptions {
   std::string output = "-";
   std::size_t top = 25;
   std::vector<std::string> rule_files;
+  std::string db;
 };
 
+// The page across the database's models; `top` families in its family table.
+int write_cross_model_report(const std::string& db_path, const std::string& format, std::size_t top,
+                             const std::string& output) {
+  auto db = store::open_for_reading(db_path);
+  if (!db) return bad_input(db.error());
+  auto across = store::load_cross_model(*db, top);
+  if (!across) return bad_input(make_error(db_path, 0, across.error().message));
+  const std::string name = std::filesystem::path(db_path).filename().string();
+  return write_output(output, format == "md" ? report::cross_model_markdown(*across, name)
+                                             : report::cross_model_html(*across, name));
+}
+
 int run_report(const ReportOptions& opt) {
+  if (!opt.db.empty()) {
+    if (int rc = check_output_is_no_input(opt.output, {opt.db}); rc != kExitOk) return rc;
+    return write_cross_model_report(opt.db, opt.format, opt.top, opt.output);
+  }
+  if (opt.inputs.empty()) return bad_input(make_error("", 0, "give INPUT (a run directory or export files) or --db FILE"));
   if (int rc = check_output_is_no_input(opt.output, opt.inputs); rc != kExitOk) return rc;
   auto loaded = load_analysis(opt.inputs, opt.rule_files, analysis::AnalysisOptions{});
   if (!loaded) return kExitBadInput;
@@ -43,8 +66,14 @@ Command add_report_command(CLI::App& app) {
       "INPUT is what `kernlens analyze` reads: a run directory of `kernlens profile`, or export files.\n"
       "Examples:\n"
       "  kernlens report runs/llama -o llama.html\n"
-      "  kernlens report profile_raw.csv profile_details.csv --format md -o report.md");
-  cmd->add_option("INPUT", opt->inputs, "Run directory or export files to read")->required()->type_name("PATH");
+      "  kernlens report profile_raw.csv profile_details.csv --format md -o report.md\n"
+      "  kernlens report --db runs.db -o across-models.html   (after kernlens sweep ingest)");
+  cmd->add_option("INPUT", opt->inputs, "Run directory or export files to read")->type_name("PATH");
+  cmd->add_option("--db", opt->db,
+                  "Instead of INPUT: the page across the database's models, batch sizes and sequence lengths "
+                  "(op classes and families: SOL and share of time)")
+      ->type_name("FILE")
+      ->excludes(cmd->get_option("INPUT"));
   cmd->add_option("-o,--output", opt->output, "Write to FILE instead of stdout ('-')")
       ->type_name("FILE")
       ->capture_default_str();

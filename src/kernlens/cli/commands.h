@@ -33,6 +33,7 @@ struct LoadedAnalysis;
 int write_report(const LoadedAnalysis& loaded, const std::string& format, std::size_t top, const std::string& output);
 Command add_db_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
+Command add_sweep_command(CLI::App& app);
 
 // `--rules FILE`, for the commands that classify kernels; may be given more than once.
 void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files);

@@ -90,6 +90,7 @@ int main(int argc, char** argv) {
       add_export_command(app),
       add_compare_command(app),
       add_db_command(app),
+      add_sweep_command(app),
   };
 
   keep_separators(&app);

@@ -41,6 +41,9 @@ svg.chart { display: block; max-width: 100%; height: auto; }
 .bar:hover, .stall:hover { opacity: 0.8; }
 .idle { fill: #ffebe9; } .busy { fill: #1a7f37; } .stage-range { fill: #ddf4ff; stroke: #54aeff; }
 .stall-rest { fill: #eaeef2; }
+.series { fill: none; stroke-width: 2; } .panel-title { font-size: 12px; font-weight: 600; fill: #24292f; }
+.l0 { stroke: #cf222e; } .l1 { stroke: #0969da; } .l2 { stroke: #bf8700; } .l3 { stroke: #8250df; }
+.l4 { stroke: #1a7f37; } .l5 { stroke: #e16f24; } .l6 { stroke: #57606a; } .l7 { stroke: #bf3989; }
 .s0 { fill: #cf222e; } .s1 { fill: #0969da; } .s2 { fill: #bf8700; } .s3 { fill: #8250df; }
 .s4 { fill: #1a7f37; } .s5 { fill: #e16f24; } .s6 { fill: #57606a; } .s7 { fill: #bf3989; }
 .op-gemm { fill: #0969da; } .op-attention { fill: #8250df; } .op-norm { fill: #1a7f37; } .op-softmax { fill: #bf3989; }
@@ -137,6 +140,8 @@ std::string render_footnote(const Table& t) {
   return out + ".</p>\n";
 }
 
+}  // namespace
+
 std::string render_table(const Table& t, std::string_view css_class, bool show_header) {
   if (t.rows.empty()) return "";
   std::string out = fmt::format("<table id=\"{}\" class=\"{}\">\n", html_escape(t.id), css_class);
@@ -160,6 +165,8 @@ std::string render_table(const Table& t, std::string_view css_class, bool show_h
   if (!t.note.empty()) out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(t.note));
   return out;
 }
+
+namespace {
 
 std::string render_advice(const std::vector<KernelAdvice>& list) {
   std::string out = "<ol class=\"advice\">\n";
@@ -194,11 +201,26 @@ std::string render_missing(const std::vector<MissingPart>& missing) {
   return out + "</ul>\n";
 }
 
+}  // namespace
+
 std::string section(std::string_view id, std::string_view title, std::string_view intro, const std::string& body) {
   std::string out = fmt::format("<section id=\"{}\">\n<h2>{}</h2>\n", id, html_escape(title));
   if (!intro.empty()) out += fmt::format("<p class=\"note\">{}</p>\n", html_escape(intro));
   return out + body + "</section>\n";
 }
+
+std::string html_page(std::string_view title, std::string_view subtitle, const std::string& body) {
+  return fmt::format(
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n<h1>{}</h1>\n"
+      "<p class=\"subtitle\">{}</p>\n{}"
+      "<footer>Written by kernlens {}.</footer>\n</main>\n<div id=\"tip\"></div>\n<script>{}</script>\n</body>\n</html>\n",
+      html_escape(title), kStyle, html_escape(title.substr(0, title.find(" — "))), html_escape(subtitle), body,
+      KERNLENS_VERSION, kScript);
+}
+
+namespace {
 
 struct Page {
   const model::Profile& profile;
@@ -238,14 +260,7 @@ constexpr std::array<SectionSpec, 7> kSections = {{
 
 std::string analysis_html(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx) {
   std::string gpu = device_line(profile, analysis);
-  std::string out = fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      "<title>kernlens report{}</title>\n<style>{}</style>\n</head>\n<body>\n<main>\n<h1>kernlens report</h1>\n"
-      "<p class=\"subtitle\">{}</p>\n",
-      gpu.empty() ? "" : " — " + html_escape(gpu), kStyle,
-      html_escape(gpu.empty() ? "Where the GPU time goes, kernel by kernel, and why." : gpu));
-  out += section("headline", "In short", "", render_headline(headline(profile, analysis)));
+  std::string out = section("headline", "In short", "", render_headline(headline(profile, analysis)));
   out += section("summary", "Summary", "", render_table(summary_table(profile, analysis, ctx), "summary", false));
   const auto missing = missing_parts(profile, analysis, ctx.top);
   if (!missing.empty()) {
@@ -257,9 +272,8 @@ std::string analysis_html(const model::Profile& profile, const analysis::Analysi
     if (spec.part && is_missing(missing, *spec.part)) continue;
     out += section(spec.id, spec.title, spec.intro, spec.body(page));
   }
-  out += fmt::format("<footer>Written by kernlens {}.</footer>\n</main>\n<div id=\"tip\"></div>\n<script>{}</script>\n</body>\n</html>\n",
-                     KERNLENS_VERSION, kScript);
-  return out;
+  return html_page(gpu.empty() ? "kernlens report" : "kernlens report — " + gpu,
+                   gpu.empty() ? "Where the GPU time goes, kernel by kernel, and why." : gpu, out);
 }
 
 }  // namespace kernlens::report

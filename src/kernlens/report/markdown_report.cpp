@@ -40,6 +40,8 @@ std::string plain(std::string_view s) {
 
 std::string render_cell(const Cell& c) { return c.code ? code_span(c.text) : plain(c.text); }
 
+}  // namespace
+
 void append_table(std::string& out, const Table& t) {
   if (t.rows.empty()) return;
   std::string header = "|", rule = "|";
@@ -55,6 +57,8 @@ void append_table(std::string& out, const Table& t) {
   }
   if (!t.note.empty()) out += fmt::format("\n{}\n", plain(t.note));
 }
+
+namespace {
 
 void append_summary(std::string& out, const Table& t) {
   for (const auto& row : t.rows) out += fmt::format("- **{}**: {}\n", plain(row[0].text), render_cell(row[1]));

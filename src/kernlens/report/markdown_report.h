@@ -12,4 +12,7 @@ namespace kernlens::report {
 
 std::string analysis_markdown(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
 
+// `t` as a GitHub-flavoured Markdown table (and its note) at the end of `out`.
+void append_table(std::string& out, const Table& t);
+
 }  // namespace kernlens::report

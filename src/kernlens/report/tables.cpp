@@ -278,3 +278,73 @@ std::vector<KernelAdvice> advice_list(const model::Profile& profile, const analy
 }
 
 }  // namespace kernlens::report
+
+namespace kernlens::report {
+namespace {
+
+// The columns of a scaling table that say where a cell is, shown when they vary.
+struct ScalingKey {
+  const char* header;
+  bool numeric;
+  Cell (*cell)(const model::ScalingCell&);
+};
+
+Cell optional_count(std::optional<std::int64_t> v) {
+  return v ? count_cell(static_cast<std::uint64_t>(*v)) : number_cell(std::nullopt, [](double) { return std::string(); });
+}
+
+constexpr ScalingKey kScalingKeys[] = {
+    {"GPU", false, [](const model::ScalingCell& c) { return text_cell(c.gpu); }},
+    {"dtype", false, [](const model::ScalingCell& c) { return text_cell(c.dtype); }},
+    {"Model", false, [](const model::ScalingCell& c) { return text_cell(c.model); }},
+    {"Batch", true, [](const model::ScalingCell& c) { return optional_count(c.batch); }},
+    {"Tokens", true, [](const model::ScalingCell& c) { return optional_count(c.tokens); }},
+};
+
+// A page stays readable (and small) with a large sweep: the views hold every row.
+constexpr std::size_t kScalingRows = 300;
+
+bool varies(const std::vector<model::ScalingCell>& cells, const ScalingKey& key) {
+  for (const auto& c : cells) {
+    if (key.cell(c).text != key.cell(cells.front()).text) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families, std::string id,
+                    const std::string& db_name) {
+  Table t{std::move(id), {}, {}, {}, ""};
+  auto column = [&t](std::string header, bool numeric) {
+    t.headers.push_back(std::move(header));
+    t.numeric.push_back(numeric);
+  };
+  if (families) column("Family", false);
+  column("Op class", false);
+  std::vector<const ScalingKey*> keys;
+  for (const auto& key : kScalingKeys) {
+    if (!cells.empty() && (varies(cells, key) || std::string_view(key.header) == "Model")) keys.push_back(&key);
+  }
+  for (const auto* key : keys) column(key->header, key->numeric);
+  for (const char* h : {"Runs", "Time per run", "Share", "SOL", "SM", "Memory", "FLOP/s", "DRAM", "Measured"}) column(h, true);
+  auto pct = [](std::optional<double> v) { return number_cell(v, [](double x) { return fmt::format("{:.1f}%", x); }); };
+  for (const auto& c : cells) {
+    if (t.rows.size() == kScalingRows) {
+      t.note = fmt::format("{} more rows: kernlens db query --db {} --view {}", cells.size() - kScalingRows, db_name,
+                           families ? "family-scaling" : "class-scaling");
+      break;
+    }
+    auto& row = t.rows.emplace_back();
+    if (families) row.push_back(name_cell(c.base_name));
+    row.push_back(text_cell(c.op_class));
+    for (const auto* key : keys) row.push_back(key->cell(c));
+    row.insert(row.end(), {count_cell(static_cast<std::uint64_t>(c.runs)), duration_cell(c.time_ns_per_run),
+                           percent_cell(c.share_of_time), pct(c.sol_pct), pct(c.sm_pct), pct(c.memory_pct),
+                           si_cell(c.flops_per_s, "FLOP/s"), si_cell(c.dram_bytes_per_s, "B/s"),
+                           percent_cell(c.measured_share)});
+  }
+  return t;
+}
+
+}  // namespace kernlens::report

@@ -13,6 +13,7 @@
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/report/provenance.h"
+#include "kernlens/model/scaling.h"
 
 namespace kernlens::report {
 
@@ -81,5 +82,12 @@ struct KernelAdvice {
 // The top kernels that have a verdict reason or advice, at most `ctx.top`.
 std::vector<KernelAdvice> advice_list(const model::Profile& profile, const analysis::Analysis& analysis,
                                       const ReportContext& ctx);
+
+// The cross-model page's tables: one row per op class (or family, `families`) and point,
+// with the GPU, dtype, batch and tokens columns where they vary; SOL, SM and memory in % of
+// peak, the share of the point's kernel time, and how much of it ncu measured. The first 300
+// rows; the note says how to query the rest from the database `db_name`.
+Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families, std::string id,
+                    const std::string& db_name);
 
 }  // namespace kernlens::report

@@ -40,6 +40,10 @@ struct IngestOptions {
 Result<IngestOutcome> ingest_run(const ingest::SqliteDb& db, const model::RunRecord& run,
                                  const IngestOptions& options = {});
 
+// Whether a run with this key is in the database already (so that a caller can skip reading
+// a run again before ingest_run would find it there).
+Result<bool> has_run(const ingest::SqliteDb& db, const std::string& run_key);
+
 // The run whose key is `key_or_prefix` or starts with it, or whose run_id it is. Errors: no
 // such run, or a prefix that several runs share.
 Result<model::RunRecord> load_run(const ingest::SqliteDb& db, std::string_view key_or_prefix);

@@ -96,6 +96,9 @@ constexpr std::array kViews = {
     View{"signals", "v_signals", "weak spots: memory-bound with low L2 hit, GEMMs far from the roof, "
                                  "occupancy-limited kernels, launch-bound stages"},
     View{"signal-summary", "v_signal_summary", "the signals grouped by kernel family"},
+    View{"class-scaling", "v_op_class_scaling",
+         "per op class and model, batch, tokens: share of time, SOL%, FLOP/s, DRAM B/s (sweeps)"},
+    View{"family-scaling", "v_family_scaling", "the same per kernel family"},
     View{"runs", "runs", "the ingested runs"},
 };
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/store/database.h"
+#include "kernlens/store/scaling_rows.h"
 #include "kernlens/store/transaction.h"
 
 namespace kernlens::store {
@@ -242,6 +243,7 @@ Status insert_run(const SqliteDb& db, const RunRecord& run) {
   if (Status s = insert_tags(db, *run_id, run.meta); !s) return s;
   if (Status s = insert_kernels(db, *run_id, run.kernels); !s) return s;
   if (Status s = add_family_totals(db, run); !s) return s;
+  if (Status s = add_scaling_sums(db, run); !s) return s;
   return insert_stages(db, *run_id, run.stages);
 }
 
@@ -361,6 +363,14 @@ Result<RunRecord> load_run(const SqliteDb& db, std::string_view key_or_prefix) {
   if (Status s = load_kernels(db, *run_id, run.kernels); !s) return s.error();
   if (Status s = load_stages(db, *run_id, run.stages); !s) return s.error();
   return run;
+}
+
+}  // namespace kernlens::store
+
+namespace kernlens::store {
+
+Result<bool> has_run(const SqliteDb& db, const std::string& run_key) {
+  return run_present(db, run_key);
 }
 
 }  // namespace kernlens::store

@@ -142,13 +142,75 @@ constexpr std::string_view kViewsSql =
 #undef KERNLENS_PERFORMANCE_COLUMNS
 #undef KERNLENS_WEIGHTED
 
+// The cross-model views (a sweep's runs): per point (GPU, dtype, model, batch and tokens) and
+// per operation class or kernel family, the share of the point's kernel time and how close to
+// the GPU's limits the measured kernels ran. SOL is ncu's "speed of light": the larger of the
+// SM and the memory throughput, in percent of peak, weighted by the kernels' time.
+//
+// Like the popularity totals, ingest keeps the sums the views divide (store/scaling_rows.cpp),
+// one row per point and family updated per run, so that the views read a few rows per point
+// instead of grouping every kernel; a store test checks they equal grouping the kernels, which
+// is what the migration does for the runs already in a database (KERNLENS_KERNEL_SUMS).
+// A point's key is SQLite's quote() of its five values joined by '|' (NULL is not '').
+#define KERNLENS_POINT_KEY(r) \
+  "quote(" #r ".gpu) || '|' || quote(" #r ".dtype) || '|' || quote(" #r ".model) || '|' || quote(" #r \
+  ".batch) || '|' || quote(" #r ".tokens)"
+#define KERNLENS_SOL "(CASE WHEN k.sm_pct IS NULL THEN k.memory_pct WHEN k.memory_pct IS NULL THEN k.sm_pct " \
+  "ELSE MAX(k.sm_pct, k.memory_pct) END)"
+// The time of the kernels where `x` is known, and x weighted by it.
+#define KERNLENS_TIMED(x) \
+  "SUM(CASE WHEN " x " IS NOT NULL THEN k.total_ns END), SUM(" x " * k.total_ns)"
+#define KERNLENS_KERNEL_SUMS                                                                                  \
+  "SUM(k.launches), SUM(k.total_ns), " KERNLENS_TIMED(KERNLENS_SOL) ", " KERNLENS_TIMED("k.sm_pct") ", "        \
+  KERNLENS_TIMED("k.memory_pct") ", SUM(k.flops), SUM(CASE WHEN k.flops IS NOT NULL THEN k.total_ns END), "   \
+  "SUM(k.dram_bytes), SUM(CASE WHEN k.dram_bytes IS NOT NULL THEN k.total_ns END)"
+// Per-second rates and time-weighted percentages from the sums of a cells' group (`c`).
+#define KERNLENS_SCALING_FIGURES                                                                              \
+  "p.runs, SUM(c.launches) AS launches, SUM(c.total_ns) / p.runs AS time_ns_per_run, "                        \
+  "SUM(c.total_ns) / p.kernel_time_ns AS share_of_time, SUM(c.sol_weighted) / SUM(c.sol_ns) AS sol_pct, "      \
+  "SUM(c.sm_weighted) / SUM(c.sm_ns) AS sm_pct, SUM(c.memory_weighted) / SUM(c.memory_ns) AS memory_pct, "     \
+  "SUM(c.flops) * 1e9 / SUM(c.flops_ns) AS flops_per_s, SUM(c.dram_bytes) * 1e9 / SUM(c.dram_ns) "            \
+  "AS dram_bytes_per_s, SUM(c.sol_ns) / SUM(c.total_ns) AS measured_share "
+#define KERNLENS_SCALING_VIEW(view, columns)                                                                  \
+  "CREATE VIEW " view " AS SELECT p.gpu, p.dtype, p.model, p.batch, p.tokens, " columns ", "                  \
+  KERNLENS_SCALING_FIGURES "FROM scaling_cells c JOIN scaling_points p ON p.point_key = c.point_key "          \
+  "GROUP BY c.point_key, " columns " ORDER BY " columns ", p.gpu, p.dtype, p.model, p.batch, p.tokens;\n"
+
+constexpr std::string_view kScalingSql =
+    "CREATE TABLE scaling_points (\n"
+    "  point_key TEXT PRIMARY KEY, gpu TEXT, dtype TEXT, model TEXT, batch INTEGER, tokens INTEGER,\n"
+    "  runs INTEGER NOT NULL, kernel_time_ns REAL\n"
+    ") WITHOUT ROWID;\n"
+    "CREATE TABLE scaling_cells (\n"
+    "  point_key TEXT NOT NULL, base_name TEXT NOT NULL, library TEXT NOT NULL, op_class TEXT NOT NULL,\n"
+    "  launches INTEGER NOT NULL, total_ns REAL, sol_ns REAL, sol_weighted REAL, sm_ns REAL, sm_weighted REAL,\n"
+    "  memory_ns REAL, memory_weighted REAL, flops REAL, flops_ns REAL, dram_bytes REAL, dram_ns REAL,\n"
+    "  PRIMARY KEY (point_key, base_name, library, op_class)\n"
+    ") WITHOUT ROWID;\n"
+    "INSERT INTO scaling_points SELECT " KERNLENS_POINT_KEY(runs) ", gpu, dtype, model, batch, tokens, COUNT(*), "
+    "SUM(kernel_time_ns) FROM runs GROUP BY 1;\n"
+    "INSERT INTO scaling_cells SELECT " KERNLENS_POINT_KEY(r) ", k.base_name, k.library, k.op_class, "
+    KERNLENS_KERNEL_SUMS " FROM kernels k JOIN runs r ON r.run_id = k.run_id GROUP BY 1, 2, 3, 4;\n"
+    KERNLENS_SCALING_VIEW("v_op_class_scaling", "c.op_class")
+    KERNLENS_SCALING_VIEW("v_family_scaling", "c.base_name, c.library, c.op_class");
+
+#undef KERNLENS_SCALING_VIEW
+#undef KERNLENS_SCALING_FIGURES
+#undef KERNLENS_KERNEL_SUMS
+#undef KERNLENS_TIMED
+#undef KERNLENS_SOL
+#undef KERNLENS_POINT_KEY
+
 constexpr std::array kMigrations = {
     Migration{1, "runs, run_tags, devices, kernels, stages, family totals and their indexes", kTablesSql},
     Migration{2, "views: popularity, performance by family and op class, signals", kViewsSql},
+    Migration{3, "scaling sums per point and family, views: op class and family scaling across models", kScalingSql},
 };
 
-constexpr std::array<std::string_view, 8> kTables = {"schema_migrations", "devices", "runs", "run_tags",
-                                                     "kernels", "stages", "family_totals", "family_models"};
+constexpr std::array<std::string_view, 10> kTables = {"schema_migrations", "devices",        "runs",
+                                                      "run_tags",          "kernels",        "stages",
+                                                      "family_totals",     "family_models",  "scaling_points",
+                                                      "scaling_cells"};
 
 }  // namespace
 

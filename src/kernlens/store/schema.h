@@ -11,7 +11,8 @@
 //   family_totals, family_models   per kernel family: kernel rows, runs, launches, time, and
 //               runs per model, kept by ingest for the popularity view
 //   views       v_kernel_popularity, v_family_performance, v_op_class_performance,
-//               v_signals, v_signal_summary (docs/user-guide.md, "Database and compare")
+//               v_signals, v_signal_summary (docs/user-guide.md, "Database and compare"),
+//               v_op_class_scaling, v_family_scaling (the same guide, "Sweeps")
 #pragma once
 
 #include <span>
