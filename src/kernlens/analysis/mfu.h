@@ -1,8 +1,9 @@
 // Model FLOPs utilisation per stage: the FLOP/s a stage achieved over the peak of its
-// dominant precision. FLOPs are measured (summed over the launches whose work ncu counted,
-// scaled up by the share of the stage's kernel time they cover, and said so) or given by the
-// user (--model-flops, or --params N --tokens T with the 2*N*T rule of thumb). The time is the
-// stage's wall time on a timeline, else its kernel time (ncu runs kernels one at a time).
+// dominant precision. FLOPs are measured, kernel by kernel (flops.h: each launch gets its own
+// kernel's measured count or rate; kernels never measured add an interval, so the stage's
+// FLOPs and MFU are an interval too), or given by the user (--model-flops, or --params N
+// --tokens T with the 2*N*T rule of thumb). The time is the stage's wall time on a timeline,
+// else its kernel time (ncu runs kernels one at a time).
 #pragma once
 
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "kernlens/analysis/aggregate.h"
+#include "kernlens/analysis/flops.h"
 #include "kernlens/analysis/metrics.h"
 #include "kernlens/analysis/peaks.h"
 #include "kernlens/common/error.h"
@@ -27,11 +29,15 @@ struct UserWork {
 };
 
 struct StageWork {
-  std::optional<double> flops;
-  std::string flops_source;         // how flops was found, or why it is absent
+  std::optional<double> flops;       // what is known; absent: nothing of the stage measured
+  std::optional<double> flops_low;   // the interval: at least (the known part)
+  std::optional<double> flops_high;  // at most; absent: no upper bound (or nothing measured)
+  std::string flops_source;          // how flops was found, or why it is absent
   std::optional<FlopPath> precision;
   std::string precision_source;     // "measured", "--precision", "assumed"
   std::optional<double> mfu;        // 0..1: flops / (time x peak)
+  std::optional<double> mfu_low;    // with mfu: flops_low / (time x peak)
+  std::optional<double> mfu_high;   // with mfu: flops_high / (time x peak); absent: no upper bound
   std::optional<double> peak_flops_per_s;  // the precision's peak (its source: MfuInput::peaks)
   double time_ns = 0;               // the time it divides by
   std::string_view time_basis;      // "wall time" (a timeline) or "kernel time" (ncu)
@@ -42,6 +48,7 @@ struct StageWork {
 struct MfuInput {
   const model::Profile& profile;
   const MetricResolver& resolver;
+  const FlopsEstimates& flops;       // every launch's FLOPs
   const PeakRates* peaks = nullptr;  // the GPU's peaks; null when unknown
   std::string no_peaks_reason;       // said when peaks is null
 };

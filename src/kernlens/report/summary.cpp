@@ -50,8 +50,23 @@ std::string mfu_note(const analysis::StageWork& w) {
   if (!w.mfu) return w.flops ? fmt::format("no MFU: {}", w.mfu_missing) : fmt::format("no MFU: FLOPs {}", w.flops_source);
   std::string precision = w.precision_source == "measured" ? std::string(analysis::path_name(*w.precision))
                                                            : fmt::format("{} {}", analysis::path_name(*w.precision), w.precision_source);
-  return fmt::format("{} / ({} {} x {} {}); FLOPs {}", human_si(*w.flops, "FLOP"), human_duration_ns(w.time_ns),
+  std::string flops = human_si(*w.flops, "FLOP");
+  if (!w.flops_high) {
+    flops = "at least " + flops;
+  } else if (std::string high = human_si(*w.flops_high, "FLOP"); high != flops) {
+    flops += " to " + high;
+  }
+  return fmt::format("{} / ({} {} x {} {}); FLOPs {}", flops, human_duration_ns(w.time_ns),
                      w.time_basis, human_si(*w.peak_flops_per_s, "FLOP/s"), precision, w.flops_source);
+}
+
+std::string mfu_text(const analysis::StageWork& w) {
+  if (!w.mfu) return "-";
+  std::string point = human_percent(*w.mfu);
+  if (!w.mfu_high) return "≥ " + human_percent(*w.mfu_low);
+  std::string low = human_percent(*w.mfu_low), high = human_percent(*w.mfu_high);
+  if (low == point && high == point) return point;
+  return fmt::format("{} ({}–{})", point, low.substr(0, low.size() - 1), high);
 }
 
 std::string first_sentence(std::string_view text) {

@@ -65,7 +65,7 @@ Table summary_table(const model::Profile& profile, const analysis::Analysis& ana
   add("Launches", fmt::format("{} launches of {} kernels", totals.launches, totals.unique_kernels));
   add("Peaks", analysis.peaks ? peaks_line(*analysis.peaks) : analysis.no_peaks_reason);
   add("Deep metrics", coverage_line(analysis.coverage));
-  if (analysis.whole.mfu) add("MFU (all kernels)", fmt::format("{} = {}", human_percent(*analysis.whole.mfu), mfu_note(analysis.whole)));
+  if (analysis.whole.mfu) add("MFU (all kernels)", fmt::format("{} = {}", mfu_text(analysis.whole), mfu_note(analysis.whole)));
   return t;
 }
 
@@ -86,7 +86,7 @@ Table stage_table(const analysis::Analysis& analysis) {
     t.rows.push_back({code_cell(s.name), duration_cell(s.has_kernel_time ? std::optional(s.kernel_time_ns) : std::nullopt),
                       percent_cell(share), count_cell(s.launches), duration_cell(s.wall_ns), percent_cell(s.busy_fraction()),
                       duration_cell(s.gaps ? std::optional(s.gaps->total_ns) : std::nullopt), si_cell(work.flops, "FLOP"),
-                      percent_cell(work.mfu)});
+                      Cell{mfu_text(work), work.mfu, false, ""}});
   }
   bool timeline = std::any_of(agg.stages.begin(), agg.stages.end(), [](const auto& s) { return s.wall_ns.has_value(); });
   if (!agg.stages.empty() && !timeline) {
