@@ -8,6 +8,7 @@ packages=(
   libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libre2-dev  # libraries
   libsimdjson-dev                                     # PyTorch trace (JSON) reader
   libsqlite3-dev                                      # Nsight Systems SQLite exports
+  llvm-dev                                            # LLVM's demangler (LLVMDemangle)
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses

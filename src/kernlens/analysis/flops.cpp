@@ -112,14 +112,16 @@ LaunchEstimate measured_kernel_launch(const KernelMeasure& k, const model::Launc
 //   SIMT     the fastest measured kernel of the class (CUDA-core kernels of one kind run at
 //            alike rates, bound by memory), capped at the GPU's SIMT peak; that peak when no
 //            kernel of the class was measured.
-//   any      the GPU's peak on the fastest compute path the profile measured work on: measured
-//            GEMMs are no bound for another GEMM (a larger one runs faster), the hardware is.
+//   any      the GPU's peak on the fastest compute path that measured kernels of these classes
+//            (GEMM, attention, unknown) ran on: measured GEMMs are no bound for another GEMM (a
+//            larger one runs faster), the hardware is. None measured: no upper bound.
 std::array<std::optional<double>, std::size(kClassWork)> class_ceilings(
     const std::unordered_map<model::NameId, KernelMeasure>& measured, std::span<const OpClass> op_class_by_name,
     const PeakRates* peaks) {
   std::optional<double> simt_peak, measured_path_peak;  // per ns
-  std::array<double, kFlopPathCount> measured_by_path{};
+  std::array<double, kFlopPathCount> measured_by_path{};  // of kernels of the classes without a ceiling
   for (const auto& [name, k] : measured) {
+    if (name >= op_class_by_name.size() || class_work(op_class_by_name[name]) != ClassWork::kAny) continue;
     for (std::size_t p = 0; p < kFlopPathCount; ++p) measured_by_path[p] += k.by_path[p];
   }
   if (peaks) {

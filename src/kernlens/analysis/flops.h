@@ -14,9 +14,10 @@
 //               its duration x what its op class can run at: for classes that run on CUDA
 //               cores, the fastest measured kernel of the class (capped at the GPU's SIMT
 //               peak; that peak when none was measured); for GEMM, attention and unknown
-//               kernels, the GPU's peak on the fastest compute path the profile measured work
-//               on (a larger GEMM runs faster than any measured one: their rates are no
-//               bound); no upper bound where the GPU's peaks are unknown.
+//               kernels, the GPU's peak on the fastest compute path that measured kernels of
+//               these classes ran on (a larger GEMM runs faster than any measured one: their
+//               rates are no bound), no upper bound when none was measured or the GPU's peaks
+//               are unknown.
 // One kernel's work is never scaled onto another: rates carry over only between launches of
 // one kernel name.
 #pragma once

@@ -7,8 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/numeric.h"
-#include "kernlens/names/base_name.h"
-#include "kernlens/names/demangle.h"
+#include "kernlens/names/mangled.h"
 
 namespace kernlens::profile {
 namespace {
@@ -22,7 +21,7 @@ using Candidates = std::unordered_map<std::string, std::vector<std::size_t>>;
 // instantiations that share it.
 std::string shape_key(const model::Profile& p, const model::Launch& l) {
   const std::string& name = p.names[l.name];
-  const std::string base = names::base_name(names::demangle(name).value_or(name));
+  const std::string base = names::kernel_base_name(name);
   return fmt::format("{}|{}x{}x{}|{}x{}x{}", base, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z);
 }
 

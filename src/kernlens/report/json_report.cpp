@@ -187,6 +187,7 @@ Json gemm_json(const names::GemmInfo& g) {
   }
   if (g.bias) j["bias"] = true;
   if (g.split_k) j["split_k"] = true;
+  if (g.grouped) j["grouped"] = true;
   return j;
 }
 

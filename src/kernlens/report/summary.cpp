@@ -52,9 +52,9 @@ std::string mfu_note(const analysis::StageWork& w) {
                                                            : fmt::format("{} {}", analysis::path_name(*w.precision), w.precision_source);
   std::string flops = human_si(*w.flops, "FLOP");
   if (!w.flops_high) {
-    flops = "at least " + flops;
+    flops.insert(0, "at least ");
   } else if (std::string high = human_si(*w.flops_high, "FLOP"); high != flops) {
-    flops += " to " + high;
+    flops.append(" to ").append(high);
   }
   return fmt::format("{} / ({} {} x {} {}); FLOPs {}", flops, human_duration_ns(w.time_ns),
                      w.time_basis, human_si(*w.peak_flops_per_s, "FLOP/s"), precision, w.flops_source);
@@ -63,7 +63,7 @@ std::string mfu_note(const analysis::StageWork& w) {
 std::string mfu_text(const analysis::StageWork& w) {
   if (!w.mfu) return "-";
   std::string point = human_percent(*w.mfu);
-  if (!w.mfu_high) return "≥ " + human_percent(*w.mfu_low);
+  if (!w.mfu_high) return std::string("≥ ").append(human_percent(*w.mfu_low));
   std::string low = human_percent(*w.mfu_low), high = human_percent(*w.mfu_high);
   if (low == point && high == point) return point;
   return fmt::format("{} ({}–{})", point, low.substr(0, low.size() - 1), high);
