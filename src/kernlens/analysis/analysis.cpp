@@ -103,7 +103,7 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   a.stages = std::move(stages).value();
   std::optional<double> wall;
   if (!a.agg.stages.empty() && a.agg.stages.front().name == kWholeRunStage) wall = a.agg.stages.front().wall_ns;
-  a.whole = whole_profile_work(mfu, wall, options.work);
+  a.whole = whole_profile_work(mfu, wall, options.work, a.agg.stages);
   return a;
 }
 

@@ -91,6 +91,79 @@ StageWork compute(const MfuInput& in, const Measured& m, const std::optional<std
   return w;
 }
 
+// The analytic FLOPs of a stage: what the model computes in the runs of a prefill or decode.
+struct Analytic {
+  std::optional<double> flops;  // absent: the workload does not say (source: why)
+  std::string source;
+};
+
+// A prefill or decode stage row, and the model's FLOPs in it.
+std::optional<Analytic> analytic_of_row(const AnalyticWork& a, const StageRow& row) {
+  const bool prefill = row.label == "prefill";
+  if (!prefill && row.label != "decode") return std::nullopt;
+  const Workload& w = a.workload;
+  if (!prefill && w.decode_steps <= 0) return Analytic{std::nullopt, "give --decode-steps for the decode stage"};
+  const double one = prefill ? prefill_flops(a.config, w) : decode_flops(a.config, w);
+  std::int64_t runs = 1;
+  std::string why = "assumed: --runs to change";
+  if (a.runs) {
+    runs = *a.runs, why = "--runs";
+  } else if (row.instances) {
+    runs = static_cast<std::int64_t>(*row.instances), why = "ranges on the timeline";
+  }
+  std::string what = prefill ? fmt::format("prefill of {} x {} tokens", w.batch, w.prompt_tokens)
+                             : fmt::format("{} decode steps of {} sequences after {} prompt tokens", w.decode_steps,
+                                           w.batch, w.prompt_tokens);
+  return Analytic{one * static_cast<double>(runs),
+                  fmt::format("{} ({}): {}, {} run{} ({})", a.config.model_type, a.config_path, what, runs,
+                              runs == 1 ? "" : "s", why)};
+}
+
+// The outermost prefill and decode rows: what the whole profile's analytic FLOPs add up.
+bool is_outermost_analytic(const StageRow& row) {
+  if (row.label != "prefill" && row.label != "decode") return false;
+  const std::string_view path = std::string_view(row.name).substr(0, row.name.size() - row.label.size());
+  return path.find("prefill/") == std::string_view::npos && path.find("decode/") == std::string_view::npos;
+}
+
+std::optional<Analytic> analytic_of_all(const AnalyticWork& a, const std::vector<StageRow>& stages) {
+  std::optional<Analytic> total;
+  for (const auto& row : stages) {
+    if (!is_outermost_analytic(row)) continue;
+    auto one = analytic_of_row(a, row);
+    if (!one->flops) return one;
+    if (!total) total = Analytic{0, ""};
+    *total->flops += *one->flops;
+    total->source += fmt::format("{}{}: {}", total->source.empty() ? "" : "; ", row.name, one->source);
+  }
+  return total;
+}
+
+// The analytic FLOPs beside the measured ones: MFU on them, and measured / analytic.
+void set_analytic(StageWork& w, const std::optional<Analytic>& analytic) {
+  if (!analytic) {
+    w.analytic_source = "no stage named prefill or decode to count the model's FLOPs for";
+    return;
+  }
+  w.analytic_source = analytic->source;
+  if (!analytic->flops || *analytic->flops <= 0) return;
+  const double flops = *analytic->flops;
+  w.analytic_flops = flops;
+  if (w.peak_flops_per_s && w.time_ns > 0) w.analytic_mfu = flops / (w.time_ns * 1e-9 * *w.peak_flops_per_s);
+  if (!w.flops) return;
+  w.flops_ratio = *w.flops / flops;
+  if (w.flops_high) w.flops_ratio_high = *w.flops_high / flops;
+  if (*w.flops_ratio > kRatioHigh) {
+    w.flops_ratio_flag = fmt::format("measured / analytic {:.2f}: the profile counts work the model does not do "
+                                     "(kernels counted twice, or more runs than the analytic count assumes)",
+                                     *w.flops_ratio);
+  } else if (w.flops_ratio_high.value_or(kRatioLow) < kRatioLow) {
+    w.flops_ratio_flag = fmt::format("measured / analytic at most {:.2f}: the profile misses work (launches not "
+                                     "captured, or fewer runs than the analytic count assumes)",
+                                     *w.flops_ratio_high);
+  }
+}
+
 // The stage a user's STAGE names: a row's full name, or a label only one row has.
 Result<std::string> resolve_stage(const std::string& given, const std::vector<StageRow>& stages) {
   std::vector<const StageRow*> by_label;
@@ -150,17 +223,24 @@ Result<std::vector<StageWork>> stage_work(const MfuInput& in, const std::vector<
     const bool wall = s.wall_ns.has_value();
     out.push_back(compute(in, measured[i], user_flops(*user, s.name), *user,
                           wall ? *s.wall_ns : s.kernel_time_ns, wall ? "wall time" : "kernel time"));
+    if (user->analytic) {
+      set_analytic(out.back(), s.name == kWholeRunStage ? analytic_of_all(*user->analytic, stages)
+                                                         : analytic_of_row(*user->analytic, s));
+    }
   }
   return out;
 }
 
-StageWork whole_profile_work(const MfuInput& in, std::optional<double> wall_ns, const UserWork& user) {
+StageWork whole_profile_work(const MfuInput& in, std::optional<double> wall_ns, const UserWork& user,
+                             const std::vector<StageRow>& stages) {
   Measured m;
   for (std::size_t i = 0; i < in.profile.launches.size(); ++i) {
     if (in.profile.launches[i].kind == model::LaunchKind::kKernel) m.add(in, i);
   }
-  return compute(in, m, user_flops(user, ""), user, wall_ns ? *wall_ns : m.kernel_time_ns,
-                 wall_ns ? "wall time" : "kernel time");
+  StageWork w = compute(in, m, user_flops(user, ""), user, wall_ns ? *wall_ns : m.kernel_time_ns,
+                        wall_ns ? "wall time" : "kernel time");
+  if (user.analytic) set_analytic(w, analytic_of_all(*user.analytic, stages));
+  return w;
 }
 
 Result<std::pair<std::string, double>> parse_stage_value(std::string_view text) {

@@ -14,11 +14,27 @@
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/analysis/flops.h"
 #include "kernlens/analysis/metrics.h"
+#include "kernlens/analysis/model_flops.h"
 #include "kernlens/analysis/peaks.h"
 #include "kernlens/common/error.h"
 #include "kernlens/model/profile.h"
 
 namespace kernlens::analysis {
+
+// The model and what the program ran, for analytic FLOPs (model_flops.h) of the stages named
+// "prefill" and "decode".
+struct AnalyticWork {
+  ModelConfig config;
+  std::string config_path;  // where it was read, for the source lines
+  Workload workload;
+  // How many times the program ran each stage (warm-up runs included); absent: the range's
+  // instances on a timeline, else 1.
+  std::optional<std::int64_t> runs;
+};
+
+// Measured / analytic FLOPs outside [kRatioLow, kRatioHigh] is flagged: the profile missed work
+// or counted some twice (or the workload given is not what ran).
+inline constexpr double kRatioLow = 0.8, kRatioHigh = 1.25;
 
 // What the user says about the work. A stage of "" means the whole profile.
 struct UserWork {
@@ -26,6 +42,7 @@ struct UserWork {
   std::vector<std::pair<std::string, double>> tokens;       // --tokens [STAGE=]T
   std::vector<std::pair<std::string, double>> model_flops;  // --model-flops [STAGE=]F
   std::optional<FlopPath> precision;                        // --precision
+  std::optional<AnalyticWork> analytic;                     // --model-config ...
 };
 
 struct StageWork {
@@ -43,6 +60,14 @@ struct StageWork {
   std::string_view time_basis;      // "wall time" (a timeline) or "kernel time" (ncu)
   std::string mfu_missing;          // why mfu is absent
   std::optional<double> coverage;   // share of the stage's kernel time with deep metrics
+
+  // Analytic FLOPs from the model's config, beside the measured ones (never in their place).
+  std::optional<double> analytic_flops;
+  std::string analytic_source;      // how they were counted, or why they are absent
+  std::optional<double> analytic_mfu;
+  std::optional<double> flops_ratio;       // flops / analytic_flops
+  std::optional<double> flops_ratio_high;  // flops_high / analytic_flops
+  std::string flops_ratio_flag;            // said when the ratio is far from 1
 };
 
 struct MfuInput {
@@ -58,8 +83,9 @@ struct MfuInput {
 Result<std::vector<StageWork>> stage_work(const MfuInput& input, const std::vector<StageRow>& stages,
                                           const UserWork& user);
 // The same over every kernel of the profile (stage "" in UserWork). `wall_ns` is the whole
-// run's wall time on a timeline.
-StageWork whole_profile_work(const MfuInput& input, std::optional<double> wall_ns, const UserWork& user);
+// run's wall time on a timeline; its analytic FLOPs add up the outermost prefill and decode rows.
+StageWork whole_profile_work(const MfuInput& input, std::optional<double> wall_ns, const UserWork& user,
+                             const std::vector<StageRow>& stages);
 
 // Parses "STAGE=NUMBER" or "NUMBER" (--tokens, --model-flops); NUMBER may use e notation.
 Result<std::pair<std::string, double>> parse_stage_value(std::string_view text);

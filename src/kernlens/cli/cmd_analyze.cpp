@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
 #include "kernlens/model/profile.h"
@@ -29,6 +30,7 @@ struct AnalyzeOptions {
   std::optional<double> params;
   std::string precision;
   double launch_bound_us = 5;
+  AnalyticOptions analytic;
   analysis::AnalysisOptions analysis;
 };
 
@@ -68,6 +70,9 @@ Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
       if (name == opt.precision) work.precision = path;
     }
   }
+  auto analytic = analytic_work(opt.analytic, opt.inputs);
+  if (!analytic) return analytic.error();
+  work.analytic = std::move(analytic).value();
   return work;
 }
 
@@ -156,7 +161,8 @@ Command add_analyze_command(CLI::App& app) {
       "Examples:\n"
       "  kernlens analyze profile_raw.csv\n"
       "  kernlens analyze profile_raw.csv profile_details.csv --format json -o analysis.json\n"
-      "  kernlens analyze run_raw.csv --params 1.1e9 --tokens prefill=1024 --tokens decode=64");
+      "  kernlens analyze run_raw.csv --params 1.1e9 --tokens prefill=1024 --tokens decode=64\n"
+      "  kernlens analyze RUN_DIR --model-config config.json --batch 4 --prompt-tokens 256 --decode-steps 16");
   cmd->add_option("INPUT", opt->inputs, "Export files to read")->required()->type_name("FILE");
   cmd->add_option("--format", opt->format, "Output format")
       ->check(CLI::IsMember({"text", "json", "md"}))
@@ -171,6 +177,7 @@ Command add_analyze_command(CLI::App& app) {
       ->capture_default_str();
   add_rules_option(cmd, opt->rule_files);
   add_work_options(cmd, *opt);
+  add_analytic_options(cmd, opt->analytic);
   add_threshold_options(cmd, *opt);
   return {cmd, [opt] { return run_analyze(*opt); }};
 }

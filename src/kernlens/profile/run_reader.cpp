@@ -162,6 +162,26 @@ std::vector<std::string> read_run_command(const std::string& dir) {
   return argv;
 }
 
+std::map<std::string, std::string> read_run_tags(const std::string& dir) {
+  std::map<std::string, std::string> tags;
+  try {
+    std::ifstream in(fs::path(dir) / "manifest.json");
+    auto manifest = nlohmann::json::parse(in);
+    if (auto it = manifest.find("tags"); it != manifest.end() && it->is_object()) {
+      for (const auto& [key, value] : it->items()) {
+        if (value.is_string()) {
+          tags[key] = value.get<std::string>();
+        } else if (value.is_number()) {
+          tags[key] = value.dump();
+        }
+      }
+    }
+  } catch (const nlohmann::json::exception&) {
+    return {};  // read_run_directory reports a bad manifest
+  }
+  return tags;
+}
+
 ingest::ReadOptions analysis_read_options() {
   ingest::ReadOptions options;
   options.all_metrics = false;

@@ -9,6 +9,7 @@
 //   read_profile_input()    a run directory or any export file (ingest::read_input)
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,9 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
 
 // The profiled program's argv from a run directory's manifest; empty when it has none.
 std::vector<std::string> read_run_command(const std::string& dir);
+// The manifest's "tags" (`profile --tag KEY=VALUE`: string values; numbers are written as
+// their text); empty when it has none.
+std::map<std::string, std::string> read_run_tags(const std::string& dir);
 
 // What the analysis reads and nothing more: a wide raw page decodes several times faster.
 ingest::ReadOptions analysis_read_options();

@@ -126,6 +126,13 @@ void put_work(Json& j, const analysis::StageWork& w) {
     j["mfu_missing"] = w.mfu_missing;
   }
   if (w.coverage) j["coverage"] = json_number(*w.coverage);
+  if (w.analytic_source.empty()) return;
+  if (w.analytic_flops) j["analytic_flops"] = json_number(*w.analytic_flops);
+  j["analytic_source"] = w.analytic_source;
+  if (w.analytic_mfu) j["analytic_mfu"] = json_number(*w.analytic_mfu);
+  if (w.flops_ratio) j["flops_ratio"] = json_number(*w.flops_ratio);
+  if (w.flops_ratio_high) j["flops_ratio_high"] = json_number(*w.flops_ratio_high);
+  if (!w.flops_ratio_flag.empty()) j["flops_ratio_flag"] = w.flops_ratio_flag;
 }
 
 Json stage_json(const analysis::StageRow& s, const analysis::StageWork& work) {

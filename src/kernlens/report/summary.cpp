@@ -69,6 +69,23 @@ std::string mfu_text(const analysis::StageWork& w) {
   return fmt::format("{} ({}–{})", point, low.substr(0, low.size() - 1), high);
 }
 
+std::string flops_ratio_text(const analysis::StageWork& w) {
+  if (!w.flops_ratio) return "-";
+  std::string low = fmt::format("{:.2f}", *w.flops_ratio);
+  if (!w.flops_ratio_high) return std::string("≥ ").append(low);
+  std::string high = fmt::format("{:.2f}", *w.flops_ratio_high);
+  return high == low ? low : low.append("–").append(high);
+}
+
+std::string analytic_note(const analysis::StageWork& w) {
+  if (!w.analytic_flops) return w.analytic_source;
+  std::string note = fmt::format("{} analytic ({})", human_si(*w.analytic_flops, "FLOP"), w.analytic_source);
+  if (w.analytic_mfu) note.append("; MFU ").append(human_percent(*w.analytic_mfu));
+  if (w.flops_ratio) note.append("; measured / analytic ").append(flops_ratio_text(w));
+  if (!w.flops_ratio_flag.empty()) note.append(". Far from 1: ").append(w.flops_ratio_flag);
+  return note;
+}
+
 std::string first_sentence(std::string_view text) {
   auto end = text.find(". ");
   return std::string(end == std::string_view::npos ? text : text.substr(0, end + 1));

@@ -75,6 +75,14 @@ Table stage_table(const analysis::Analysis& analysis) {
           {false, true, true, true, true, true, true, true, true},
           {},
           ""};
+  const bool analytic = std::any_of(analysis.stages.begin(), analysis.stages.end(),
+                                    [](const analysis::StageWork& w) { return w.analytic_flops.has_value(); });
+  if (analytic) {
+    for (const char* h : {"Analytic FLOPs", "MFU (analytic)", "Measured / analytic"}) {
+      t.headers.emplace_back(h);
+      t.numeric.push_back(true);
+    }
+  }
   const auto& agg = analysis.agg;
   for (std::size_t i = 0; i < agg.stages.size(); ++i) {
     const auto& s = agg.stages[i];
@@ -87,6 +95,13 @@ Table stage_table(const analysis::Analysis& analysis) {
                       percent_cell(share), count_cell(s.launches), duration_cell(s.wall_ns), percent_cell(s.busy_fraction()),
                       duration_cell(s.gaps ? std::optional(s.gaps->total_ns) : std::nullopt), si_cell(work.flops, "FLOP"),
                       Cell{mfu_text(work), work.mfu, false, ""}});
+    if (analytic) {
+      auto& row = t.rows.back();
+      row.push_back(si_cell(work.analytic_flops, "FLOP"));
+      row.push_back(percent_cell(work.analytic_mfu));
+      row.push_back(Cell{flops_ratio_text(work) + (work.flops_ratio_flag.empty() ? "" : " (far from 1)"), work.flops_ratio,
+                         false, work.flops_ratio_flag});
+    }
   }
   bool timeline = std::any_of(agg.stages.begin(), agg.stages.end(), [](const auto& s) { return s.wall_ns.has_value(); });
   if (!agg.stages.empty() && !timeline) {

@@ -220,6 +220,20 @@ void append_mfu_notes(std::string& out, const analysis::Analysis& analysis) {
   }
 }
 
+// The model's FLOPs beside the measured ones, for the stages it counts.
+void append_analytic(std::string& out, const analysis::Analysis& analysis) {
+  std::string lines;
+  for (std::size_t i = 0; i < analysis.agg.stages.size(); ++i) {
+    const auto& w = analysis.stages[i];
+    if (!w.analytic_flops && w.flops_ratio_flag.empty()) continue;
+    lines += fmt::format("  {}\n", wrap(fmt::format("{}: {}", analysis.agg.stages[i].name, analytic_note(w)), kTextWidth, 4));
+  }
+  if (lines.empty() && !analysis.whole.analytic_source.empty()) {
+    lines = fmt::format("  {}\n", wrap(fmt::format("all kernels: {}", analytic_note(analysis.whole)), kTextWidth, 4));
+  }
+  if (!lines.empty()) out += "Analytic FLOPs (the model's config)\n" + lines;
+}
+
 void append_stages(std::string& out, const analysis::Analysis& analysis) {
   const analysis::Aggregate& agg = analysis.agg;
   if (agg.stages.empty()) return;
@@ -249,6 +263,7 @@ void append_stages(std::string& out, const analysis::Analysis& analysis) {
                        std::string(static_cast<std::size_t>(s.depth) * 2, ' '), s.label);
   }
   append_mfu_notes(out, analysis);
+  append_analytic(out, analysis);
 }
 
 void append_memory_ops(std::string& out, const model::Profile& profile, const analysis::Aggregate& agg) {
