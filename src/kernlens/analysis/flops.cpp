@@ -255,9 +255,10 @@ std::string FlopsTotal::source() const {
   if (all_measured()) return "measured (ncu FLOP counters)";
   if (total <= 0) return "no launch with a duration to estimate from";
   auto share = [&](FlopsBasis b) { return 100 * time_ns[static_cast<std::size_t>(b)] / total; };
-  const std::string bound =
-      bounded ? fmt::format("at most {:.3g} FLOP", unmeasured_high) : std::string("no upper bound");
-  if (share(FlopsBasis::kUnmeasured) == 100) return fmt::format("never measured: at least 0, {}", bound);
+  if (share(FlopsBasis::kUnmeasured) == 100) {
+    return bounded ? fmt::format("never measured: at least 0, at most {:.3g} FLOP", unmeasured_high)
+                   : std::string("never measured: at least 0, no upper bound");
+  }
   if (share(FlopsBasis::kNoWork) == 100) return "never measured; its op class does no floating-point work";
   std::vector<std::string> known;
   for (auto b : {FlopsBasis::kMeasured, FlopsBasis::kSameShape, FlopsBasis::kRate, FlopsBasis::kNoWork}) {
@@ -267,7 +268,8 @@ std::string FlopsTotal::source() const {
   }
   std::string out = fmt::format("{}", fmt::join(known, ", "));
   if (double unmeasured = share(FlopsBasis::kUnmeasured); unmeasured > 0) {
-    out += fmt::format("; {:.1f}% in kernels never measured ({} more)", unmeasured, bound);
+    out += bounded ? fmt::format("; {:.1f}% in kernels never measured (at most +{:.3g} FLOP)", unmeasured, unmeasured_high)
+                   : fmt::format("; {:.1f}% in kernels never measured (no upper bound)", unmeasured);
   }
   return out;
 }

@@ -65,7 +65,9 @@ StageWork compute(const MfuInput& in, const Measured& m, const std::optional<std
   StageWork w;
   if (m.kernel_time_ns > 0) w.coverage = m.deep_time_ns / m.kernel_time_ns;
   set_flops(w, in, m, given);
-  if (auto measured_path = m.flops.dominant_path()) {
+  // The measured mix of precisions speaks for the stage unless kernels never measured may have
+  // done any amount of work on another path.
+  if (auto measured_path = m.flops.bounded ? m.flops.dominant_path() : std::nullopt) {
     w.precision = measured_path, w.precision_source = "measured";
   } else if (user.precision) {
     w.precision = user.precision, w.precision_source = "--precision";

@@ -207,8 +207,12 @@ Result<ModelConfig> parse_model_config(std::string_view json_text, const std::st
   try {
     json = Json::parse(json_text.begin(), json_text.end());
   } catch (const Json::parse_error& e) {
-    return make_error(origin, line_of(json_text, e.byte > 0 ? e.byte - 1 : 0),
-                      fmt::format("not a JSON config: {}", e.what()));
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at line 19, column 8: what".
+    std::string_view what = e.what();
+    if (auto column = what.find(", column "); column != std::string_view::npos) {
+      if (auto colon = what.find(": ", column); colon != std::string_view::npos) what.remove_prefix(colon + 2);
+    }
+    return make_error(origin, line_of(json_text, e.byte > 0 ? e.byte - 1 : 0), fmt::format("not JSON: {}", what));
   }
   if (!json.is_object()) return make_error(origin, 0, "not a config.json: the JSON is not an object");
   ConfigReader reader(json, origin);
