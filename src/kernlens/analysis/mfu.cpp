@@ -71,16 +71,17 @@ StageWork compute(const MfuInput& in, const Measured& m, const std::optional<std
     w.precision = measured_path, w.precision_source = "measured";
   } else if (user.precision) {
     w.precision = user.precision, w.precision_source = "--precision";
-  } else if (w.flops) {
+  } else if (w.flops || user.analytic) {
     w.precision = FlopPath::kTensorBf16, w.precision_source = "assumed (--precision to change)";
   }
   w.time_ns = time_ns;
   w.time_basis = basis;
+  if (in.peaks && w.precision) w.peak_flops_per_s = in.peaks->flops(*w.precision);
   if (!w.flops) {
     w.mfu_missing = w.flops_low ? "no kernel of it was measured" : "no FLOP count";
   } else if (!in.peaks) {
     w.mfu_missing = in.no_peaks_reason;
-  } else if (w.peak_flops_per_s = in.peaks->flops(*w.precision); !w.peak_flops_per_s) {
+  } else if (!w.peak_flops_per_s) {
     w.mfu_missing = fmt::format("no {} peak known for {}", path_name(*w.precision), in.peaks->gpu);
   } else if (time_ns <= 0) {
     w.mfu_missing = "no time to divide by";
@@ -113,11 +114,11 @@ std::optional<Analytic> analytic_of_row(const AnalyticWork& a, const StageRow& r
   } else if (row.instances) {
     runs = static_cast<std::int64_t>(*row.instances), why = "ranges on the timeline";
   }
-  std::string what = prefill ? fmt::format("prefill of {} x {} tokens", w.batch, w.prompt_tokens)
-                             : fmt::format("{} decode steps of {} sequences after {} prompt tokens", w.decode_steps,
+  std::string what = prefill ? fmt::format("prefill of batch {} x {} tokens", w.batch, w.prompt_tokens)
+                             : fmt::format("{} decode steps of batch {} after {} prompt tokens", w.decode_steps,
                                            w.batch, w.prompt_tokens);
   return Analytic{one * static_cast<double>(runs),
-                  fmt::format("{} ({}): {}, {} run{} ({})", a.config.model_type, a.config_path, what, runs,
+                  fmt::format("{} config {}: {}, {} run{} ({})", a.config.model_type, a.config_path, what, runs,
                               runs == 1 ? "" : "s", why)};
 }
 
@@ -134,9 +135,9 @@ std::optional<Analytic> analytic_of_all(const AnalyticWork& a, const std::vector
     if (!is_outermost_analytic(row)) continue;
     auto one = analytic_of_row(a, row);
     if (!one->flops) return one;
-    if (!total) total = Analytic{0, ""};
+    if (!total) total = Analytic{0, fmt::format("{} config {}: ", a.config.model_type, a.config_path)};
     *total->flops += *one->flops;
-    total->source += fmt::format("{}{}: {}", total->source.empty() ? "" : "; ", row.name, one->source);
+    total->source += fmt::format("{}{}", total->source.ends_with(": ") ? "" : " + ", row.name);
   }
   return total;
 }
