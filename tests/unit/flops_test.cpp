@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/profile/run_reader.h"
 #include "test_util.h"
 
 namespace kernlens::analysis {
@@ -192,6 +193,41 @@ TEST(Flops, ProfiledWithoutCountersIsSaidNotGuessed) {
   EXPECT_EQ(a.whole.flops_source,
             "not measured: SIMT work not measured (SASS fadd/fmul/ffma counts: ncu section "
             "SpeedOfLight_RooflineChart); give --model-flops, or --params and --tokens");
+}
+
+// The committed H100 runs (examples/data/runs, ncu timing-mode discovery, 2 prefills of
+// llm_stages.py's models): their FLOPs' interval holds the models' analytic count, which the
+// old scaling by all kernel time (no MFU at all here) could not say.
+TEST(Flops, CommittedH100RunsHoldTheirAnalyticCount) {
+  struct Case {
+    const char* run;
+    const char* config;
+    std::int64_t batch;
+  };
+  for (const Case& c : {Case{"llama_prefill", "llama", 4}, Case{"qwen_prefill", "qwen", 4},
+                        Case{"llama_prefill_b8", "llama", 8}}) {
+    const std::string examples = test::fixture("../../examples/");
+    model::Profile profile;
+    ASSERT_TRUE(profile::read_run_directory(examples + "data/runs/" + c.run, profile,
+                                            profile::analysis_read_options())
+                    .ok());
+    auto text = InputBuffer::open(examples + "workloads/configs/llm_stages_" + c.config + ".json");
+    ASSERT_TRUE(text.ok());
+    auto config = parse_model_config(text->bytes(), c.config);
+    ASSERT_TRUE(config.ok());
+    AnalysisOptions options;
+    options.work.analytic = AnalyticWork{*config, c.config, {c.batch, 256, 2}, 2};
+    auto a = analyze(profile, test::builtin_classifier(), options);
+    ASSERT_TRUE(a.ok());
+    const StageWork& prefill = a->stages.front();
+    ASSERT_TRUE(prefill.flops && prefill.flops_high && prefill.analytic_flops && prefill.mfu) << c.run;
+    EXPECT_DOUBLE_EQ(*prefill.analytic_flops, 2 * prefill_flops(*config, {c.batch, 256, 2}));
+    EXPECT_LT(*prefill.flops, *prefill.analytic_flops) << c.run;   // the LM head was not measured
+    EXPECT_GT(*prefill.flops_high, *prefill.analytic_flops) << c.run;
+    EXPECT_GT(*prefill.flops_ratio, 0.65) << c.run;
+    EXPECT_EQ(prefill.precision_source, "measured");
+    EXPECT_TRUE(prefill.flops_ratio_flag.empty()) << prefill.flops_ratio_flag;
+  }
 }
 
 }  // namespace

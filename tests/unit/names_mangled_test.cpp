@@ -146,5 +146,24 @@ TEST(Names, KernelsTheIssueFoundMisfiled) {
   for (std::size_t i : {17, 18}) EXPECT_EQ(c.classify(public_names()[i]).op_class, OpClass::kComm);
 }
 
+// Profilers' tables cut names anywhere: every prefix of every real mangled name is read
+// (no demangler reads most of them) and gets a base name, never a crash or an empty name.
+TEST(Mangled, EveryPrefixOfARealMangledNameIsRead) {
+  const auto& c = test::builtin_classifier();
+  std::size_t prefixes = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(test::fixture("names"))) {
+    if (entry.path().extension() != ".txt") continue;
+    std::ifstream in(entry.path());
+    for (std::string name; std::getline(in, name);) {
+      if (!is_mangled(name)) continue;
+      for (std::size_t n = 3; n <= name.size(); n += (name.size() > 400 ? 7 : 1)) {
+        EXPECT_FALSE(c.classify(std::string_view(name).substr(0, n)).base_name.empty()) << name.substr(0, n);
+        ++prefixes;
+      }
+    }
+  }
+  EXPECT_GT(prefixes, 5000u);
+}
+
 }  // namespace
 }  // namespace kernlens::names
