@@ -99,6 +99,8 @@ TEST(Mangled, ThePrefixOfAFreeFunctionsName) {
   EXPECT_EQ(mangled_function_prefix("_ZN4demo4fillEPfif"), "demo::fill");
   EXPECT_EQ(mangled_function_prefix("_ZN2at6native40_GLOBAL__N__0f1a8107_8_Shape_cu_49f7391c19CatArrayBatchedCopyI"),
             "at::native::(anonymous namespace)::CatArrayBatchedCopy");
+  // What it assumes: the name ends at the first template argument list. No kernel is a member
+  // of a class template (CUDA kernels are free functions); a member function reads as its class.
   EXPECT_EQ(mangled_function_prefix("_ZNSt6vectorIiE9push_backEv"), "std::vector");
   // Not the plain shape of a kernel's name, or cut before the name ends: ask a demangler.
   EXPECT_EQ(mangled_function_prefix("_ZN3fooC1Ev"), "");
