@@ -110,7 +110,7 @@ std::optional<Analytic> analytic_of_row(const AnalyticWork& a, const StageRow& r
   std::int64_t runs = 1;
   std::string why = "assumed: --runs to change";
   if (a.runs) {
-    runs = *a.runs, why = "--runs";
+    runs = *a.runs, why = "given";
   } else if (row.instances) {
     runs = static_cast<std::int64_t>(*row.instances), why = "ranges on the timeline";
   }

@@ -167,13 +167,20 @@ std::map<std::string, std::string> read_run_tags(const std::string& dir) {
   try {
     std::ifstream in(fs::path(dir) / "manifest.json");
     auto manifest = nlohmann::json::parse(in);
-    if (auto it = manifest.find("tags"); it != manifest.end() && it->is_object()) {
+    auto it = manifest.find("tags");
+    if (it != manifest.end() && it->is_object()) {
       for (const auto& [key, value] : it->items()) {
         if (value.is_string()) {
           tags[key] = value.get<std::string>();
         } else if (value.is_number()) {
           tags[key] = value.dump();
         }
+      }
+    } else if (it != manifest.end() && it->is_array()) {  // ["KEY=VALUE", ...], as given
+      for (const auto& tag : *it) {
+        if (!tag.is_string()) continue;
+        const std::string text = tag.get<std::string>();
+        if (auto eq = text.find('='); eq != std::string::npos && eq > 0) tags[text.substr(0, eq)] = text.substr(eq + 1);
       }
     }
   } catch (const nlohmann::json::exception&) {

@@ -49,8 +49,8 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
 
 // The profiled program's argv from a run directory's manifest; empty when it has none.
 std::vector<std::string> read_run_command(const std::string& dir);
-// The manifest's "tags" (`profile --tag KEY=VALUE`: string values; numbers are written as
-// their text); empty when it has none.
+// The manifest's "tags" (`profile --tag KEY=VALUE`), an object of strings (numbers are taken
+// as their text) or a list of "KEY=VALUE" strings; empty when it has none.
 std::map<std::string, std::string> read_run_tags(const std::string& dir);
 
 // What the analysis reads and nothing more: a wide raw page decodes several times faster.
