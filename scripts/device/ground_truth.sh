@@ -5,7 +5,9 @@
 # and a Qwen2 model on the eager attention path (examples/workloads/ground_truth.py).
 # Builds nothing: it uses build/devrun/kernlens and libkernlens_tracer.so (libraries in
 # build/devrun/lib/), as the other device scripts do.
-#   scripts/device/ground_truth.sh OUT
+#   scripts/device/ground_truth.sh OUT [MODEL...]     (default: dense_gqa moe eager)
+# About 1.5 to 3 minutes a model on an H100 (two program start-ups each: the tracer's run and
+# ncu's); give the models to separate device calls if one call's time limit is near.
 # For each model: one `kernlens profile --discovery tracer --clock-control none --tier roofline`
 # (the tracer times every launch; ncu measures the hottest kernels, one launch each), then
 # `kernlens analyze` with the config.json transformers wrote. Writes into OUT:
@@ -17,7 +19,10 @@
 # computes the full P x P attention scores: its ratio sits a little above the dense one) and
 # 0.85-1.15 for moe; no kernel above 1% of a run's time is user or other.
 set -uo pipefail
-out=${1:?usage: ground_truth.sh OUT}
+out=${1:?usage: ground_truth.sh OUT [MODEL...]}
+shift
+models=("${@:-dense_gqa moe eager}")
+read -r -a models <<< "${models[*]}"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 devrun=$root/build/devrun
 kernlens=$devrun/kernlens
@@ -37,13 +42,13 @@ mkdir -p "$work/runs" "$work/configs" "$work/analyses"
 cat "$work/env.txt" >> "$summary"
 
 decode_steps=4
-for model in dense_gqa moe eager; do
+for model in "${models[@]}"; do
   workload=(python3 "$root/examples/workloads/ground_truth.py" --model "$model" --decode-steps "$decode_steps"
             --warmup 1 --write-config "$work/configs/$model.json")
   # The sizes and the workload's own analytic count (Python), without the GPU.
   "${workload[@]}" --analytic-only > "$work/analyses/$model.workload.txt" 2>&1
   start=$(date +%s)
-  timeout 180 "$kernlens" profile --discovery tracer --clock-control none --tier roofline --top 16 \
+  timeout 190 "$kernlens" profile --discovery tracer --clock-control none --tier roofline --top 16 \
     --coverage 0.97 --quiet --out "$work/runs" --run-id "$model" -- "${workload[@]}" \
     > "$work/analyses/$model.profile.txt" 2>&1
   rc=$?
@@ -58,9 +63,9 @@ for model in dense_gqa moe eager; do
   "$kernlens" analyze "${args[@]}" --top 25 > "$work/analyses/$model.analysis.txt" 2>&1
 done
 
-python3 - "$work" >> "$summary" <<'PY'
+python3 - "$work" "${models[@]}" >> "$summary" <<'PY'
 import json, pathlib, sys
-work = pathlib.Path(sys.argv[1])
+work, models = pathlib.Path(sys.argv[1]), sys.argv[2:]
 def si(v):
     return "-" if v is None else f"{v / 1e12:.3f} T"
 def pct(v):
@@ -68,7 +73,7 @@ def pct(v):
 print("\n| model | stage | analytic FLOP (workload) | analytic FLOP (kernlens) | measured FLOP (known .. at most) | measured / analytic | MFU measured | MFU analytic |")
 print("|---|---|---|---|---|---|---|---|")
 misfiled = []
-for model in ("dense_gqa", "moe", "eager"):
+for model in models:
     path = work / "analyses" / f"{model}.analysis.json"
     wl = json.loads((work / "analyses" / f"{model}.workload.txt").read_text().split("ground_truth: ", 1)[1].splitlines()[0])
     if not path.exists():
