@@ -1,8 +1,10 @@
 // kernlens report INPUT... -o report.html [--format html|md] [--top N] [--rules FILE]
+//                 [--model-config config.json --batch B --prompt-tokens P --decode-steps N --runs R]
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
 #include "kernlens/report/html_report.h"
@@ -17,10 +19,15 @@ struct ReportOptions {
   std::string output = "-";
   std::size_t top = 25;
   std::vector<std::string> rule_files;
+  AnalyticOptions analytic;
 };
 
 int run_report(const ReportOptions& opt) {
-  auto loaded = load_analysis(opt.inputs, opt.rule_files, analysis::AnalysisOptions{});
+  analysis::AnalysisOptions options;
+  auto analytic = analytic_work(opt.analytic, opt.inputs);
+  if (!analytic) return bad_input(analytic.error());
+  options.work.analytic = std::move(analytic).value();
+  auto loaded = load_analysis(opt.inputs, opt.rule_files, options);
   if (!loaded) return kExitBadInput;
   return write_report(*loaded, opt.format, opt.top, opt.output);
 }
@@ -52,6 +59,7 @@ Command add_report_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--top", opt->top, "Kernels in the tables and charts")->check(CLI::PositiveNumber)->capture_default_str();
   add_rules_option(cmd, opt->rule_files);
+  add_analytic_options(cmd, opt->analytic);
   return {cmd, [opt] { return run_report(*opt); }};
 }
 

@@ -1,6 +1,5 @@
 #include "kernlens/cli/load_analysis.h"
 
-#include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/profile/run_reader.h"
@@ -25,16 +24,7 @@ std::unique_ptr<LoadedAnalysis> load_analysis(const std::vector<std::string>& in
   for (const auto& in : loaded->profile.inputs) {
     for (const auto& w : in.warnings) print_warning(w.to_string());
   }
-  analysis::AnalysisOptions with_tags = options;
-  if (!with_tags.work.analytic) {  // a run directory's tags may name the model (report, demo)
-    auto analytic = analytic_work({}, inputs);
-    if (!analytic) {
-      bad_input(analytic.error());
-      return nullptr;
-    }
-    with_tags.work.analytic = std::move(analytic).value();
-  }
-  auto result = analysis::analyze(loaded->profile, *loaded->classifier, with_tags);
+  auto result = analysis::analyze(loaded->profile, *loaded->classifier, options);
   if (!result) {
     bad_input(result.error());
     return nullptr;

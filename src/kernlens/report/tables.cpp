@@ -66,6 +66,7 @@ Table summary_table(const model::Profile& profile, const analysis::Analysis& ana
   add("Peaks", analysis.peaks ? peaks_line(*analysis.peaks) : analysis.no_peaks_reason);
   add("Deep metrics", coverage_line(analysis.coverage));
   if (analysis.whole.mfu) add("MFU (all kernels)", fmt::format("{} = {}", mfu_text(analysis.whole), mfu_note(analysis.whole)));
+  if (analysis.whole.analytic_flops) add("Analytic FLOPs (all kernels)", analytic_note(analysis.whole));
   return t;
 }
 
