@@ -181,6 +181,14 @@ TEST(Flops, TimingOnlyLaunchesAreTimelineLaunches) {
   EXPECT_EQ(*a.whole.flops, 4e9);
   EXPECT_EQ(a.whole.flops_high, 4e9);
   ASSERT_TRUE(a.whole.mfu);
+
+  // The timing pass alone: nothing was profiled, rather than profiled without FLOP counters.
+  Launches timing;
+  for (int i = 0; i < 3; ++i) timing.timing_only(timing.add(kGemmA, 64, 100));
+  Analysis t = timing.analyze();
+  EXPECT_FALSE(t.whole.flops);
+  EXPECT_EQ(t.whole.flops_source,
+            "not measured: no launch was profiled with FLOP counters; give --model-flops, or --params and --tokens");
 }
 
 TEST(Flops, ProfiledWithoutCountersIsSaidNotGuessed) {
