@@ -10,6 +10,7 @@ packages=(
   libsqlite3-dev                                      # Nsight Systems SQLite exports
   libutfcpp-dev                                       # invalid UTF-8 in names repaired
   libtomlplusplus-dev                                 # sweep files (kernlens sweep)
+  llvm-dev                                            # LLVM's demangler (LLVMDemangle)
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
   clang                                               # libFuzzer harnesses

@@ -30,6 +30,15 @@ def main():
         [str(fixtures / "ncu/gpt2_prefill_raw.csv"), "--params", "1.2e8", "--tokens", "prefill=1024"],
         [str(fixtures / "ncu/qwen_decode_raw.csv"), "--model-flops", "3e9", "--precision", "fp8"],
     ]
+    # Run directories: intervals from kernels never measured, analytic FLOPs beside them.
+    runs_dir = root / "examples/data/runs"
+    llama = str(root / "examples/workloads/configs/llm_stages_llama.json")
+    runs += [
+        [str(runs_dir / "llama_prefill"), "--model-config", llama, "--batch", "4", "--prompt-tokens", "256",
+         "--runs", "2"],
+        [str(runs_dir / "llama_decode_tracer"), "--model-config", llama, "--batch", "1", "--prompt-tokens", "128",
+         "--decode-steps", "8"],
+    ]
     failures = 0
     last_doc = None
     for args in runs:
@@ -53,6 +62,7 @@ def main():
         print("FAIL no document with kernels to break")
         return 1
     for path, value in ((("kernels", 0, "bottleneck"), "slow"), (("kernels", 0, "share"), 1.5),
+                        (("kernels", 0, "op_class"), "moe"), (("totals", "flops_low"), -1.0),
                         (("totals", "launches"), -1), (("schema",), "kernlens.analysis/2")):
         broken = copy.deepcopy(last_doc)
         target = broken

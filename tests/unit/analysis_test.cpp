@@ -153,14 +153,23 @@ TEST(Mfu, MeasuredPerStageAgainstTheDatasheetPeak) {
 }
 
 TEST(Mfu, UnmeasuredTensorWorkIsNotGuessedFromOtherKernels) {
-  // gpt2's raw page has SIMT counts but no tensor counters: its GEMMs' work is unknown.
+  // gpt2's raw page has SIMT counts but no tensor counters: its GEMMs' work is unknown. The
+  // stage's FLOPs are what the other kernels measured, with no upper bound.
   auto a = analyze_fixtures({"ncu/gpt2_prefill_raw.csv"});
   const StageWork& s = stage(a, "prefill");
-  EXPECT_FALSE(s.flops);
-  EXPECT_FALSE(s.mfu);
-  EXPECT_NE(s.flops_source.find("not measured on 60.7% of the kernel time: tensor-core work not measured"),
-            std::string::npos)
+  ASSERT_TRUE(s.flops && s.mfu);
+  EXPECT_EQ(s.flops_low, s.flops);
+  EXPECT_FALSE(s.flops_high);
+  EXPECT_FALSE(s.mfu_high);
+  EXPECT_EQ(s.precision_source, "assumed (--precision to change)");  // the measured mix is SIMT only
+  EXPECT_NE(s.flops_source.find("; 48.1% in kernels never measured (no upper bound)"), std::string::npos)
       << s.flops_source;
+  for (std::size_t i = 0; i < a.analysis.agg.kernels.size(); ++i) {
+    const auto& row = a.analysis.agg.kernels[i];
+    if (a.analysis.agg.families[row.family].cls.op_class != names::OpClass::kGemm) continue;
+    EXPECT_FALSE(a.analysis.kernels[i].flops.known()) << a.profile.names[row.name];
+    EXPECT_FALSE(a.analysis.kernels[i].flops.high()) << a.profile.names[row.name];
+  }
 }
 
 TEST(Mfu, UserWorkPerStage) {

@@ -425,5 +425,31 @@ TEST(CliProfile, TagsOfAProfileReachTheDatabase) {
   EXPECT_NE(bad.err.find("--tag no-equals-sign: expected KEY=VALUE"), std::string::npos) << bad.err;
 }
 
+// `profile --tag` writes the workload into the manifest: analyze (and report) read the model's
+// config and sizes from there, with the config beside the manifest; an option given wins.
+TEST(CliAnalytic, TheWorkloadComesFromTheRunDirectorysTags) {
+  test::TempDir dir;
+  const std::filesystem::path run = dir.path() / "llama_prefill";
+  std::filesystem::copy(example_run_dir("llama_prefill"), run, std::filesystem::copy_options::recursive);
+  std::filesystem::copy_file(test::fixture("../../examples/workloads/configs/llm_stages_llama.json"),
+                             run / "config.json");
+  auto manifest = nlohmann::json::parse(slurp((run / "manifest.json").string()));
+  manifest["tags"] = {{"model_config", "config.json"}, {"batch", "4"}, {"prompt_tokens", "256"}, {"runs", "2"}};
+  std::ofstream((run / "manifest.json").string()) << manifest.dump(2);
+  auto r = run_cli({"analyze", run.string(), "--format", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto prefill = nlohmann::json::parse(r.out)["stages"][0];
+  EXPECT_EQ(prefill["analytic_flops"], 563748012032.0);
+  EXPECT_NE(prefill["analytic_source"].get<std::string>().find("2 runs (given)"), std::string::npos);
+  auto one_run = run_cli({"analyze", run.string(), "--runs", "1", "--format", "json"});
+  EXPECT_EQ(nlohmann::json::parse(one_run.out)["stages"][0]["analytic_flops"], 563748012032.0 / 2);
+
+  manifest["tags"] = {"batch=four"};  // a list of KEY=VALUE, as given on the command line
+  std::ofstream((run / "manifest.json").string()) << manifest.dump(2);
+  auto bad = run_cli({"analyze", run.string(), "--model-config", (run / "config.json").string()});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("manifest.json: tag 'batch' must be a positive integer, not 'four'"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace kernlens

@@ -89,5 +89,33 @@ TEST(DeepJoin, RealProfileRunJoinsEveryDeepLaunch) {
   EXPECT_NEAR(*analysis->coverage.measured_kernel_fraction(), 0.921, 0.001);
 }
 
+// One kernel, one grid, two problem sizes (a GEMM of another K: llama's down_proj shares
+// q_proj's kernel and grid): the deep launch's counters belong on a launch of its own size,
+// not on the kernel's median launch, or the same-shape FLOPs of analysis/flops.h would be
+// another size's.
+TEST(DeepJoin, TheMeasuredLaunchLandsOnALaunchOfItsOwnShapeAndDuration) {
+  auto add = [](model::Profile& p, std::uint32_t grid, double duration_ns) -> model::Launch& {
+    model::Launch l;
+    l.name = p.names.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT");
+    l.grid = {grid, 1, 1};
+    l.block = {384, 1, 1};
+    l.duration_ns = duration_ns;
+    p.launches.push_back(l);
+    return p.launches.back();
+  };
+  model::Profile timeline;
+  for (int i = 0; i < 4; ++i) add(timeline, 64, 100 + i);  // q, k, v, o: the median
+  add(timeline, 64, 270);                                   // down: K 2.75x
+  add(timeline, 128, 300);                                  // another grid
+  model::Profile deep;
+  model::Launch& measured = add(deep, 64, 310);  // ncu's own duration: a little slower
+  deep.add_metric(measured, {deep.metrics.intern("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%"), 50});
+  DeepJoin join = join_deep_metrics(timeline, deep);
+  ASSERT_EQ(join.launches_joined, 1u);
+  for (std::size_t i = 0; i < timeline.launches.size(); ++i) {
+    EXPECT_EQ(timeline.launches[i].metrics_count > 0, i == 4) << i;
+  }
+}
+
 }  // namespace
 }  // namespace kernlens::profile

@@ -117,7 +117,10 @@ TEST(BaseName, WrapperKernelsAreNamedByWhatTheyWrap) {
   EXPECT_EQ(
       base_name("void cutlass::device_kernel<cutlass::gemm::kernel::GemmUniversal<cute::tuple<"
                 "int, int>, void>>(T1::Params)"),
-      "cutlass::gemm::kernel::GemmUniversal");
+      "cutlass3x_gemm");  // a CUTLASS 3 GEMM: named by what its arguments say (none here)
+  EXPECT_EQ(base_name("void cutlass::device_kernel<flash::enable_sm90_or_later<flash::FlashAttnFwdSm90<"
+                      "flash::CollectiveMainloopFwdSm90<2, int>>>>(T1::Params)"),
+            "flash::FlashAttnFwdSm90");  // an architecture guard wraps too
   EXPECT_EQ(base_name("void cutlass::Kernel<>(int)"), "cutlass::Kernel");
 }
 

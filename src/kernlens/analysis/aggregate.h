@@ -57,6 +57,7 @@ struct StageRow {
   std::optional<double> wall_ns;  // union of the stage's GPU extents
   std::optional<double> busy_ns;  // union of its kernels' run time: overlaps counted once
   std::optional<GapStats> gaps;   // idle time inside the extents
+  std::optional<std::uint64_t> instances;  // how many times the range ran (its GPU extents)
 
   std::optional<double> busy_fraction() const {
     if (!wall_ns || !busy_ns || *wall_ns <= 0) return std::nullopt;

@@ -36,10 +36,18 @@ std::vector<std::vector<std::size_t>> launches_by_name(const model::Profile& pro
   return by_name;
 }
 
-KernelInsight insight(const MetricsContext& ctx, std::span<const std::size_t> launches, const TimeStats& row,
-                      const AnalysisOptions& options, std::string_view op_class) {
+// The op class of every kernel name, for the FLOPs of kernels never measured.
+std::vector<names::OpClass> op_class_by_name(const model::Profile& profile, const Aggregate& agg) {
+  std::vector<names::OpClass> out(profile.names.size(), names::OpClass::kOther);
+  for (const auto& row : agg.kernels) out[row.name] = agg.families[row.family].cls.op_class;
+  return out;
+}
+
+KernelInsight insight(const MetricsContext& ctx, const FlopsEstimates& flops, std::span<const std::size_t> launches,
+                      const TimeStats& row, const AnalysisOptions& options, std::string_view op_class) {
   KernelInsight k;
   k.metrics = summarize_launches(ctx, launches);
+  for (std::size_t i : launches) k.flops.add(flops.launches[i], ctx.profile.launches[i].total_duration_ns());
   k.verdict = classify_bottleneck(k.metrics, row.mean_ns, options.thresholds);
   k.advice = kernlens_advice(AdviceInput{k.metrics, k.verdict, op_class, row.launches, row.mean_ns});
   auto from_ncu = ncu_advice(ctx.profile, launches);
@@ -56,12 +64,16 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   MetricResolver resolver(profile);
   a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
   MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
+  const FlopsEstimates flops =
+      estimate_flops(profile, resolver, op_class_by_name(profile, a.agg), a.peaks ? &*a.peaks : nullptr);
+  a.flops_measured = flops.any_measured;
   auto by_name = launches_by_name(profile);
   std::vector<std::vector<std::size_t>> by_family(a.agg.families.size());
   a.kernels.reserve(a.agg.kernels.size());
   for (const auto& row : a.agg.kernels) {
     const FamilyRow& family = a.agg.families[row.family];
-    a.kernels.push_back(insight(ctx, by_name[row.name], row, options, names::to_string(family.cls.op_class)));
+    a.kernels.push_back(
+        insight(ctx, flops, by_name[row.name], row, options, names::to_string(family.cls.op_class)));
     const KernelMetrics& m = a.kernels.back().metrics;
     a.coverage.kernel_time_ns += m.time_ns;
     a.coverage.deep_time_ns += m.deep_time_ns;
@@ -77,20 +89,21 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
     const FamilyRow& family = a.agg.families[i];
     std::sort(by_family[i].begin(), by_family[i].end());  // launch order, as for a kernel
-    a.families.push_back(insight(ctx, by_family[i], family, options, names::to_string(family.cls.op_class)));
+    a.families.push_back(
+        insight(ctx, flops, by_family[i], family, options, names::to_string(family.cls.op_class)));
   }
   for (const auto& launch : profile.launches) {
     if (launch.kind != model::LaunchKind::kKernel) continue;
     a.coverage.launches += launch.count;
     if (launch.metrics_count && resolver.get(launch, Figure::kSmPct)) a.coverage.deep_launches += launch.count;
   }
-  MfuInput mfu{profile, resolver, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
+  MfuInput mfu{profile, resolver, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
   auto stages = stage_work(mfu, a.agg.stages, options.work);
   if (!stages) return stages.error();
   a.stages = std::move(stages).value();
   std::optional<double> wall;
   if (!a.agg.stages.empty() && a.agg.stages.front().name == kWholeRunStage) wall = a.agg.stages.front().wall_ns;
-  a.whole = whole_profile_work(mfu, wall, options.work);
+  a.whole = whole_profile_work(mfu, wall, options.work, a.agg.stages);
   return a;
 }
 

@@ -12,6 +12,7 @@
 #include "kernlens/analysis/advice.h"
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/analysis/bottleneck.h"
+#include "kernlens/analysis/flops.h"
 #include "kernlens/analysis/kernel_metrics.h"
 #include "kernlens/analysis/mfu.h"
 #include "kernlens/analysis/peaks.h"
@@ -28,6 +29,7 @@ struct AnalysisOptions {
 
 struct KernelInsight {
   KernelMetrics metrics;
+  FlopsTotal flops;  // over all its launches: measured, carried over, or an interval (flops.h)
   Verdict verdict;
   std::vector<Advice> advice;  // kernlens's rules first, then ncu's by estimated speedup
 };
@@ -59,6 +61,7 @@ struct Analysis {
   std::vector<KernelInsight> families;  // one per agg.families row, same order
   std::vector<StageWork> stages;       // one per agg.stages row, same order
   StageWork whole;                     // every kernel of the profile
+  bool flops_measured = false;         // some launch has FLOP counters
   std::optional<PeakRates> peaks;      // the GPU's peaks (MFU, and roofs the profile lacks)
   std::string no_peaks_reason;         // why peaks is absent
   MetricCoverage coverage;

@@ -177,6 +177,18 @@ MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile
   for (auto reason : kStallReasons) {
     if (auto id = profile.metrics.find(stall_name(reason))) stall_ids_.emplace_back(reason, *id);
   }
+  deep_.resize(profile.metrics.size());
+  for (model::MetricId id = 0; id < profile.metrics.size(); ++id) {
+    const std::string& name = profile.metrics[id].name;
+    deep_[id] = !name.starts_with("launch__") && !name.starts_with("device__") && !name.starts_with("gpu__time_duration");
+  }
+}
+
+bool MetricResolver::has_deep_metrics(const model::Launch& launch) const {
+  for (const auto& m : profile_.metrics_of(launch)) {
+    if (m.id < deep_.size() && deep_[m.id]) return true;
+  }
+  return false;
 }
 
 std::vector<model::MetricId> MetricResolver::ids_of(std::span<const std::string_view> names) const {

@@ -79,6 +79,10 @@ class MetricResolver {
   // Dense peak FLOPs per SM cycle of a path, for the whole GPU.
   std::optional<Sourced> peak_flops_per_cycle(const model::Launch& launch, FlopPath path) const;
   std::optional<Sourced> dram_peak_bytes_per_cycle(const model::Launch& launch) const;
+  // Whether the launch carries a metric beyond its timing and launch statistics: what a deep
+  // pass collects. Nsight Compute's timing mode (discovery) records gpu__time_duration with
+  // launch__* and device__* attributes only; such launches are timeline launches.
+  bool has_deep_metrics(const model::Launch& launch) const;
   // Warp stall reasons: (reason, warps stalled per issued instruction), largest first.
   std::vector<std::pair<std::string_view, double>> stalls(const model::Launch& launch) const;
 
@@ -101,6 +105,7 @@ class MetricResolver {
   std::array<std::vector<model::MetricId>, static_cast<std::size_t>(FlopPath::kCount)> tensor_, peaks_;
   std::vector<model::MetricId> dram_peak_;
   std::vector<std::pair<std::string_view, model::MetricId>> stall_ids_;
+  std::vector<bool> deep_;  // by metric id: not a timing or launch statistic
 };
 
 }  // namespace kernlens::analysis

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "kernlens/analysis/kernel_metrics.h"
 
 namespace kernlens::analysis {
 namespace {
@@ -14,39 +13,16 @@ namespace {
 // What the profile measured of a set of launches.
 struct Measured {
   double kernel_time_ns = 0;
-  double deep_time_ns = 0;   // with throughput figures
-  double flops_time_ns = 0;  // with complete FLOP counts
-  double uncounted_ns = 0;   // profiled (with metrics), but without complete FLOP counts
-  double flops = 0;
-  std::array<double, kFlopPathCount> by_path{};
-  std::string flops_missing;
+  double deep_time_ns = 0;  // with throughput figures
+  FlopsTotal flops;
 
-  void add(const MetricResolver& r, const model::Launch& launch) {
+  void add(const MfuInput& in, std::size_t index) {
+    const model::Launch& launch = in.profile.launches[index];
     auto w = launch.total_duration_ns();
+    flops.add(in.flops.launches[index], w);
     if (!w) return;
     kernel_time_ns += *w;
-    if (launch.metrics_count == 0) return;  // a timeline's launch: nothing was measured
-    if (r.get(launch, Figure::kSmPct)) deep_time_ns += *w;
-    std::string why;
-    if (auto lf = launch_flops(r, launch, &why)) {
-      const auto n = static_cast<double>(launch.count);
-      flops += lf->total * n;
-      flops_time_ns += *w;
-      for (std::size_t p = 0; p < kFlopPathCount; ++p) by_path[p] += lf->by_path[p].value_or(0) * n;
-    } else if (launch.metrics_count > 0) {
-      uncounted_ns += *w;
-      if (flops_missing.empty()) flops_missing = why;
-    }
-  }
-
-  std::optional<FlopPath> dominant_path() const {
-    std::optional<FlopPath> best;
-    for (std::size_t p = 0; p < kFlopPathCount; ++p) {
-      if (by_path[p] > 0 && (!best || by_path[p] > by_path[static_cast<std::size_t>(*best)])) {
-        best = static_cast<FlopPath>(p);
-      }
-    }
-    return best;
+    if (launch.metrics_count > 0 && in.resolver.get(launch, Figure::kSmPct)) deep_time_ns += *w;
   }
 };
 
@@ -64,52 +40,131 @@ std::optional<std::pair<double, std::string>> user_flops(const UserWork& user, c
   return std::nullopt;
 }
 
+constexpr std::string_view kGiveWork = "give --model-flops, or --params and --tokens";
+
+// The stage's FLOPs: the user's, else the kernels' (flops.h).
+void set_flops(StageWork& w, const MfuInput& in, const Measured& m,
+               const std::optional<std::pair<double, std::string>>& given) {
+  if (given) {
+    w.flops = w.flops_low = w.flops_high = given->first;
+    w.flops_source = given->second;
+  } else if (!in.flops.any_measured) {
+    w.flops_source = in.flops.why_not_measured.empty()
+                         ? fmt::format("not measured: no launch was profiled with FLOP counters; {}", kGiveWork)
+                         : fmt::format("not measured: {}; {}", in.flops.why_not_measured, kGiveWork);
+  } else {
+    w.flops_low = m.flops.low();
+    w.flops_high = m.flops.high();
+    if (m.flops.known()) w.flops = m.flops.low();
+    w.flops_source = m.flops.source();
+  }
+}
+
 StageWork compute(const MfuInput& in, const Measured& m, const std::optional<std::pair<double, std::string>>& given,
                   const UserWork& user, double time_ns, std::string_view basis) {
   StageWork w;
   if (m.kernel_time_ns > 0) w.coverage = m.deep_time_ns / m.kernel_time_ns;
-  if (given) {
-    w.flops = given->first;
-    w.flops_source = given->second;
-  } else if (m.uncounted_ns > 0) {
-    // Scaling up is only sound over launches that were not profiled; profiled launches whose
-    // work went uncounted (GEMMs without the tensor counters) would be guessed from others.
-    w.flops_source = fmt::format("not measured on {:.1f}% of the kernel time: {}; give --model-flops, or "
-                                 "--params and --tokens",
-                                 100 * m.uncounted_ns / m.kernel_time_ns, m.flops_missing);
-  } else if (m.flops_time_ns > 0) {
-    const double covered = m.flops_time_ns / m.kernel_time_ns;
-    w.flops = m.flops / covered;
-    w.flops_source = covered > 0.9995 ? std::string("measured (ncu FLOP counters)")
-                                      : fmt::format("measured on {:.1f}% of the kernel time, scaled to all of it",
-                                                    covered * 100);
-  } else {
-    w.flops_source = "not measured: no launch was profiled with FLOP counters; give --model-flops, or "
-                     "--params and --tokens";
-  }
-  // The measured mix of precisions only speaks for the stage when every profiled launch was counted.
-  auto measured_path = m.uncounted_ns > 0 ? std::nullopt : m.dominant_path();
-  if (measured_path) {
+  set_flops(w, in, m, given);
+  // The measured mix of precisions speaks for the stage unless kernels never measured may have
+  // done any amount of work on another path.
+  if (auto measured_path = m.flops.bounded ? m.flops.dominant_path() : std::nullopt) {
     w.precision = measured_path, w.precision_source = "measured";
   } else if (user.precision) {
     w.precision = user.precision, w.precision_source = "--precision";
-  } else if (w.flops) {
+  } else if (w.flops || user.analytic) {
     w.precision = FlopPath::kTensorBf16, w.precision_source = "assumed (--precision to change)";
   }
   w.time_ns = time_ns;
   w.time_basis = basis;
+  if (in.peaks && w.precision) w.peak_flops_per_s = in.peaks->flops(*w.precision);
   if (!w.flops) {
-    w.mfu_missing = "no FLOP count";
+    w.mfu_missing = w.flops_low ? "no kernel of it was measured" : "no FLOP count";
   } else if (!in.peaks) {
     w.mfu_missing = in.no_peaks_reason;
-  } else if (w.peak_flops_per_s = in.peaks->flops(*w.precision); !w.peak_flops_per_s) {
+  } else if (!w.peak_flops_per_s) {
     w.mfu_missing = fmt::format("no {} peak known for {}", path_name(*w.precision), in.peaks->gpu);
   } else if (time_ns <= 0) {
     w.mfu_missing = "no time to divide by";
   } else {
-    w.mfu = *w.flops / (time_ns * 1e-9 * *w.peak_flops_per_s);
+    const double capacity = time_ns * 1e-9 * *w.peak_flops_per_s;
+    w.mfu = *w.flops / capacity;
+    w.mfu_low = *w.flops_low / capacity;
+    if (w.flops_high) w.mfu_high = *w.flops_high / capacity;
   }
   return w;
+}
+
+// The analytic FLOPs of a stage: what the model computes in the runs of a prefill or decode.
+struct Analytic {
+  std::optional<double> flops;  // absent: the workload does not say (source: why)
+  std::string source;
+};
+
+// A prefill or decode stage row, and the model's FLOPs in it.
+std::optional<Analytic> analytic_of_row(const AnalyticWork& a, const StageRow& row) {
+  const bool prefill = row.label == "prefill";
+  if (!prefill && row.label != "decode") return std::nullopt;
+  const Workload& w = a.workload;
+  if (!prefill && w.decode_steps <= 0) return Analytic{std::nullopt, "give --decode-steps for the decode stage"};
+  const double one = prefill ? prefill_flops(a.config, w) : decode_flops(a.config, w);
+  std::int64_t runs = 1;
+  std::string why = "assumed: --runs to change";
+  if (a.runs) {
+    runs = *a.runs, why = "given";
+  } else if (row.instances) {
+    runs = static_cast<std::int64_t>(*row.instances), why = "ranges on the timeline";
+  }
+  std::string what = prefill ? fmt::format("prefill of batch {} x {} tokens", w.batch, w.prompt_tokens)
+                             : fmt::format("{} decode steps of batch {} after {} prompt tokens", w.decode_steps,
+                                           w.batch, w.prompt_tokens);
+  return Analytic{one * static_cast<double>(runs),
+                  fmt::format("{} config {}: {}, {} run{} ({})", a.config.model_type, a.config_path, what, runs,
+                              runs == 1 ? "" : "s", why)};
+}
+
+// The outermost prefill and decode rows: what the whole profile's analytic FLOPs add up.
+bool is_outermost_analytic(const StageRow& row) {
+  if (row.label != "prefill" && row.label != "decode") return false;
+  const std::string_view path = std::string_view(row.name).substr(0, row.name.size() - row.label.size());
+  return path.find("prefill/") == std::string_view::npos && path.find("decode/") == std::string_view::npos;
+}
+
+std::optional<Analytic> analytic_of_all(const AnalyticWork& a, const std::vector<StageRow>& stages) {
+  std::optional<Analytic> total;
+  for (const auto& row : stages) {
+    if (!is_outermost_analytic(row)) continue;
+    auto one = analytic_of_row(a, row);
+    if (!one->flops) return one;
+    if (!total) total = Analytic{0, fmt::format("{} config {}: ", a.config.model_type, a.config_path)};
+    *total->flops += *one->flops;
+    total->source += fmt::format("{}{}", total->source.ends_with(": ") ? "" : " + ", row.name);
+  }
+  return total;
+}
+
+// The analytic FLOPs beside the measured ones: MFU on them, and measured / analytic.
+void set_analytic(StageWork& w, const std::optional<Analytic>& analytic) {
+  if (!analytic) {
+    w.analytic_source = "no stage named prefill or decode to count the model's FLOPs for";
+    return;
+  }
+  w.analytic_source = analytic->source;
+  if (!analytic->flops || *analytic->flops <= 0) return;
+  const double flops = *analytic->flops;
+  w.analytic_flops = flops;
+  if (w.peak_flops_per_s && w.time_ns > 0) w.analytic_mfu = flops / (w.time_ns * 1e-9 * *w.peak_flops_per_s);
+  if (!w.flops) return;
+  w.flops_ratio = *w.flops / flops;
+  if (w.flops_high) w.flops_ratio_high = *w.flops_high / flops;
+  if (*w.flops_ratio > kRatioHigh) {
+    w.flops_ratio_flag = fmt::format("measured / analytic {:.2f}: the profile counts work the model does not do "
+                                     "(kernels counted twice, or more runs than the analytic count assumes)",
+                                     *w.flops_ratio);
+  } else if (w.flops_ratio_high.value_or(kRatioLow) < kRatioLow) {
+    w.flops_ratio_flag = fmt::format("measured / analytic at most {:.2f}: the profile misses work (launches not "
+                                     "captured, or fewer runs than the analytic count assumes)",
+                                     *w.flops_ratio_high);
+  }
 }
 
 // The stage a user's STAGE names: a row's full name, or a label only one row has.
@@ -159,10 +214,11 @@ Result<std::vector<StageWork>> stage_work(const MfuInput& in, const std::vector<
     }
   }
   const auto whole = row_of.find(std::string(kWholeRunStage));
-  for (const auto& launch : in.profile.launches) {
+  for (std::size_t i = 0; i < in.profile.launches.size(); ++i) {
+    const model::Launch& launch = in.profile.launches[i];
     if (launch.kind != model::LaunchKind::kKernel) continue;
-    for (std::size_t row : rows_of_stage[launch.stage]) measured[row].add(in.resolver, launch);
-    if (whole != row_of.end()) measured[whole->second].add(in.resolver, launch);
+    for (std::size_t row : rows_of_stage[launch.stage]) measured[row].add(in, i);
+    if (whole != row_of.end()) measured[whole->second].add(in, i);
   }
   std::vector<StageWork> out;
   for (std::size_t i = 0; i < stages.size(); ++i) {
@@ -170,17 +226,24 @@ Result<std::vector<StageWork>> stage_work(const MfuInput& in, const std::vector<
     const bool wall = s.wall_ns.has_value();
     out.push_back(compute(in, measured[i], user_flops(*user, s.name), *user,
                           wall ? *s.wall_ns : s.kernel_time_ns, wall ? "wall time" : "kernel time"));
+    if (user->analytic) {
+      set_analytic(out.back(), s.name == kWholeRunStage ? analytic_of_all(*user->analytic, stages)
+                                                         : analytic_of_row(*user->analytic, s));
+    }
   }
   return out;
 }
 
-StageWork whole_profile_work(const MfuInput& in, std::optional<double> wall_ns, const UserWork& user) {
+StageWork whole_profile_work(const MfuInput& in, std::optional<double> wall_ns, const UserWork& user,
+                             const std::vector<StageRow>& stages) {
   Measured m;
-  for (const auto& launch : in.profile.launches) {
-    if (launch.kind == model::LaunchKind::kKernel) m.add(in.resolver, launch);
+  for (std::size_t i = 0; i < in.profile.launches.size(); ++i) {
+    if (in.profile.launches[i].kind == model::LaunchKind::kKernel) m.add(in, i);
   }
-  return compute(in, m, user_flops(user, ""), user, wall_ns ? *wall_ns : m.kernel_time_ns,
-                 wall_ns ? "wall time" : "kernel time");
+  StageWork w = compute(in, m, user_flops(user, ""), user, wall_ns ? *wall_ns : m.kernel_time_ns,
+                        wall_ns ? "wall time" : "kernel time");
+  if (user.analytic) set_analytic(w, analytic_of_all(*user.analytic, stages));
+  return w;
 }
 
 Result<std::pair<std::string, double>> parse_stage_value(std::string_view text) {

@@ -101,6 +101,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
     auto b = busy.find(row.name);
     auto e = extents.find(row.name);
     if (b == busy.end() && e == extents.end()) continue;
+    if (e != extents.end()) row.instances = e->second.size();
     figures(row, b == busy.end() ? std::vector<Interval>{} : std::move(b->second),
             e == extents.end() ? std::vector<Interval>{} : std::move(e->second));
   }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
 #include "kernlens/model/profile.h"
@@ -31,6 +32,7 @@ struct AnalyzeOptions {
   std::optional<double> params;
   std::string precision;
   double launch_bound_us = 5;
+  AnalyticOptions analytic;
   analysis::AnalysisOptions analysis;
 };
 
@@ -70,6 +72,9 @@ Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
       if (name == opt.precision) work.precision = path;
     }
   }
+  auto analytic = analytic_work(opt.analytic, opt.inputs);
+  if (!analytic) return analytic.error();
+  work.analytic = std::move(analytic).value();
   return work;
 }
 
@@ -162,7 +167,8 @@ Command add_analyze_command(CLI::App& app) {
       "  kernlens analyze profile_raw.csv\n"
       "  kernlens analyze profile_raw.csv profile_details.csv --format json -o analysis.json\n"
       "  kernlens analyze run_raw.csv --params 1.1e9 --tokens prefill=1024 --tokens decode=64\n"
-      "  kernlens analyze runs/llama --format csv --table kernels -o kernels.csv");
+      "  kernlens analyze runs/llama --format csv --table kernels -o kernels.csv\n"
+      "  kernlens analyze RUN_DIR --model-config config.json --batch 4 --prompt-tokens 256 --decode-steps 16");
   cmd->add_option("INPUT", opt->inputs, "Export files to read")->required()->type_name("FILE");
   cmd->add_option("--format", opt->format,
                   "Output format. csv: the kernel, family and stage tables (raw units, as in json) as "
@@ -183,6 +189,7 @@ Command add_analyze_command(CLI::App& app) {
       ->capture_default_str();
   add_rules_option(cmd, opt->rule_files);
   add_work_options(cmd, *opt);
+  add_analytic_options(cmd, opt->analytic);
   add_threshold_options(cmd, *opt);
   return {cmd, [opt] { return run_analyze(*opt); }};
 }

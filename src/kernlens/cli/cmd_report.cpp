@@ -1,10 +1,12 @@
 // kernlens report INPUT... -o report.html [--format html|md] [--top N] [--rules FILE]
 // kernlens report --db FILE -o across.html [--format html|md] [--top N]
+//                 [--model-config config.json --batch B --prompt-tokens P --decode-steps N --runs R]
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
 #include "kernlens/report/cross_model_report.h"
@@ -23,6 +25,7 @@ struct ReportOptions {
   std::size_t top = 25;
   std::vector<std::string> rule_files;
   std::string db;
+  AnalyticOptions analytic;
 };
 
 // The page across the database's models; `top` families in its family table.
@@ -44,7 +47,11 @@ int run_report(const ReportOptions& opt) {
   }
   if (opt.inputs.empty()) return bad_input(make_error("", 0, "give INPUT (a run directory or export files) or --db FILE"));
   if (int rc = check_output_is_no_input(opt.output, opt.inputs); rc != kExitOk) return rc;
-  auto loaded = load_analysis(opt.inputs, opt.rule_files, analysis::AnalysisOptions{});
+  analysis::AnalysisOptions options;
+  auto analytic = analytic_work(opt.analytic, opt.inputs);
+  if (!analytic) return bad_input(analytic.error());
+  options.work.analytic = std::move(analytic).value();
+  auto loaded = load_analysis(opt.inputs, opt.rule_files, options);
   if (!loaded) return kExitBadInput;
   return write_report(*loaded, opt.format, opt.top, opt.output);
 }
@@ -82,6 +89,7 @@ Command add_report_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--top", opt->top, "Kernels in the tables and charts")->check(CLI::PositiveNumber)->capture_default_str();
   add_rules_option(cmd, opt->rule_files);
+  add_analytic_options(cmd, opt->analytic);
   return {cmd, [opt] { return run_report(*opt); }};
 }
 

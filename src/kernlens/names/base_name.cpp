@@ -4,6 +4,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -15,6 +17,22 @@ namespace {
 // Kernels that only wrap another type: the wrapped type names the kernel.
 constexpr std::string_view kWrapperKernels[] = {"cutlass::Kernel", "cutlass::Kernel2",
                                                 "cutlass::device_kernel"};
+// Architecture guards around a CUTLASS kernel type, named enable_*: PyTorch's
+// at::cuda::detail::enable_3x_kernel_for_sm9x<K>, FlashAttention 3's flash::enable_sm90_or_later<K>.
+// They wrap it too.
+constexpr std::string_view kArchGuardPrefix = "enable_";
+
+// CUTLASS 3's GEMM kernel type: GemmUniversal<ProblemShape, CollectiveMma<DispatchPolicy,
+// TileShape, ElementA, ...>, CollectiveEpilogue, ...>, one template for every GEMM.
+constexpr std::string_view kCutlass3Gemm = "cutlass::gemm::kernel::GemmUniversal";
+
+// CUTLASS element types as the names CUTLASS's own kernel generator uses.
+constexpr std::pair<std::string_view, std::string_view> kCutlassElements[] = {
+    {"cutlass::bfloat16_t", "bf16"},    {"cutlass::half_t", "f16"},          {"cutlass::tfloat32_t", "tf32"},
+    {"cutlass::float_e4m3_t", "e4m3"},  {"cutlass::float_e5m2_t", "e5m2"},   {"cutlass::float_e2m1_t", "e2m1"},
+    {"float", "f32"},                   {"double", "f64"},                   {"signed char", "s8"},
+    {"cutlass::int4b_t", "s4"},         {"__nv_bfloat16", "bf16"},           {"__half", "f16"},
+};
 
 // PyTorch's TensorIterator kernels (as named once `native` and anonymous namespaces are left
 // out): each is one template instantiated for every operation, so the operation is part of
@@ -279,6 +297,7 @@ std::string lowercase(std::string_view s) {
 
 // The operation an identifier names, when it is spelled the way PyTorch names one.
 std::string_view op_of_identifier(std::string_view id) {
+  if (id.empty() || is_digit(id.front()) || contains(kFunctorWrappers, id)) return {};  // 128, 2ul
   for (const auto& affix : kOpAffixes) {
     if (id.size() <= affix.text.size()) continue;
     if (affix.is_prefix && id.starts_with(affix.text)) return id.substr(affix.text.size());
@@ -302,7 +321,6 @@ std::string operation(std::string_view targs) {
     while (end < targs.size() && is_ident_char(targs[end])) ++end;
     std::string_view id = targs.substr(i, end - i);
     i = end;
-    if (is_digit(id.front()) || contains(kFunctorWrappers, id)) continue;  // 128, 2ul
     if (std::string_view op = op_of_identifier(id); !op.empty()) return lowercase(op);
   }
   return {};
@@ -322,13 +340,82 @@ void strip_triton_number(std::string& name) {
   }
 }
 
+bool is_arch_guard(std::string_view base) {
+  std::size_t last = base.rfind("::");
+  return base.substr(last == std::string_view::npos ? 0 : last + 2).starts_with(kArchGuardPrefix);
+}
+
+// The template arguments at the top level of `targs`, trimmed.
+std::vector<std::string_view> template_args(std::string_view targs) {
+  std::vector<std::string_view> args;
+  while (!targs.empty()) {
+    std::string_view arg = first_template_arg(targs);
+    args.push_back(arg);
+    std::size_t next = static_cast<std::size_t>(arg.data() - targs.data()) + arg.size();
+    targs = next < targs.size() ? trim(targs.substr(next + 1)) : std::string_view();
+  }
+  return args;
+}
+
+// The numbers of a CuTe static shape: "cute::tuple<cute::C<128>, cute::C<(int)16>, ...>" -> "128x16x...".
+std::string cute_shape(std::string_view shape) {
+  std::string out;
+  for (std::size_t at = shape.find("C<"); at != std::string_view::npos; at = shape.find("C<", at + 2)) {
+    std::size_t i = at + 2;
+    if (shape.compare(i, 5, "(int)") == 0) i += 5;
+    std::size_t end = i;
+    while (end < shape.size() && is_digit(shape[end])) ++end;
+    if (end == i) return {};
+    if (!out.empty()) out += 'x';
+    out += shape.substr(i, end - i);
+  }
+  return out;
+}
+
+// The generation in a CUTLASS 3 dispatch policy's name: "...MainloopSm90ArrayTmaGmma..." -> "sm90".
+std::string sm_generation(std::string_view text) {
+  for (std::size_t at = text.find("Sm"); at != std::string_view::npos; at = text.find("Sm", at + 2)) {
+    std::size_t end = at + 2;
+    while (end < text.size() && is_digit(text[end])) ++end;
+    if (end - at >= 4) return std::string("sm").append(text.substr(at + 2, end - at - 2));
+  }
+  return {};
+}
+
+// A CUTLASS 3 GEMM, named as CUTLASS's generator names its kernels: by library version, SM
+// generation, grouped or not, element type and CTA tile: cutlass3x_sm90_grouped_gemm_bf16_128x16x64.
+// What its template arguments do not say is left out.
+std::string cutlass3_gemm_name(std::string_view targs) {
+  std::vector<std::string_view> args = template_args(targs);
+  std::string name = "cutlass3x";
+  std::vector<std::string_view> mma;
+  for (auto a : args) {
+    if (a.starts_with("cutlass::gemm::collective::CollectiveMma<")) mma = template_args(parse_head(a).back().targs);
+  }
+  if (std::string sm = sm_generation(mma.empty() ? targs : mma[0]); !sm.empty()) (name += '_') += sm;
+  if (!args.empty() && args[0].starts_with("cutlass::gemm::GroupProblemShape")) name += "_grouped";
+  name += "_gemm";
+  if (mma.size() > 2) {
+    std::string_view element = mma[2];
+    if (element.starts_with("cute::tuple<")) element = first_template_arg(parse_head(element).back().targs);
+    for (const auto& [type, short_name] : kCutlassElements) {
+      if (element == type) (name += '_') += short_name;
+    }
+  }
+  if (mma.size() > 1) {
+    if (std::string tile = cute_shape(mma[1]); !tile.empty()) (name += '_') += tile;
+  }
+  return name;
+}
+
 std::string base_name_at(std::string_view demangled, std::size_t depth) {
   std::string_view s = trim(demangled);
   QualifiedName name = parse_head(s);
   std::string base = join(name);
   if (base.empty()) return std::string(s);  // nothing but brackets or anonymous namespaces
   std::string_view targs = name.back().targs;
-  if (contains(kWrapperKernels, base) && !targs.empty() && depth < kMaxUnwrapDepth) {
+  if (base == kCutlass3Gemm && !targs.empty()) return cutlass3_gemm_name(targs);
+  if ((contains(kWrapperKernels, base) || is_arch_guard(base)) && !targs.empty() && depth < kMaxUnwrapDepth) {
     std::string wrapped = base_name_at(first_template_arg(targs), depth + 1);
     if (!wrapped.empty()) return wrapped;
   }
@@ -344,6 +431,15 @@ std::string base_name_at(std::string_view demangled, std::size_t depth) {
 
 std::string base_name(std::string_view demangled_name) {
   return base_name_at(demangled_name, 0);
+}
+
+std::string operation_of_identifier(std::string_view identifier) {
+  return lowercase(op_of_identifier(identifier));
+}
+
+TemplateNaming template_naming(std::string_view base) {
+  if (contains(kWrapperKernels, base) || is_arch_guard(base) || base == kCutlass3Gemm) return TemplateNaming::kStructure;
+  return tensor_iterator_kernel(base).empty() ? TemplateNaming::kNone : TemplateNaming::kOperation;
 }
 
 }  // namespace kernlens::names

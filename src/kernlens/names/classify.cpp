@@ -6,8 +6,7 @@
 #include <re2/set.h>
 
 #include "kernlens/common/file.h"
-#include "kernlens/names/base_name.h"
-#include "kernlens/names/demangle.h"
+#include "kernlens/names/mangled.h"
 
 namespace kernlens::names {
 
@@ -69,12 +68,7 @@ Result<KernelClassifier> KernelClassifier::load(std::span<const std::string> rul
 
 Classification KernelClassifier::classify(std::string_view name) const {
   Classification c;
-  if (is_mangled(name)) {
-    std::optional<std::string> demangled = demangle(name);
-    c.base_name = base_name(demangled ? *demangled : name);
-  } else {
-    c.base_name = base_name(name);
-  }
+  c.base_name = kernel_base_name(name);
   thread_local std::vector<int> matched;  // reused: one allocation per thread, not per name
   matched.clear();
   if (!matcher_->set.Match(c.base_name, &matched) || matched.empty()) return c;

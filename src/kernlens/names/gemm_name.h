@@ -28,6 +28,7 @@ struct GemmInfo {
   std::string layout;                      // as the name writes it: "TNT", "nn"; or empty
   bool bias = false;                       // the name says it adds a bias in its epilogue
   bool split_k = false;                    // split-K: the K loop is split over CTAs
+  bool grouped = false;                    // grouped: one launch computes many GEMMs (MoE experts)
 
   bool has_tile() const { return tile_m > 0; }
   // Whether A / B is transposed; std::nullopt when the layout is unknown.

@@ -12,9 +12,9 @@ constexpr std::array<std::string_view, 11> kLibraryNames = {
     "cublas", "cutlass",  "flash-attn",         "cudnn", "triton", "nccl", "pytorch",
     "cub",    "tensorrt", "transformer-engine", "user",
 };
-constexpr std::array<std::string_view, 14> kOpClassNames = {
-    "gemm",   "attention", "norm",      "softmax", "elementwise", "reduction", "copy",
-    "gather", "scatter",   "embedding", "sort",    "comm",        "memset",    "other",
+constexpr std::array<std::string_view, 15> kOpClassNames = {
+    "gemm",    "attention", "norm",    "softmax", "elementwise", "reduction", "copy",   "gather",
+    "scatter", "embedding", "sort",    "routing", "comm",        "memset",    "other",
 };
 static_assert(kLibraryNames.size() == static_cast<std::size_t>(Library::kUser) + 1);
 static_assert(kOpClassNames.size() == static_cast<std::size_t>(OpClass::kOther) + 1);

@@ -41,6 +41,7 @@ enum class OpClass : std::uint8_t {
   kScatter,
   kEmbedding,
   kSort,
+  kRouting,  // MoE routing: top-k gating, expert histograms, token permutes by expert
   kComm,
   kMemset,
   kOther,

@@ -6,8 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "kernlens/names/base_name.h"
-#include "kernlens/names/demangle.h"
+#include "kernlens/names/mangled.h"
 
 namespace kernlens::profile {
 namespace {
@@ -150,7 +149,7 @@ std::string DeepProgress::render(double elapsed_s) {
 std::string DeepProgress::on_event(const NcuEvent& event, double elapsed_s) {
   if (event.kind != NcuEventKind::kProfiling) return {};
   // ncu prints the names its filter matched, mangled here: the base name reads better.
-  current_ = names::base_name(names::demangle(event.kernel).value_or(event.kernel));
+  current_ = names::kernel_base_name(event.kernel);
   if (event.passes) ++done_;
   if (!tty_) return event.passes ? render(elapsed_s) + "\n" : std::string();
   std::string line = render(elapsed_s);

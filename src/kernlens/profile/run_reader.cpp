@@ -173,6 +173,33 @@ std::vector<std::string> read_run_command(const std::string& dir) {
   return argv;
 }
 
+std::map<std::string, std::string> read_run_tags(const std::string& dir) {
+  std::map<std::string, std::string> tags;
+  try {
+    std::ifstream in(fs::path(dir) / "manifest.json");
+    auto manifest = nlohmann::json::parse(in);
+    auto it = manifest.find("tags");
+    if (it != manifest.end() && it->is_object()) {
+      for (const auto& [key, value] : it->items()) {
+        if (value.is_string()) {
+          tags[key] = value.get<std::string>();
+        } else if (value.is_number()) {
+          tags[key] = value.dump();
+        }
+      }
+    } else if (it != manifest.end() && it->is_array()) {  // ["KEY=VALUE", ...], as given
+      for (const auto& tag : *it) {
+        if (!tag.is_string()) continue;
+        const std::string text = tag.get<std::string>();
+        if (auto eq = text.find('='); eq != std::string::npos && eq > 0) tags[text.substr(0, eq)] = text.substr(eq + 1);
+      }
+    }
+  } catch (const nlohmann::json::exception&) {
+    return {};  // read_run_directory reports a bad manifest
+  }
+  return tags;
+}
+
 ingest::ReadOptions analysis_read_options() {
   ingest::ReadOptions options;
   options.all_metrics = false;

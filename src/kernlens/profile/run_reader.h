@@ -9,6 +9,7 @@
 //   read_profile_input()    a run directory or any export file (ingest::read_input)
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,9 @@ std::vector<std::string> discovery_exports(const std::string& dir, std::string_v
 
 // The profiled program's argv from a run directory's manifest; empty when it has none.
 std::vector<std::string> read_run_command(const std::string& dir);
+// The manifest's "tags" (`profile --tag KEY=VALUE`), an object of strings (numbers are taken
+// as their text) or a list of "KEY=VALUE" strings; empty when it has none.
+std::map<std::string, std::string> read_run_tags(const std::string& dir);
 
 // What the analysis reads and nothing more: a wide raw page decodes several times faster.
 ingest::ReadOptions analysis_read_options();

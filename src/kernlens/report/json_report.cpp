@@ -80,7 +80,16 @@ void put_metrics(Json& j, const analysis::KernelMetrics& m) {
   if (m.time_ns > 0) j["coverage"] = json_number(m.deep_time_ns / m.time_ns);
 }
 
-void put_insight(Json& j, const analysis::KernelInsight& k) {
+// A kernel's FLOPs over all its launches (analysis/flops.h), when the profile measured any.
+void put_flops(Json& j, const analysis::FlopsTotal& f) {
+  if (f.known()) j["flops"] = json_number(f.flops);
+  j["flops_low"] = json_number(f.low());
+  if (auto high = f.high()) j["flops_high"] = json_number(*high);
+  j["flops_source"] = f.source();
+}
+
+void put_insight(Json& j, const analysis::KernelInsight& k, bool flops_measured) {
+  if (flops_measured) put_flops(j, k.flops);
   put_metrics(j, k.metrics);
   j["bottleneck"] = analysis::bottleneck_name(k.verdict.kind);
   j["bottleneck_reason"] = k.verdict.reason;
@@ -99,6 +108,8 @@ void put_insight(Json& j, const analysis::KernelInsight& k) {
 
 void put_work(Json& j, const analysis::StageWork& w) {
   if (w.flops) j["flops"] = json_number(*w.flops);
+  if (w.flops_low) j["flops_low"] = json_number(*w.flops_low);
+  if (w.flops_high) j["flops_high"] = json_number(*w.flops_high);
   j["flops_source"] = w.flops_source;
   if (w.precision) {
     j["precision"] = analysis::path_name(*w.precision);
@@ -106,6 +117,8 @@ void put_work(Json& j, const analysis::StageWork& w) {
   }
   j["mfu"] = w.mfu ? json_number(*w.mfu) : Json(nullptr);
   if (w.mfu) {
+    j["mfu_low"] = json_number(*w.mfu_low);
+    if (w.mfu_high) j["mfu_high"] = json_number(*w.mfu_high);
     j["mfu_peak_flops_per_s"] = json_number(*w.peak_flops_per_s);
     j["mfu_time_ns"] = json_number(w.time_ns);
     j["mfu_time_basis"] = w.time_basis;
@@ -113,6 +126,13 @@ void put_work(Json& j, const analysis::StageWork& w) {
     j["mfu_missing"] = w.mfu_missing;
   }
   if (w.coverage) j["coverage"] = json_number(*w.coverage);
+  if (w.analytic_source.empty()) return;
+  if (w.analytic_flops) j["analytic_flops"] = json_number(*w.analytic_flops);
+  j["analytic_source"] = w.analytic_source;
+  if (w.analytic_mfu) j["analytic_mfu"] = json_number(*w.analytic_mfu);
+  if (w.flops_ratio) j["flops_ratio"] = json_number(*w.flops_ratio);
+  if (w.flops_ratio_high) j["flops_ratio_high"] = json_number(*w.flops_ratio_high);
+  if (!w.flops_ratio_flag.empty()) j["flops_ratio_flag"] = w.flops_ratio_flag;
 }
 
 Json stage_json(const analysis::StageRow& s, const analysis::StageWork& work) {
@@ -174,6 +194,7 @@ Json gemm_json(const names::GemmInfo& g) {
   }
   if (g.bias) j["bias"] = true;
   if (g.split_k) j["split_k"] = true;
+  if (g.grouped) j["grouped"] = true;
   return j;
 }
 
@@ -196,24 +217,25 @@ void add_time(Json& j, const analysis::TimeStats& t) {
   j["stages"] = std::move(stages);
 }
 
-Json kernel_json(const model::Profile& profile, const analysis::Aggregate& agg,
+Json kernel_json(const model::Profile& profile, const analysis::Analysis& analysis,
                  const analysis::KernelRow& row, const analysis::KernelInsight& insight) {
+  const analysis::Aggregate& agg = analysis.agg;
   Json j;
   j["name"] = analysis::shown_name(profile, row);
   if (!row.demangled.empty()) j["mangled_name"] = profile.names[row.name];
   add_class(j, agg.families[row.family].cls);
   add_time(j, row);
-  put_insight(j, insight);
+  put_insight(j, insight, analysis.flops_measured);
   return j;
 }
 
-Json family_json(const analysis::FamilyRow& row, const analysis::KernelInsight& insight) {
+Json family_json(const analysis::FamilyRow& row, const analysis::KernelInsight& insight, bool flops_measured) {
   Json j;
   j["name"] = row.cls.base_name;
   add_class(j, row.cls);
   j["kernels"] = row.kernels;
   add_time(j, row);
-  put_insight(j, insight);
+  put_insight(j, insight, flops_measured);
   return j;
 }
 
@@ -259,9 +281,12 @@ std::string analysis_json(const model::Profile& profile, const analysis::Analysi
 
   doc["kernels"] = top_rows(agg.kernels, analysis.kernels, options.top,
                             [&](const analysis::KernelRow& row, const analysis::KernelInsight& insight) {
-                              return kernel_json(profile, agg, row, insight);
+                              return kernel_json(profile, analysis, row, insight);
                             });
-  doc["families"] = top_rows(agg.families, analysis.families, options.top, family_json);
+  doc["families"] = top_rows(agg.families, analysis.families, options.top,
+                             [&](const analysis::FamilyRow& row, const analysis::KernelInsight& insight) {
+                               return family_json(row, insight, analysis.flops_measured);
+                             });
 
   Json stages = Json::array();
   for (std::size_t i = 0; i < agg.stages.size(); ++i) stages.push_back(stage_json(agg.stages[i], analysis.stages[i]));

@@ -50,8 +50,40 @@ std::string mfu_note(const analysis::StageWork& w) {
   if (!w.mfu) return w.flops ? fmt::format("no MFU: {}", w.mfu_missing) : fmt::format("no MFU: FLOPs {}", w.flops_source);
   std::string precision = w.precision_source == "measured" ? std::string(analysis::path_name(*w.precision))
                                                            : fmt::format("{} {}", analysis::path_name(*w.precision), w.precision_source);
-  return fmt::format("{} / ({} {} x {} {}); FLOPs {}", human_si(*w.flops, "FLOP"), human_duration_ns(w.time_ns),
+  std::string flops = human_si(*w.flops, "FLOP");
+  if (!w.flops_high) {
+    flops.insert(0, "at least ");
+  } else if (std::string high = human_si(*w.flops_high, "FLOP"); high != flops) {
+    flops.append(" to ").append(high);
+  }
+  return fmt::format("{} / ({} {} x {} {}); FLOPs {}", flops, human_duration_ns(w.time_ns),
                      w.time_basis, human_si(*w.peak_flops_per_s, "FLOP/s"), precision, w.flops_source);
+}
+
+std::string mfu_text(const analysis::StageWork& w) {
+  if (!w.mfu) return "-";
+  std::string point = human_percent(*w.mfu);
+  if (!w.mfu_high) return std::string("≥ ").append(human_percent(*w.mfu_low));
+  std::string low = human_percent(*w.mfu_low), high = human_percent(*w.mfu_high);
+  if (low == point && high == point) return point;
+  return fmt::format("{} ({}–{})", point, low.substr(0, low.size() - 1), high);
+}
+
+std::string flops_ratio_text(const analysis::StageWork& w) {
+  if (!w.flops_ratio) return "-";
+  std::string low = fmt::format("{:.2f}", *w.flops_ratio);
+  if (!w.flops_ratio_high) return std::string("≥ ").append(low);
+  std::string high = fmt::format("{:.2f}", *w.flops_ratio_high);
+  return high == low ? low : low.append("–").append(high);
+}
+
+std::string analytic_note(const analysis::StageWork& w) {
+  if (!w.analytic_flops) return w.analytic_source;
+  std::string note = fmt::format("{} analytic ({})", human_si(*w.analytic_flops, "FLOP"), w.analytic_source);
+  if (w.analytic_mfu) note.append("; MFU ").append(human_percent(*w.analytic_mfu));
+  if (w.flops_ratio) note.append("; measured / analytic ").append(flops_ratio_text(w));
+  if (!w.flops_ratio_flag.empty()) note.append(". Far from 1: ").append(w.flops_ratio_flag);
+  return note;
 }
 
 std::string first_sentence(std::string_view text) {

@@ -22,6 +22,14 @@ std::string device_line(const model::Profile& profile, const analysis::Analysis&
 // How a stage's MFU was found ("137.4 GFLOP measured / (176.4 us kernel time x 989.4 TFLOP/s
 // tensor_bf16)"), or why it is missing.
 std::string mfu_note(const analysis::StageWork& work);
+// A stage's MFU with its interval: "41.3%" when exact, "41.3% (41.3–44.0%)" when kernels never
+// measured may add up to 44.0%, "≥ 41.3%" when they have no upper bound; "-" when missing.
+std::string mfu_text(const analysis::StageWork& work);
+// Measured / analytic FLOPs: "0.98", "0.98–1.10" with kernels never measured, "≥ 0.98"
+// without an upper bound; "-" when either is missing.
+std::string flops_ratio_text(const analysis::StageWork& work);
+// "282.1 GFLOP analytic (...): MFU 6.7%; measured / analytic 0.98", or why there is none.
+std::string analytic_note(const analysis::StageWork& work);
 // ncu's rule texts run to a paragraph; the first sentence says what it found.
 std::string first_sentence(std::string_view text);
 // The argv as a shell would take it back ("python3 run.py --name 'a b'"); "" when empty.

@@ -89,7 +89,8 @@ Table summary_table(const model::Profile& profile, const analysis::Analysis& ana
   add("Launches", fmt::format("{} launches of {} kernels", totals.launches, totals.unique_kernels));
   add("Peaks", analysis.peaks ? peaks_line(*analysis.peaks) : analysis.no_peaks_reason);
   add("Deep metrics", coverage_line(analysis.coverage));
-  if (analysis.whole.mfu) add("MFU (all kernels)", fmt::format("{} = {}", human_percent(*analysis.whole.mfu), mfu_note(analysis.whole)));
+  if (analysis.whole.mfu) add("MFU (all kernels)", fmt::format("{} = {}", mfu_text(analysis.whole), mfu_note(analysis.whole)));
+  if (analysis.whole.analytic_flops) add("Analytic FLOPs (all kernels)", analytic_note(analysis.whole));
   return t;
 }
 
@@ -119,6 +120,14 @@ Table stage_table(const analysis::Analysis& analysis) {
           {},
           "",
           {}};
+  const bool analytic = std::any_of(analysis.stages.begin(), analysis.stages.end(),
+                                    [](const analysis::StageWork& w) { return w.analytic_flops.has_value(); });
+  if (analytic) {
+    for (const char* h : {"Analytic FLOPs", "MFU (analytic)", "Measured / analytic"}) {
+      t.headers.emplace_back(h);
+      t.numeric.push_back(true);
+    }
+  }
   const auto& agg = analysis.agg;
   for (std::size_t i = 0; i < agg.stages.size(); ++i) {
     const auto& s = agg.stages[i];
@@ -134,11 +143,17 @@ Table stage_table(const analysis::Analysis& analysis) {
     std::vector<Cell> row = {code_cell(s.name), kernel_time, percent_cell(share), count_cell(s.launches)};
     for (auto& c : stage_timeline_cells(s)) row.push_back(std::move(c));
     row.push_back(with_how(si_cell(work.flops, "FLOP"), flops_provenance(work)));
-    row.push_back(with_how(percent_cell(work.mfu), mfu_provenance(work)));
+    row.push_back(with_how(Cell{mfu_text(work), work.mfu}, mfu_provenance(work)));
     const bool deep = analysis.coverage.deep_launches > 0;  // else the summary says: none
     row.push_back(with_how(percent_cell(deep ? work.coverage : std::nullopt), How::kMeasured,
                            "the share of the stage's kernel time on launches Nsight Compute measured (its "
                            "SpeedOfLight section)"));
+    if (analytic) {
+      row.push_back(si_cell(work.analytic_flops, "FLOP"));
+      row.push_back(percent_cell(work.analytic_mfu));
+      row.push_back(Cell{flops_ratio_text(work) + (work.flops_ratio_flag.empty() ? "" : " (far from 1)"), work.flops_ratio,
+                         false, work.flops_ratio_flag});
+    }
     t.rows.push_back(std::move(row));
   }
   drop_empty_columns(t, {"GPU wall", "Busy", "Idle gaps", "ncu metrics"});

@@ -200,6 +200,11 @@ void append_why(std::string& out, const model::Profile& profile, const analysis:
   }
 }
 
+std::size_t code_points(std::string_view utf8) {
+  return static_cast<std::size_t>(
+      std::count_if(utf8.begin(), utf8.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 // One line per distinct note; stages that share a note share the line.
 void append_mfu_notes(std::string& out, const analysis::Analysis& analysis) {
   std::vector<std::pair<std::string, std::vector<std::string>>> notes;  // note -> stages
@@ -216,6 +221,20 @@ void append_mfu_notes(std::string& out, const analysis::Analysis& analysis) {
   }
 }
 
+// The model's FLOPs beside the measured ones, for the stages it counts.
+void append_analytic(std::string& out, const analysis::Analysis& analysis) {
+  std::string lines;
+  for (std::size_t i = 0; i < analysis.agg.stages.size(); ++i) {
+    const auto& w = analysis.stages[i];
+    if (!w.analytic_flops && w.flops_ratio_flag.empty()) continue;
+    lines += fmt::format("  {}\n", wrap(fmt::format("{}: {}", analysis.agg.stages[i].name, analytic_note(w)), kTextWidth, 4));
+  }
+  if (lines.empty() && !analysis.whole.analytic_source.empty()) {
+    lines = fmt::format("  {}\n", wrap(fmt::format("all kernels: {}", analytic_note(analysis.whole)), kTextWidth, 4));
+  }
+  if (!lines.empty()) out += "Analytic FLOPs (the model's config)\n" + lines;
+}
+
 void append_stages(std::string& out, const analysis::Analysis& analysis) {
   const analysis::Aggregate& agg = analysis.agg;
   if (agg.stages.empty()) return;
@@ -224,7 +243,9 @@ void append_stages(std::string& out, const analysis::Analysis& analysis) {
   out += "\nStages (NVTX ranges)\n";
   out += fmt::format("{:>10}  {:>6}  {:>8}", "time", "share", "launches");
   if (timeline) out += fmt::format("  {:>10}  {:>6}  {:>7}  {:>10}", "wall", "busy", "gaps", "largest");
-  out += fmt::format("  {:>13}  {:>6}  stage\n", "FLOPs", "MFU");
+  std::size_t mfu_width = 6;  // in code points: fmt pads UTF-8 text by them
+  for (const auto& w : analysis.stages) mfu_width = std::max(mfu_width, code_points(mfu_text(w)));
+  out += fmt::format("  {:>13}  {:>{}}  stage\n", "FLOPs", "MFU", mfu_width);
   for (std::size_t i = 0; i < agg.stages.size(); ++i) {
     const auto& s = agg.stages[i];
     const auto& work = analysis.stages[i];
@@ -238,11 +259,12 @@ void append_stages(std::string& out, const analysis::Analysis& analysis) {
                          f ? human_percent(*f) : "-", s.gaps ? std::to_string(s.gaps->count) : "-",
                          s.gaps && s.gaps->count ? human_duration_ns(s.gaps->largest_ns) : "-");
     }
-    out += fmt::format("  {:>13}  {:>6}  {}{}\n", work.flops ? human_si(*work.flops, "FLOP") : "-",
-                       work.mfu ? human_percent(*work.mfu) : "-",
+    out += fmt::format("  {:>13}  {:>{}}  {}{}\n", work.flops ? human_si(*work.flops, "FLOP") : "-",
+                       mfu_text(work), mfu_width,
                        std::string(static_cast<std::size_t>(s.depth) * 2, ' '), escape_controls(s.label));
   }
   append_mfu_notes(out, analysis);
+  append_analytic(out, analysis);
 }
 
 void append_memory_ops(std::string& out, const model::Profile& profile, const analysis::Aggregate& agg) {
@@ -264,7 +286,7 @@ void append_whole_mfu(std::string& out, const analysis::Analysis& analysis) {
   for (const auto& s : analysis.agg.stages) {
     if (s.launches == analysis.agg.totals.launches) return;
   }
-  std::string line = w.mfu ? fmt::format("All kernels: MFU {} = {}", human_percent(*w.mfu), mfu_note(w))
+  std::string line = w.mfu ? fmt::format("All kernels: MFU {} = {}", mfu_text(w), mfu_note(w))
                            : fmt::format("All kernels: {}", mfu_note(w));
   out += fmt::format("\n{}\n", wrap(line, kTextWidth, 4));
 }

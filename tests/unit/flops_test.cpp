@@ -1,0 +1,242 @@
+// FLOPs per launch, kernel by kernel (analysis/flops.h), on synthetic launches whose work is
+// known: the same shape takes the measured count, another shape the kernel's rate x its
+// duration, a kernel never measured adds an interval bounded by its op class, and launches
+// that only carry timing metrics (Nsight Compute's timing mode) are timeline launches.
+#include <gtest/gtest.h>
+
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/profile/run_reader.h"
+#include "test_util.h"
+
+namespace kernlens::analysis {
+namespace {
+
+constexpr const char* kGemmA = "nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT";
+constexpr const char* kGemmB = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_TNT";
+constexpr const char* kAdd = "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+                             "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)";
+constexpr const char* kMul = "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, "
+                             "float, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, "
+                             "at::native::BinaryFunctor<float, float, float, at::native::binary_internal::MulFunctor<float> "
+                             ">, std::array<char*, 3ul>)";
+constexpr const char* kCopy = "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 1, 128, 1>"
+                              "(float*, at::native::(anonymous namespace)::CatArrInputTensorMetadata<float, unsigned int, "
+                              "128, 1>, at::native::(anonymous namespace)::TensorSizeStride<unsigned int, 4u>, int, "
+                              "unsigned int)";
+constexpr double kBf16Peak = 989.4e12;  // the H100 SXM's, from data/gpu_peaks.txt
+constexpr double kSimtPeak = 133.8e12;  // its fastest SIMT path (fp16)
+
+// Launches on an H100 with the metrics a deep pass (or a timing pass) leaves on them.
+class Launches {
+ public:
+  Launches() { p_.device(0).name = "NVIDIA H100 80GB HBM3"; }
+
+  // A kernel launch of `duration_ns` with a grid of `grid_x` blocks.
+  model::Launch& add(const char* name, std::uint32_t grid_x, double duration_ns) {
+    model::Launch l;
+    l.name = p_.names.intern(name);
+    l.device_ordinal = 0;
+    l.grid = {grid_x, 1, 1};
+    l.block = {128, 1, 1};
+    l.duration_ns = duration_ns;
+    p_.launches.push_back(l);
+    return p_.launches.back();
+  }
+
+  // What ncu counts: bf16 tensor FLOPs and fp32 FMAs (2 FLOPs each), the roofline sections'.
+  void measure(model::Launch& l, double tensor_flops, double ffma = 0) {
+    metric(l, "sm__ops_path_tensor_src_bf16_dst_fp32.sum", tensor_flops);
+    metric(l, "smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 0);
+    metric(l, "smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 0);
+    metric(l, "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", ffma);
+    metric(l, "sm__throughput.avg.pct_of_peak_sustained_elapsed", 50);
+  }
+
+  // Nsight Compute's timing mode: gpu__time_duration (the launch's duration) and launch statistics.
+  void timing_only(model::Launch& l) { metric(l, "launch__waves_per_multiprocessor", 0.5); }
+
+  // Profiled with throughput figures but without the roofline sections' counters.
+  void without_counters(model::Launch& l) { metric(l, "sm__throughput.avg.pct_of_peak_sustained_elapsed", 50); }
+
+  Analysis analyze() {
+    auto a = analysis::analyze(p_, test::builtin_classifier(), {});
+    EXPECT_TRUE(a.ok()) << (a.ok() ? "" : a.error().to_string());
+    return a.ok() ? std::move(a).value() : Analysis{};
+  }
+
+  const model::Profile& profile() const { return p_; }
+
+ private:
+  void metric(model::Launch& l, const char* name, double value) {
+    p_.add_metric(l, {p_.metrics.intern(name, ""), value});
+  }
+  model::Profile p_;
+};
+
+const FlopsTotal& kernel_flops(const Analysis& a, const model::Profile& p, const char* name) {
+  for (std::size_t i = 0; i < a.agg.kernels.size(); ++i) {
+    if (p.names[a.agg.kernels[i].name] == name) return a.kernels[i].flops;
+  }
+  ADD_FAILURE() << "no kernel " << name;
+  static const FlopsTotal none;
+  return none;
+}
+
+double time_of(const FlopsTotal& t, FlopsBasis b) { return t.time_ns[static_cast<std::size_t>(b)]; }
+
+TEST(Flops, TheSameShapeGetsTheMeasuredLaunchsCount) {
+  Launches l;
+  l.measure(l.add(kGemmA, 64, 100), 1e9);
+  l.add(kGemmA, 64, 110);  // within 25% of the measured launch: the same problem
+  l.add(kGemmA, 64, 90);
+  Analysis a = l.analyze();
+  const FlopsTotal& k = kernel_flops(a, l.profile(), kGemmA);
+  EXPECT_EQ(k.flops, 3e9);
+  EXPECT_EQ(k.high(), 3e9);
+  EXPECT_EQ(time_of(k, FlopsBasis::kSameShape), 200);
+  ASSERT_TRUE(a.whole.flops && a.whole.mfu);
+  EXPECT_EQ(*a.whole.flops, 3e9);
+  EXPECT_EQ(a.whole.flops_high, 3e9);
+  EXPECT_DOUBLE_EQ(*a.whole.mfu, 3e9 / (300e-9 * kBf16Peak));
+  EXPECT_EQ(a.whole.mfu_low, a.whole.mfu);
+  EXPECT_EQ(a.whole.mfu_high, a.whole.mfu);
+  EXPECT_EQ(a.whole.precision, FlopPath::kTensorBf16);
+  EXPECT_EQ(a.whole.precision_source, "measured");
+}
+
+TEST(Flops, AnotherShapeGetsTheKernelsRateTimesItsDuration) {
+  Launches l;
+  l.measure(l.add(kGemmA, 64, 100), 1e9);  // 1e7 FLOP per ns
+  l.add(kGemmA, 128, 300);                   // another grid
+  l.add(kGemmA, 64, 250);                    // the same grid, 2.5x longer: another K
+  Analysis a = l.analyze();
+  const FlopsTotal& k = kernel_flops(a, l.profile(), kGemmA);
+  EXPECT_DOUBLE_EQ(k.flops, 1e9 + 3e9 + 2.5e9);
+  EXPECT_EQ(time_of(k, FlopsBasis::kRate), 550);
+  EXPECT_EQ(time_of(k, FlopsBasis::kSameShape), 0);
+  EXPECT_EQ(k.source(), "measured on 15.4% of the kernel time, rate x duration 84.6%");
+}
+
+TEST(Flops, AKernelNeverMeasuredAddsAnIntervalNotAGuess) {
+  Launches l;
+  l.measure(l.add(kGemmA, 64, 100), 1e9);
+  l.add(kGemmB, 256, 400);                      // a GEMM nobody measured
+  l.measure(l.add(kAdd, 32, 50), 0, 1e5);       // an elementwise kernel at 2e5 / 50 ns
+  l.add(kMul, 32, 80);                          // another one nobody measured
+  l.add(kCopy, 8, 20);                          // a copy: no floating-point work
+  Analysis a = l.analyze();
+  const model::Profile& p = l.profile();
+  // Nothing of kGemmA's work is credited to kGemmB: only the interval says what it may be.
+  const FlopsTotal& b = kernel_flops(a, p, kGemmB);
+  EXPECT_FALSE(b.known());
+  EXPECT_EQ(b.low(), 0);
+  ASSERT_TRUE(b.high());
+  EXPECT_DOUBLE_EQ(*b.high(), 400e-9 * kBf16Peak);  // a GEMM: the peak of the path GEMMs ran on
+  const FlopsTotal& mul = kernel_flops(a, p, kMul);
+  EXPECT_DOUBLE_EQ(*mul.high(), 2e5 / 50 * 80);     // the fastest measured elementwise kernel's rate
+  const FlopsTotal& copy = kernel_flops(a, p, kCopy);
+  EXPECT_TRUE(copy.known());
+  EXPECT_EQ(copy.high(), 0);
+  EXPECT_EQ(copy.source(), "never measured; its op class does no floating-point work");
+
+  ASSERT_TRUE(a.whole.flops && a.whole.flops_high && a.whole.mfu && a.whole.mfu_high);
+  EXPECT_DOUBLE_EQ(*a.whole.flops, 1e9 + 2e5);
+  EXPECT_DOUBLE_EQ(*a.whole.flops_high, 1e9 + 2e5 + 400e-9 * kBf16Peak + 2e5 / 50 * 80);
+  const double capacity = 650e-9 * kBf16Peak;
+  EXPECT_DOUBLE_EQ(*a.whole.mfu, (1e9 + 2e5) / capacity);
+  EXPECT_DOUBLE_EQ(*a.whole.mfu_high, *a.whole.flops_high / capacity);
+  EXPECT_NE(a.whole.flops_source.find("73.8% in kernels never measured"), std::string::npos) << a.whole.flops_source;
+}
+
+TEST(Flops, TheIntervalHasNoUpperBoundWhereNothingOfTheClassRan) {
+  Launches l;
+  l.measure(l.add(kAdd, 32, 100), 0, 1e5);
+  l.add(kGemmB, 256, 400);  // no GEMM was measured: nothing bounds it but the user's knowledge
+  l.add(kMul, 32, 100);
+  Analysis a = l.analyze();
+  EXPECT_FALSE(kernel_flops(a, l.profile(), kGemmB).high());
+  ASSERT_TRUE(a.whole.flops && a.whole.mfu);
+  EXPECT_FALSE(a.whole.flops_high);
+  EXPECT_FALSE(a.whole.mfu_high);
+  EXPECT_NE(a.whole.flops_source.find("no upper bound"), std::string::npos);
+
+  Launches simt;  // an elementwise kernel when no elementwise kernel was measured: the SIMT peak
+  simt.measure(simt.add(kGemmA, 64, 100), 1e9);
+  simt.add(kMul, 32, 100);
+  EXPECT_DOUBLE_EQ(*kernel_flops(simt.analyze(), simt.profile(), kMul).high(), 100e-9 * kSimtPeak);
+}
+
+TEST(Flops, TimingOnlyLaunchesAreTimelineLaunches) {
+  // A run whose discovery was ncu's timing mode: every launch carries gpu__time_duration and
+  // launch statistics; the deep pass measured one of them.
+  Launches l;
+  l.measure(l.add(kGemmA, 64, 100), 1e9);
+  for (int i = 0; i < 3; ++i) l.timing_only(l.add(kGemmA, 64, 100));
+  l.timing_only(l.add(kCopy, 8, 100));
+  Analysis a = l.analyze();
+  for (std::size_t i = 1; i < l.profile().launches.size(); ++i) {
+    EXPECT_FALSE(MetricResolver(l.profile()).has_deep_metrics(l.profile().launches[i]));
+  }
+  ASSERT_TRUE(a.whole.flops) << a.whole.flops_source;
+  EXPECT_EQ(*a.whole.flops, 4e9);
+  EXPECT_EQ(a.whole.flops_high, 4e9);
+  ASSERT_TRUE(a.whole.mfu);
+
+  // The timing pass alone: nothing was profiled, rather than profiled without FLOP counters.
+  Launches timing;
+  for (int i = 0; i < 3; ++i) timing.timing_only(timing.add(kGemmA, 64, 100));
+  Analysis t = timing.analyze();
+  EXPECT_FALSE(t.whole.flops);
+  EXPECT_EQ(t.whole.flops_source,
+            "not measured: no launch was profiled with FLOP counters; give --model-flops, or --params and --tokens");
+}
+
+TEST(Flops, ProfiledWithoutCountersIsSaidNotGuessed) {
+  Launches l;
+  for (int i = 0; i < 2; ++i) l.without_counters(l.add(kGemmA, 64, 100));
+  Analysis a = l.analyze();
+  EXPECT_FALSE(a.flops_measured);
+  EXPECT_FALSE(a.whole.flops);
+  EXPECT_FALSE(a.whole.mfu);
+  EXPECT_EQ(a.whole.flops_source,
+            "not measured: SIMT work not measured (SASS fadd/fmul/ffma counts: ncu section "
+            "SpeedOfLight_RooflineChart); give --model-flops, or --params and --tokens");
+}
+
+// The committed H100 runs (examples/data/runs, ncu timing-mode discovery, 2 prefills of
+// llm_stages.py's models): their FLOPs' interval holds the models' analytic count, which the
+// old scaling by all kernel time (no MFU at all here) could not say.
+TEST(Flops, CommittedH100RunsHoldTheirAnalyticCount) {
+  struct Case {
+    const char* run;
+    const char* config;
+    std::int64_t batch;
+  };
+  for (const Case& c : {Case{"llama_prefill", "llama", 4}, Case{"qwen_prefill", "qwen", 4},
+                        Case{"llama_prefill_b8", "llama", 8}}) {
+    const std::string examples = test::fixture("../../examples/");
+    model::Profile profile;
+    ASSERT_TRUE(profile::read_run_directory(examples + "data/runs/" + c.run, profile,
+                                            profile::analysis_read_options())
+                    .ok());
+    auto text = InputBuffer::open(examples + "workloads/configs/llm_stages_" + c.config + ".json");
+    ASSERT_TRUE(text.ok());
+    auto config = parse_model_config(text->bytes(), c.config);
+    ASSERT_TRUE(config.ok());
+    AnalysisOptions options;
+    options.work.analytic = AnalyticWork{*config, c.config, {c.batch, 256, 2}, 2};
+    auto a = analyze(profile, test::builtin_classifier(), options);
+    ASSERT_TRUE(a.ok());
+    const StageWork& prefill = a->stages.front();
+    ASSERT_TRUE(prefill.flops && prefill.flops_high && prefill.analytic_flops && prefill.mfu) << c.run;
+    EXPECT_DOUBLE_EQ(*prefill.analytic_flops, 2 * prefill_flops(*config, {c.batch, 256, 2}));
+    EXPECT_LT(*prefill.flops, *prefill.analytic_flops) << c.run;   // the LM head was not measured
+    EXPECT_GT(*prefill.flops_high, *prefill.analytic_flops) << c.run;
+    EXPECT_GT(*prefill.flops_ratio, 0.65) << c.run;
+    EXPECT_EQ(prefill.precision_source, "measured");
+    EXPECT_TRUE(prefill.flops_ratio_flag.empty()) << prefill.flops_ratio_flag;
+  }
+}
+
+}  // namespace
+}  // namespace kernlens::analysis
