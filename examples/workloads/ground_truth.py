@@ -4,8 +4,8 @@
 Builds a model from a transformers config with random weights (no download), writes that
 config (the config.json transformers saves) where --write-config says, prints the model's
 analytic FLOPs per stage (counted here, in Python, independently of kernlens's C++), then runs
---warmup + 1 generations: one prefill over a batch of prompts and greedy decode steps with a KV
-cache, each inside an NVTX range "prefill" / "decode" (the default domain).
+--warmup generations inside an NVTX range "warmup", then the timed one: one prefill over a batch of
+prompts and greedy decode steps with a KV cache, each inside an NVTX range "prefill" / "decode" (the default domain).
 
     python3 ground_truth.py --model dense_gqa --write-config dense_gqa.json
     python3 ground_truth.py --model moe --analytic-only
@@ -97,7 +97,7 @@ def main():
     if args.write_config:
         config.to_json_file(args.write_config)
     prefill, decode = analytic_flops(config, batch, prompt, args.decode_steps)
-    runs = args.warmup + 1
+    runs = 1  # the timed generation; the warm-ups run in an NVTX range "warmup" (stages warmup/...)
     print("ground_truth: " + json.dumps({
         "model": args.model, "model_type": config.model_type, "attention": spec["attn"], "batch": batch,
         "prompt_tokens": prompt, "decode_steps": args.decode_steps, "runs": runs,
@@ -113,8 +113,11 @@ def main():
     model = model.to("cuda").eval()
     input_ids = torch.randint(0, config.vocab_size, (batch, prompt), device="cuda")
     start = time.perf_counter()
-    for _ in range(runs):
-        generate(torch, model, input_ids, args.decode_steps)
+    with torch.cuda.nvtx.range("warmup"):  # lazy initialisation and autotuning stay out of prefill/decode
+        for _ in range(args.warmup):
+            generate(torch, model, input_ids, args.decode_steps)
+    torch.cuda.synchronize()
+    generate(torch, model, input_ids, args.decode_steps)
     print(f"ground_truth: model={args.model} runs={runs} wall_s={time.perf_counter() - start:.3f} "
           f"experts_implementation={getattr(model.config, '_experts_implementation', None)}")
 

@@ -19,7 +19,7 @@ mkdir -p "$out"
 rm -rf "$root/build/sweep_small"
 start=$(date +%s)
 "$kernlens" sweep plan "$spec" > "$out/plan.txt" 2>&1
-timeout 420 "$kernlens" sweep submit --local "$spec" > "$out/submit.txt" 2>&1
+timeout "${SWEEP_TIMEOUT_S:-420}" "$kernlens" sweep submit --local "$spec" > "$out/submit.txt" 2>&1
 echo "submit rc=$? after $(($(date +%s) - start)) s" >> "$out/submit.txt"
 "$kernlens" sweep status "$spec" > "$out/status.txt" 2>&1
 "$kernlens" sweep ingest "$spec" --db "$out/sweep_small.db" > "$out/ingest.txt" 2>&1

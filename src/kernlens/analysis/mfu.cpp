@@ -158,7 +158,9 @@ void set_analytic(StageWork& w, const std::optional<Analytic>& analytic) {
   if (w.flops_high) w.flops_ratio_high = *w.flops_high / flops;
   if (*w.flops_ratio > kRatioHigh) {
     w.flops_ratio_flag = fmt::format("measured / analytic {:.2f}: the profile counts work the model does not do "
-                                     "(kernels counted twice, or more runs than the analytic count assumes)",
+                                     "(kernels counted twice, more runs than the analytic count assumes, or padded work: ncu counts "
+                                     "the tensor-core work a kernel executes, whole tiles included, so GEMMs over a "
+                                     "few rows, e.g. a mixture of experts' decode, execute more than the model needs)",
                                      *w.flops_ratio);
   } else if (w.flops_ratio_high.value_or(kRatioLow) < kRatioLow) {
     w.flops_ratio_flag = fmt::format("measured / analytic at most {:.2f}: the profile misses work (launches not "

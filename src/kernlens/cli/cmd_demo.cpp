@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/cli/load_analysis.h"
 #include <fmt/format.h>
@@ -21,28 +22,19 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The run the demo analyzes, and what it knows of its workload. Swapping the run is this one
-// entry.
+// The run the demo analyzes. Swapping the run is this one entry. Its manifest's tags name the
+// model's config.json (beside it) and the sizes it ran, so analytic FLOPs stand beside the
+// measured ones (cli/analytic_options.h).
 struct DemoRun {
   const char* dir;    // inside examples/data
   const char* about;  // what the run is, for people
-  // The model's weights that multiply (for 2 x params x tokens: analytic FLOPs beside the
-  // measured ones), and the tokens each stage processed; none when the run measured its FLOPs.
-  std::optional<double> params;
-  std::vector<std::pair<std::string, double>> tokens;
-  std::optional<analysis::FlopPath> precision;  // the dtype it ran in, for the peak MFU divides by
 };
 
-// llm_stages.py --model llama --batch 1 --prompt 128 --decode-steps 8 (see its manifest.json):
-// 8 layers x (4 x 1024^2 attention + 3 x 1024 x 2816 MLP) + the 32000 x 1024 LM head = 135.5M
-// weights that multiply (embeddings excluded); prefill 128 tokens, decode 8 steps of 1 token;
-// bf16 (the script's default dtype).
-const DemoRun kDemoRun = {"runs/llama_decode_tracer",
-                          "a real H100 run of a llama-like model: prefill of 128 tokens and 8 decode steps, "
-                          "kernlens tracer timeline, Nsight Compute on the 3 hottest kernels",
-                          1.355e8,
-                          {{"prefill", 128}, {"decode", 8}},
-                          analysis::FlopPath::kTensorBf16};
+// examples/workloads/ground_truth.py --model moe on the H100 (scripts/device/ground_truth.sh).
+const DemoRun kDemoRun = {"runs/mixtral_moe_tracer",
+                          "a real H100 run of a Mixtral-like mixture of experts (8 experts, top-2, grouped-query "
+                          "attention): prefill of 8 x 384 tokens and 4 decode steps, kernlens tracer timeline, "
+                          "Nsight Compute on the 16 hottest kernels"};
 
 struct DemoOptions {
   std::string output = "kernlens-demo-report.html";
@@ -60,17 +52,13 @@ std::string find_data_dir(const std::string& given) {
   return KERNLENS_EXAMPLES_DIR;
 }
 
-analysis::AnalysisOptions demo_analysis_options() {
-  analysis::AnalysisOptions options;
-  options.work.params = kDemoRun.params;
-  options.work.tokens = kDemoRun.tokens;
-  options.work.precision = kDemoRun.precision;
-  return options;
-}
-
 int run_demo(const DemoOptions& opt) {
   const std::string run = (fs::path(find_data_dir(opt.data_dir)) / kDemoRun.dir).string();
-  auto loaded = load_analysis({run}, {}, demo_analysis_options());
+  analysis::AnalysisOptions options;
+  auto analytic = analytic_work(AnalyticOptions{}, {run});
+  if (!analytic) return bad_input(analytic.error());
+  options.work.analytic = std::move(analytic).value();
+  auto loaded = load_analysis({run}, {}, options);
   if (!loaded) return kExitBadInput;
   if (int rc = write_report(*loaded, "html", 25, opt.output); rc != kExitOk) return rc;
   std::error_code ec;

@@ -1,6 +1,8 @@
 #include "kernlens/report/headline.h"
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 
 #include <fmt/format.h>
 
@@ -37,22 +39,34 @@ std::string time_line(const analysis::Analysis& analysis) {
   return out;
 }
 
-// Stages with no stage nested in them (tree order: a nested stage follows its parent, deeper).
-std::vector<std::size_t> leaf_stages(const analysis::Aggregate& agg) {
-  std::vector<std::size_t> out;
+// Stage names that say the work is not the one measured (lazy initialisation, autotuning).
+constexpr std::array<std::string_view, 3> kWarmupNames = {"warmup", "warm-up", "warm_up"};
+
+bool is_warmup(std::string_view stage_name) {
+  std::string lower(stage_name);
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  return std::any_of(kWarmupNames.begin(), kWarmupNames.end(),
+                     [&](std::string_view w) { return lower.find(w) != std::string::npos; });
+}
+
+// The stages a person reads first: the top-level ones, warm-ups left out; when there are none,
+// every stage with no stage nested in it (tree order: a nested stage follows its parent).
+std::vector<std::size_t> main_stages(const analysis::Aggregate& agg) {
+  std::vector<std::size_t> top, leaves;
   for (std::size_t i = 0; i < agg.stages.size(); ++i) {
     if (agg.stages[i].name == analysis::kWholeRunStage) continue;
+    if (agg.stages[i].depth == 0 && !is_warmup(agg.stages[i].name)) top.push_back(i);
     bool parent = i + 1 < agg.stages.size() && agg.stages[i + 1].depth > agg.stages[i].depth;
-    if (!parent) out.push_back(i);
+    if (!parent) leaves.push_back(i);
   }
-  return out;
+  return top.empty() ? leaves : top;
 }
 
 // The stage that wastes the most: the most GPU idle time on a timeline; else the lowest MFU;
 // else the most kernel time.
 std::string worst_stage_line(const model::Profile& profile, const analysis::Analysis& analysis) {
   const auto& rows = analysis.agg.stages;
-  const auto leaves = leaf_stages(analysis.agg);
+  const auto leaves = main_stages(analysis.agg);
   if (leaves.empty()) {
     for (const auto& m : missing_parts(profile, analysis, 0)) {
       if (m.part == Part::kStages) return fmt::format("no stages: needs {}", m.needs);
@@ -97,17 +111,21 @@ std::string top_kernel_line(const analysis::Analysis& analysis) {
   return out;
 }
 
+// MFU of the main stages, with its interval and, where a model config gave it, the analytic MFU.
 std::string mfu_line(const analysis::Analysis& analysis) {
   std::vector<std::string> parts;
-  const auto& rows = analysis.agg.stages;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
+  for (std::size_t i : main_stages(analysis.agg)) {
     const auto& w = analysis.stages[i];
-    if (w.mfu) parts.push_back(fmt::format("{} {} ({})", rows[i].name, percent(*w.mfu), how_name(mfu_provenance(w).how)));
+    if (!w.mfu && !w.analytic_mfu) continue;
+    std::string part = fmt::format("{} {}", analysis.agg.stages[i].name, mfu_text(w));
+    if (w.mfu) part += fmt::format(" ({})", how_name(mfu_provenance(w).how));
+    if (w.analytic_mfu) part += fmt::format(", {} on analytic FLOPs", percent(*w.analytic_mfu));
+    parts.push_back(std::move(part));
   }
-  if (analysis.whole.mfu) {
-    parts.push_back(fmt::format("all kernels {} ({})", percent(*analysis.whole.mfu), how_name(mfu_provenance(analysis.whole).how)));
+  if (parts.empty() && analysis.whole.mfu) {
+    parts.push_back(fmt::format("all kernels {} ({})", mfu_text(analysis.whole), how_name(mfu_provenance(analysis.whole).how)));
   }
-  if (!parts.empty()) return fmt::format("{}", fmt::join(parts, ", "));
+  if (!parts.empty()) return fmt::format("{}", fmt::join(parts, "; "));
   return fmt::format("not known: {}", mfu_note(analysis.whole));
 }
 
