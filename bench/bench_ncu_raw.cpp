@@ -9,6 +9,7 @@
 #include "bench_input.h"
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/ingest/reader.h"
+#include "kernlens/ingest/reconcile.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/names/classify.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "kernlens/analysis/aggregate.h"
-#include "kernlens/ingest/nvtx_projection.h"
+#include "kernlens/ingest/timeline/nvtx_projection.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/names/classify.h"

@@ -14,7 +14,9 @@
 #include "kernlens/cli/commands.h"
 #include "kernlens/profile/process.h"
 #include "kernlens/profile/profile_run.h"
-#include "kernlens/store/run_input.h"
+#include "kernlens/report/json_report.h"
+#include "kernlens/report/text_report.h"
+#include "kernlens/rundir/tags.h"
 
 extern char** environ;
 
@@ -51,7 +53,7 @@ int run_profile_command(ProfileCliOptions& opt) {
                          clocks ? nullptr : &clocks.error()}) {
     if (e) return bad_input(*e);
   }
-  auto tags = store::parse_tags(opt.tags);
+  auto tags = rundir::parse_tags(opt.tags);
   if (!tags) return bad_input(tags.error());
   opt.run.tags = std::move(tags).value();
   opt.run.discovery = *discovery;
@@ -61,6 +63,13 @@ int run_profile_command(ProfileCliOptions& opt) {
   opt.run.progress_tty = isatty(STDERR_FILENO) == 1;
   opt.run.echo_program_output = !opt.quiet;
   opt.run.kill_after_last = !opt.no_kill && !profile::launcher_rank(environ);
+  // The run directory's analysis.json and the tables printed at the end.
+  opt.run.writers.analysis_json = [](const model::Profile& p, const analysis::Analysis& a) {
+    return report::analysis_json(p, a, {});
+  };
+  opt.run.writers.summary = [](const model::Profile& p, const analysis::Analysis& a) {
+    return report::analysis_text(p, a, report::TextOptions{20, 100});
+  };
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
   return profile::run_profile(opt.run, *classifier, std::cout, std::cerr).exit_code;
