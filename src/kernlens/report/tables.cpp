@@ -143,7 +143,9 @@ Table stage_table(const analysis::Analysis& analysis) {
     std::vector<Cell> row = {code_cell(s.name), kernel_time, percent_cell(share), count_cell(s.launches)};
     for (auto& c : stage_timeline_cells(s)) row.push_back(std::move(c));
     row.push_back(with_how(si_cell(work.flops, "FLOP"), flops_provenance(work)));
-    row.push_back(with_how(Cell{mfu_text(work), work.mfu}, mfu_provenance(work)));
+    Cell mfu = text_cell(mfu_text(work));
+    mfu.sort_key = work.mfu;
+    row.push_back(with_how(std::move(mfu), mfu_provenance(work)));
     const bool deep = analysis.coverage.deep_launches > 0;  // else the summary says: none
     row.push_back(with_how(percent_cell(deep ? work.coverage : std::nullopt), How::kMeasured,
                            "the share of the stage's kernel time on launches Nsight Compute measured (its "
@@ -151,8 +153,10 @@ Table stage_table(const analysis::Analysis& analysis) {
     if (analytic) {
       row.push_back(si_cell(work.analytic_flops, "FLOP"));
       row.push_back(percent_cell(work.analytic_mfu));
-      row.push_back(Cell{flops_ratio_text(work) + (work.flops_ratio_flag.empty() ? "" : " (far from 1)"), work.flops_ratio,
-                         false, work.flops_ratio_flag});
+      Cell ratio = text_cell(flops_ratio_text(work) + (work.flops_ratio_flag.empty() ? "" : " (far from 1)"));
+      ratio.sort_key = work.flops_ratio;
+      ratio.full = work.flops_ratio_flag;
+      row.push_back(std::move(ratio));
     }
     t.rows.push_back(std::move(row));
   }
@@ -330,7 +334,8 @@ bool varies(const std::vector<model::ScalingCell>& cells, const ScalingKey& key)
 
 Table scaling_table(const std::vector<model::ScalingCell>& cells, bool families, std::string id,
                     const std::string& db_name) {
-  Table t{std::move(id), {}, {}, {}, ""};
+  Table t;
+  t.id = std::move(id);
   auto column = [&t](std::string header, bool numeric) {
     t.headers.push_back(std::move(header));
     t.numeric.push_back(numeric);
