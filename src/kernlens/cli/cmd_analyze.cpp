@@ -10,6 +10,7 @@
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
+#include "kernlens/ingest/registry.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/report/csv_report.h"
 #include "kernlens/report/json_report.h"
@@ -150,13 +151,10 @@ Command add_analyze_command(CLI::App& app) {
       "analyze",
       "Where the GPU time goes, by kernel and stage, and why each hot kernel is slow.");
   cmd->footer(
-      "INPUT is any export kernlens reads, detected from its content (gzip is inflated):\n"
-      "  Nsight Compute CSV: ncu --import R.ncu-rep --page raw --csv  (or --page details,\n"
-      "  or --csv --print-summary per-kernel). Pages of the same report are merged, not\n"
-      "  counted twice.\n"
-      "  Nsight Systems: nsys export --type sqlite R.nsys-rep, or nsys stats --report\n"
-      "  cuda_gpu_kern_sum --format csv --output - R.nsys-rep.\n"
-      "  PyTorch profiler: the chrome trace of export_chrome_trace (.json or .json.gz).\n"
+      "INPUT is a run directory of `kernlens profile`, or any export kernlens reads, detected\n"
+      "from its content (gzip is inflated):\n" +
+      ingest::formats_help() +
+      "Pages of the same ncu report are merged, not counted twice.\n"
       "Bottlenecks, roofs and FLOPs need Nsight Compute's sections: SpeedOfLight (verdicts),\n"
       "SpeedOfLight_RooflineChart and SpeedOfLight_HierarchicalTensorRooflineChart (FLOPs),\n"
       "MemoryWorkloadAnalysis, Occupancy, WarpStateStats; the details page adds ncu's advice.\n"

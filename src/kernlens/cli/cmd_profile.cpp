@@ -16,6 +16,7 @@
 #include "kernlens/profile/profile_run.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/text_report.h"
+#include "kernlens/rundir/layout.h"
 #include "kernlens/rundir/tags.h"
 
 extern char** environ;
@@ -103,9 +104,14 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_option("CMD", opt->run.command, "The program to profile and its arguments (after --)")
       ->required()
       ->expected(1, -1);
+  std::vector<std::string> methods;
+  for (const auto& layout : rundir::discovery_layouts()) methods.emplace_back(layout.name);
+  std::vector<std::string> choices = {"auto"};
+  choices.insert(choices.end(), methods.begin(), methods.end());
   cmd->add_option("--discovery", opt->discovery,
-                  "How to time every kernel: auto (tracer, then nsys, then ncu), tracer, nsys or ncu")
-      ->check(CLI::IsMember({"auto", "nsys", "tracer", "ncu"}))
+                  fmt::format("How to time every kernel: auto ({}), {}", fmt::join(methods, ", then "),
+                              fmt::join(methods, ", ")))
+      ->check(CLI::IsMember(choices))
       ->capture_default_str();
   cmd->add_option("--discovery-from", opt->run.discovery_from,
                   "Reuse the discovery of an earlier run directory of the same program instead of running one")

@@ -30,20 +30,25 @@ constexpr std::string_view kNcuExports =
 // particular header to the least.
 constexpr std::array kFormats = {
     FormatEntry{InputFormat::kNsysSqlite, FormatFamily::kNsys, "Nsight Systems SQLite export", "an nsys SQLite export",
-                false, &is_sqlite_header, nullptr, &read_nsys_sqlite, &read_nsys_sqlite_file},
+                "nsys export --type sqlite R.nsys-rep", false, &is_sqlite_header, nullptr, &read_nsys_sqlite, &read_nsys_sqlite_file},
     FormatEntry{InputFormat::kKltrace, FormatFamily::kKltrace, "kernlens tracer trace (.kltrace)",
-                "a kernlens tracer trace (.kltrace)", false, &trace_format::has_magic, nullptr, &read_kltrace},
+                "a kernlens tracer trace (.kltrace)",
+                "kernlens profile --discovery tracer (discovery/kernlens-PID.kltrace)", false, &trace_format::has_magic, nullptr, &read_kltrace},
     FormatEntry{InputFormat::kPytorchTrace, FormatFamily::kPytorch, "PyTorch profiler trace (chrome trace JSON)",
-                "a PyTorch profiler trace (.json, .json.gz)", false, &looks_like_chrome_trace, &json_near_miss,
+                "a PyTorch profiler trace (.json, .json.gz)",
+                "torch.profiler's export_chrome_trace (.json or .json.gz)", false, &looks_like_chrome_trace, &json_near_miss,
                 &read_pytorch_trace, &read_pytorch_trace_file, true},
     FormatEntry{InputFormat::kNsysStatsCsv, FormatFamily::kNsys, "Nsight Systems stats kernel summary CSV",
-                "an nsys stats CSV (--report cuda_gpu_kern_sum --format csv)", true, &is_nsys_stats_csv,
+                "an nsys stats CSV (--report cuda_gpu_kern_sum --format csv)",
+                "nsys stats --report cuda_gpu_kern_sum --format csv --output - R.nsys-rep", true, &is_nsys_stats_csv,
                 &other_nsys_stats, &read_nsys_stats_csv},
-    FormatEntry{InputFormat::kNcuSummaryCsv, FormatFamily::kNcu, "Nsight Compute summary CSV", kNcuExports, true,
+    FormatEntry{InputFormat::kNcuSummaryCsv, FormatFamily::kNcu, "Nsight Compute summary CSV", kNcuExports,
+                "ncu --import R.ncu-rep --csv --print-summary per-kernel", true,
                 &is_ncu_summary_csv, nullptr, &read_ncu_summary_csv},
     FormatEntry{InputFormat::kNcuDetailsCsv, FormatFamily::kNcu, "Nsight Compute details page CSV", kNcuExports,
-                true, &is_ncu_details_csv, nullptr, &read_ncu_details_csv},
-    FormatEntry{InputFormat::kNcuRawCsv, FormatFamily::kNcu, "Nsight Compute raw page CSV", kNcuExports, true,
+                "ncu --import R.ncu-rep --page details --csv", true, &is_ncu_details_csv, nullptr, &read_ncu_details_csv},
+    FormatEntry{InputFormat::kNcuRawCsv, FormatFamily::kNcu, "Nsight Compute raw page CSV", kNcuExports,
+                "ncu --import R.ncu-rep --page raw --csv", true,
                 &is_ncu_raw_csv, &ncu_near_miss, &read_ncu_raw_csv, &read_ncu_raw_csv_file},
 };
 
@@ -70,6 +75,15 @@ std::optional<Detection> first_near_miss(std::string_view bytes, bool text) {
   return std::nullopt;
 }
 
+// The entries family by family, in detection order within a family.
+std::vector<const FormatEntry*> by_family() {
+  std::vector<const FormatEntry*> entries;
+  for (const auto& f : kFormats) entries.push_back(&f);
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const FormatEntry* a, const FormatEntry* b) { return a->family < b->family; });
+  return entries;
+}
+
 }  // namespace
 
 std::span<const FormatEntry> formats() { return kFormats; }
@@ -81,13 +95,21 @@ const FormatEntry* find_format(model::InputFormat id) {
   return nullptr;
 }
 
+std::string formats_help() {
+  std::string text;
+  for (const FormatEntry* f : by_family()) {
+    text += "  ";
+    text += f->description;
+    text += ": ";
+    text += f->produce;
+    text += "\n";
+  }
+  return text;
+}
+
 std::string expected_formats() {
-  std::vector<const FormatEntry*> by_family;
-  for (const auto& f : kFormats) by_family.push_back(&f);
-  std::stable_sort(by_family.begin(), by_family.end(),
-                   [](const FormatEntry* a, const FormatEntry* b) { return a->family < b->family; });
   std::vector<std::string_view> phrases;
-  for (const FormatEntry* f : by_family) {
+  for (const FormatEntry* f : by_family()) {
     if (std::find(phrases.begin(), phrases.end(), f->expected) == phrases.end()) phrases.push_back(f->expected);
   }
   std::string text = "expected ";

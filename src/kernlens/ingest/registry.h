@@ -25,6 +25,7 @@ struct FormatEntry {
   FormatFamily family;
   std::string_view description;  // for people: "Nsight Compute raw page CSV"
   std::string_view expected;     // what to give, in the error for an unknown file (a family may share one)
+  std::string_view produce;      // how to make it, for --help: "ncu --import R.ncu-rep --page raw --csv"
   // A text format is tried only once no other format, nor its near miss, matched and the bytes
   // are not binary.
   bool text;
@@ -51,5 +52,8 @@ Detection guess_format(std::string_view bytes);
 // "an Nsight Compute CSV export (...), ..., or a kernlens tracer trace (.kltrace)": what every
 // entry expects, family by family.
 std::string expected_formats();
+
+// For --help: each format, family by family, a line "  DESCRIPTION: HOW TO MAKE IT".
+std::string formats_help();
 
 }  // namespace kernlens::ingest

@@ -238,7 +238,9 @@ std::optional<int> launcher_rank(char** environ_list) {
 Result<DiscoveryRequest> parse_discovery(std::string_view name) {
   if (name == "auto") return DiscoveryRequest();
   if (const rundir::DiscoveryLayout* layout = rundir::find_discovery_layout(name)) return DiscoveryRequest(layout->method);
-  return make_error("", 0, fmt::format("unknown discovery '{}': expected auto, nsys, tracer or ncu", name));
+  std::vector<std::string_view> names = {"auto"};
+  for (const auto& layout : rundir::discovery_layouts()) names.push_back(layout.name);
+  return make_error("", 0, fmt::format("unknown discovery '{}': expected {}", name, fmt::join(names, ", ")));
 }
 
 std::string_view discovery_name(DiscoveryRequest request) {

@@ -1,7 +1,7 @@
 // `kernlens profile`, end to end: find the profilers, discover where the GPU time goes (nsys
 // timeline, or ncu in timing mode), choose the few kernels that make up most of it, measure
 // one launch of each with Nsight Compute, export, join and analyze, into a run directory
-// (run_dir.h). Every command is an argv; every step is recorded in the manifest as it ends,
+// (rundir/layout.h). Every command is an argv; every step is recorded in the manifest as it ends,
 // so an interrupted or failed run keeps what it has and says so.
 #pragma once
 

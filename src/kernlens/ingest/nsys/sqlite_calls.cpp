@@ -1,7 +1,9 @@
 #include "kernlens/ingest/nsys/sqlite_calls.h"
 
 #include <algorithm>
+#include <array>
 
+#include "kernlens/common/chunk_reader.h"
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 
 namespace kernlens::ingest::nsys {
@@ -23,19 +25,34 @@ ApiCall innermost_call(const std::vector<ApiRow>& rows, const std::vector<Keyed>
   return ApiCall{best->global_tid, best->start, best->end};
 }
 
-}  // namespace
-
-Result<std::vector<ApiRow>> read_api_rows(const SqliteDb& db, const std::string& sql, std::size_t estimate) {
+ApiRows read_api_rows(const SqliteDb& db, const std::string& sql, std::size_t estimate) {
   auto stmt = db.prepare(sql);
-  if (!stmt) return stmt.error();
-  std::vector<ApiRow> rows;
-  reserve_huge(rows, estimate);
+  if (!stmt) return ApiRows{{}, stmt.error()};
+  ApiRows read;
+  reserve_huge(read.rows, estimate);
   while (stmt->step()) {
     if (stmt->is_null(0) || stmt->is_null(1)) continue;
-    rows.push_back(ApiRow{stmt->int64(0), stmt->int64(1), stmt->int64(2), stmt->int64(3)});
+    read.rows.push_back(ApiRow{stmt->int64(0), stmt->int64(1), stmt->int64(2), stmt->int64(3)});
   }
-  if (stmt->error()) return make_error("", 0, *stmt->error());
-  return rows;
+  if (stmt->error()) read.error = make_error("", 0, *stmt->error());
+  return read;
+}
+
+}  // namespace
+
+std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source, std::uint64_t file_bytes) {
+  static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
+                                          Column{"start", true}, Column{"end", true}};
+  if (!schema.has(kRuntime))
+    return std::async(std::launch::deferred, [] { return ApiRows{}; });
+  auto sql = schema.select_sql(kRuntime, kColumns);
+  if (!sql) return std::async(std::launch::deferred, [e = sql.error()] { return ApiRows{{}, e}; });
+  auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
+  return std::async(policy, [source, sql = *sql, rows = schema.row_estimate(kRuntime, file_bytes)] {
+    auto db = source.open();
+    if (!db) return ApiRows{{}, db.error()};
+    return read_api_rows(*db, sql, rows);
+  });
 }
 
 std::optional<std::uint64_t> CallMatcher::key(std::int64_t global_id, std::int64_t correlation) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <limits>
 #include <optional>
 #include <string>
@@ -25,8 +26,21 @@ struct Keyed {
   std::uint32_t index;
 };
 
-// The rows of `sql` (globalTid, correlationId, start, end), on a connection of their own.
-Result<std::vector<ApiRow>> read_api_rows(const SqliteDb& db, const std::string& sql, std::size_t estimate);
+// The API calls read, or the error that stopped reading them. Not a Result: GCC 12 takes a
+// Result destroyed inside std::future's task setter for a free of a stack object
+// (-Wfree-nonheap-object, a false positive that -Werror turns into a failed build).
+struct ApiRows {
+  std::vector<ApiRow> rows;
+  std::optional<Error> error;
+};
+
+class Schema;
+struct DbSource;
+
+// The CUDA API calls (globalTid, correlationId, start, end), read on a connection of their own
+// and on another CPU when there is one: the table is about as long as the kernel table and
+// independent of it. No rows when the export has no runtime table.
+std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source, std::uint64_t file_bytes);
 
 class CallMatcher {
  public:

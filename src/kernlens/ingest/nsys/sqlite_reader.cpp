@@ -95,7 +95,7 @@ class NsysReader {
     if (auto s = check_is_nsys_export(); !s) return s;
     if (auto s = strings_.open(schema_); !s) return s;
     reserve();
-    auto api_calls = start_reading_api_calls();
+    auto api_calls = start_reading_api_rows(schema_, source_, file_bytes_);
     for (auto step :
          {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
           &NsysReader::read_memcpys, &NsysReader::read_memsets, &NsysReader::read_nvtx}) {
@@ -363,32 +363,11 @@ class NsysReader {
 
   // ---- CUDA API calls and NVTX ranges -------------------------------------------------------
 
-  // The CUDA API calls, read on a connection of their own and on another CPU when there is
-  // one: the table is about as long as the kernel table and independent of it.
-  std::future<Result<std::vector<ApiRow>>> start_reading_api_calls() {
-    static constexpr std::array kColumns = {Column{"globalTid", true},
-                                            Column{"correlationId", true}, Column{"start", true},
-                                            Column{"end", true}};
-    using Rows = Result<std::vector<ApiRow>>;
-    if (!schema_.has(kRuntime))
-      return std::async(std::launch::deferred, [] { return Rows(std::vector<ApiRow>{}); });
-    auto sql = schema_.select_sql(kRuntime, kColumns);
-    if (!sql) return std::async(std::launch::deferred, [e = sql.error()] { return Rows(e); });
-    auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
-    return std::async(policy,
-                      [source = source_, sql = *sql,
-                       rows = schema_.row_estimate(kRuntime, file_bytes_)]() -> Rows {
-                        auto db = source.open();
-                        if (!db) return db.error();
-                        return read_api_rows(*db, sql, rows);
-                      });
-  }
-
-  Status match_api_calls(Result<std::vector<ApiRow>> rows) {
-    if (!rows)
-      return schema_.unreadable("table " + std::string(kRuntime) + ": " + rows.error().message);
-    for (const ApiRow& r : *rows) trace_end_ = std::max(trace_end_, r.end);
-    calls_.match(*rows, ops_);
+  Status match_api_calls(const ApiRows& read) {
+    if (read.error)
+      return schema_.unreadable("table " + std::string(kRuntime) + ": " + read.error->message);
+    for (const ApiRow& r : read.rows) trace_end_ = std::max(trace_end_, r.end);
+    calls_.match(read.rows, ops_);
     return ok_status();
   }
 

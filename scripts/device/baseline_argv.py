@@ -4,7 +4,7 @@ launch of the NVTX range. From the output of `kernlens profile --dry-run`, the d
 argv without its kernel filters, --kill and -o, with `-o REPORT_BASE` before the program; one
 argument a line (for bash's mapfile).
 
-    scripts/baseline_argv.py DRYRUN_OUTPUT REPORT_BASE
+    scripts/device/baseline_argv.py DRYRUN_OUTPUT REPORT_BASE
 """
 import shlex
 import sys

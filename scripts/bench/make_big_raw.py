@@ -5,7 +5,7 @@ Repeats the data rows of a real export (header row, units row, then launches) un
 file reaches the target size, renumbering the "ID" column so every launch stays distinct,
 as in one long ncu report. Only the standard library is used.
 
-Usage: scripts/bench_make_big_raw.py [-s MB] [-o OUT] [--fixture CSV]
+Usage: scripts/bench/make_big_raw.py [-s MB] [-o OUT] [--fixture CSV]
 """
 
 import argparse
@@ -15,7 +15,7 @@ import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_FIXTURE = os.path.join(ROOT, "tests", "fixtures", "ncu", "qwen_decode_raw.csv")
 DEFAULT_OUTPUT = os.path.join(ROOT, "build", "bench", "big_raw.csv")
 

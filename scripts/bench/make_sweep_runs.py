@@ -10,11 +10,11 @@ gpu__time_duration.sum in the discovery export) scaled by the point's batch and 
 that every run has its own bytes, run key and figures. Nothing else is changed: the deep
 pass's metrics are the real ones.
 
-  scripts/bench_make_sweep_runs.py OUT [--models 10 --batches 10 --tokens 10]
+  scripts/bench/make_sweep_runs.py OUT [--models 10 --batches 10 --tokens 10]
 """
 import argparse, csv, gzip, io, json, os, shutil, sys
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TEMPLATES = ["llama_prefill", "llama_prefill_b4", "llama_prefill_b8", "qwen_prefill"]
 DURATION = "gpu__time_duration.sum"
 
@@ -62,7 +62,7 @@ def main():
     runs = os.path.join(a.out, "runs")
     os.makedirs(runs)
     with open(os.path.join(a.out, "sweep.toml"), "w") as f:
-        f.write(f'''# {len(models) * len(batches) * len(tokens)} points written by scripts/bench_make_sweep_runs.py
+        f.write(f'''# {len(models) * len(batches) * len(tokens)} points written by scripts/bench/make_sweep_runs.py
 name = "bench"
 run_root = "runs"
 command = ["python3", "llm_stages.py", "--model", "{{model}}", "--batch", "{{batch}}", "--prompt", "{{tokens}}"]

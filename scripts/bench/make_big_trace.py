@@ -8,7 +8,7 @@ shifted past the end of the previous copy, and its ids ("correlation", flow "id"
 the CPU-to-GPU links stay right. The document's other members are written once. Only the
 standard library is used.
 
-Usage: scripts/bench_make_big_trace.py [-s MB] [-o OUT] [--fixture TRACE.json.gz]
+Usage: scripts/bench/make_big_trace.py [-s MB] [-o OUT] [--fixture TRACE.json.gz]
 """
 
 import argparse
@@ -18,7 +18,7 @@ import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 DEFAULT_FIXTURE = os.path.join(ROOT, "tests", "fixtures", "pytorch", "llama_torch_trace.json.gz")
 DEFAULT_OUTPUT = os.path.join(ROOT, "build", "bench", "big_trace.json")
 

@@ -2,14 +2,14 @@
 # One device call for issue 6: `kernlens profile` on two models (no baseline: its figures
 # stand from the earlier run, same machine and commands), plus the environment facts the
 # manifest probe reads (nvidia-smi, python/torch). Everything lands in OUT as two files.
-#   scripts/device/issue6_validation.sh OUT
+#   scripts/device/profile_two_models_and_env.sh OUT
 set -uo pipefail
 out=$1
 work=$(mktemp -d)
 export LD_LIBRARY_PATH=$PWD/build/devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PATH=/usr/local/cuda/bin:$PATH
 for model in llama qwen; do
-  KERNLENS=build/devrun/kernlens BASELINE=0 scripts/validate_profile.sh "$work/v" "$model" prefill roofline
+  KERNLENS=build/devrun/kernlens BASELINE=0 scripts/device/profile_vs_ncu_baseline.sh "$work/v" "$model" prefill roofline
 done
 {
   echo "### nvidia-smi --query-gpu=name,driver_version,memory.total,uuid --format=csv,noheader"

@@ -8,16 +8,16 @@
 #      decoded, and only what `analyze` reads;
 #   3. the peer, pandas: read_csv + groupby('Kernel Name') of the duration, as the issue
 #      names it, and the same with usecols= (the cheapest pandas can do this job).
-# Installs nothing; generates FILE with scripts/bench_make_big_raw.py when it is missing;
+# Installs nothing; generates FILE with scripts/bench/make_big_raw.py when it is missing;
 # skips the peer (exit 0) when no python with pandas is found.
 #
-# Usage: scripts/bench_vs_pandas.sh [FILE]
+# Usage: scripts/bench/vs_pandas.sh [FILE]
 # Env:   ROUNDS, BUILD_DIR (default build/rel; a Release build), KERNLENS_BENCH_RAW_CSV (FILE),
 #        PYTHON (an interpreter with pandas; default: the first of python3, /usr/bin/python3
 #        that imports it).
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build/rel}
 file=${1:-${KERNLENS_BENCH_RAW_CSV:-$build/bench/big_raw.csv}}
 kernlens=$build/kernlens
@@ -32,7 +32,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/
 if [[ ! -f $file ]]; then
   echo "== $file missing: generating it (200 MB)"
   mkdir -p "$(dirname "$file")"
-  python3 "$root/scripts/bench_make_big_raw.py" -o "$file"
+  python3 "$root/scripts/bench/make_big_raw.py" -o "$file"
 fi
 bytes=$(stat -L -c %s "$file")
 mb=$(python3 -c "print(f'{$bytes / 1e6:.1f}')")

@@ -4,7 +4,7 @@
 # range (the argv kernlens's own --dry-run prints, without its kernel filters), and writes
 # both wall times, the deep pass's share of them and its coverage of kernel time.
 #
-#   scripts/validate_profile.sh OUTDIR MODEL [RANGE] [TIER]     (MODEL: llama, qwen, gpt2)
+#   scripts/device/profile_vs_ncu_baseline.sh OUTDIR MODEL [RANGE] [TIER]     (MODEL: llama, qwen, gpt2)
 #
 # Env: KERNLENS (default build/kernlens), PYTHON (python3), BASELINE=0 to skip the baseline
 # (its figures from an earlier run stand), STAMPS=FILE to also append each phase's start and
@@ -23,7 +23,7 @@ stamp() { echo "$1 $(now)" >> "$out/$model.stamps"; [[ -n ${STAMPS:-} ]] && echo
 stamp profile-start
 t0=$(now)
 "$kernlens" profile --discovery ncu --tier "$tier" --nvtx-include "$range" --out "$out/runs" --run-id "$model" \
-  --quiet -- "${workload[@]}" > "$out/$model.report.txt" 2> "$out/$model.profile.err"
+  --tag model="$model" --tag batch=4 --tag tokens=256 --tag dtype=bf16 --quiet -- "${workload[@]}" > "$out/$model.report.txt" 2> "$out/$model.profile.err"
 rc=$?
 t1=$(now)
 stamp profile-end

@@ -11,15 +11,15 @@
 #   3. the peer, Python's json.load of the same file, then the least work that gives
 #      kernlens's totals (kernel time and launches per kernel name), timed inside Python
 #      (no interpreter start); and orjson.loads the same way when it is installed.
-# Installs nothing; makes FILE with scripts/bench_make_big_trace.py and FILE.gz with gzip when
+# Installs nothing; makes FILE with scripts/bench/make_big_trace.py and FILE.gz with gzip when
 # they are missing.
 #
-# Usage: scripts/bench_vs_json_load.sh [FILE]
+# Usage: scripts/bench/vs_json_load.sh [FILE]
 # Env:   ROUNDS, BUILD_DIR (default build/rel; a Release build), KERNLENS_BENCH_TRACE (FILE),
 #        PYTHON (default python3).
 set -euo pipefail
 
-root=$(cd "$(dirname "$0")/.." && pwd)
+root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD_DIR:-$root/build/rel}
 file=${1:-${KERNLENS_BENCH_TRACE:-$build/bench/big_trace.json}}
 kernlens=$build/kernlens
@@ -36,7 +36,7 @@ build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$build/CMakeCache.txt" 2>/
 if [[ ! -f $file ]]; then
   echo "== $file missing: generating it (500 MB)"
   mkdir -p "$(dirname "$file")"
-  "$python" "$root/scripts/bench_make_big_trace.py" -o "$file"
+  "$python" "$root/scripts/bench/make_big_trace.py" -o "$file"
 fi
 if [[ ! -f $file.gz || $file.gz -ot $file ]]; then
   echo "== $file.gz missing: gzip -1"
