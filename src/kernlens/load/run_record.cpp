@@ -29,17 +29,39 @@ void set_tag(model::RunMeta& meta, const std::string& key, const std::string& va
   meta.tags.emplace_back(key, value);
 }
 
+// The tags with a column of their own in the runs table: text, or an integer.
+struct ColumnTag {
+  std::string_view key;
+  std::string model::RunMeta::*text = nullptr;
+  std::optional<std::int64_t> model::RunMeta::*integer = nullptr;
+};
+constexpr ColumnTag kColumnTags[] = {
+    {"model", &model::RunMeta::model, nullptr},
+    {"dtype", &model::RunMeta::dtype, nullptr},
+    {"batch", nullptr, &model::RunMeta::batch},
+    {"tokens", nullptr, &model::RunMeta::tokens},
+};
+
+const ColumnTag* column_tag(std::string_view key) {
+  for (const auto& c : kColumnTags) {
+    if (c.key == key) return &c;
+  }
+  return nullptr;
+}
+
 // The tags with a column of their own fill it. Errors: batch or tokens not an integer.
 Status apply_tags(model::RunMeta& meta, const rundir::Tags& tags) {
   for (const auto& [key, value] : tags) {
     set_tag(meta, key, value);
-    if (key == "model") meta.model = value;
-    if (key == "dtype") meta.dtype = value;
-    if (key == "batch" || key == "tokens") {
-      auto n = parse_int(value);
-      if (!n) return make_error("", 0, fmt::format("--tag {}={}: {} must be an integer", key, value, key));
-      (key == "batch" ? meta.batch : meta.tokens) = *n;
+    const ColumnTag* column = column_tag(key);
+    if (!column) continue;
+    if (column->text) {
+      meta.*(column->text) = value;
+      continue;
     }
+    auto n = parse_int(value);
+    if (!n) return make_error("", 0, fmt::format("--tag {}={}: {} must be an integer", key, value, key));
+    meta.*(column->integer) = *n;
   }
   return ok_status();
 }
@@ -64,6 +86,11 @@ Result<model::RunMeta> manifest_meta(const std::string& dir, const rundir::Manif
 }
 
 }  // namespace
+
+bool tag_fits_column(std::string_view key, std::string_view value) {
+  const ColumnTag* column = column_tag(key);
+  return !column || !column->integer || parse_int(value);
+}
 
 Result<model::RunRecord> load_run_record(const std::string& path, const rundir::Tags& tags,
                                          const names::KernelClassifier& classifier) {

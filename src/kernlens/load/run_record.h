@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "kernlens/common/error.h"
 #include "kernlens/model/run_record.h"
@@ -15,6 +16,10 @@
 #include "kernlens/rundir/tags.h"
 
 namespace kernlens::load {
+
+// False for a tag that fills an integer column of the runs table (batch, tokens) with a value
+// that is not an integer: a sweep checks its points' tags before it runs them.
+bool tag_fits_column(std::string_view key, std::string_view value);
 
 // Errors: what load() says, a run key that cannot be made (unreadable files), a batch or tokens
 // tag that is not an integer.
