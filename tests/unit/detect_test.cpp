@@ -84,6 +84,19 @@ TEST(Registry, NsysStatsBeforeNcuPages) {
             "nsys-stats-csv");
 }
 
+// --help's list and the unknown-file error come from the entries: a format added to kFormats
+// appears in both without another edit.
+TEST(Registry, HelpAndErrorTextListEveryEntry) {
+  const std::string help = formats_help();
+  const std::string expected = expected_formats();
+  for (const FormatEntry& f : formats()) {
+    EXPECT_NE(help.find(std::string(f.description) + ": " + std::string(f.produce)), std::string::npos) << help;
+    EXPECT_NE(expected.find(f.expected), std::string::npos) << expected;
+    EXPECT_EQ(find_format(f.id), &f);
+  }
+  EXPECT_EQ(static_cast<std::size_t>(std::count(help.begin(), help.end(), '\n')), formats().size());
+}
+
 TEST(Detect, NcuHeaderWithoutKernelNameNamesTheColumnAndLine) {
   Detection d = guess_format("==PROF== Disconnected\n\"ID\",\"Process ID\",\"Name\"\n\"0\",\"1\",\"x\"\n");
   EXPECT_EQ(d.format, nullptr);

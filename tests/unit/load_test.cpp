@@ -137,5 +137,14 @@ TEST(RunRecord, ColumnsFromTheManifestsTagsThenTheGivenOnes) {
   EXPECT_NE(bad.error().message.find("tokens must be an integer"), std::string::npos);
 }
 
+// The columns' table serves both db ingest and sweep plan's early check.
+TEST(RunRecord, TagsOfIntegerColumnsMustBeIntegers) {
+  EXPECT_TRUE(tag_fits_column("batch", "8"));
+  EXPECT_FALSE(tag_fits_column("batch", "eight"));
+  EXPECT_FALSE(tag_fits_column("tokens", "1e3"));
+  EXPECT_TRUE(tag_fits_column("model", "llama-3"));
+  EXPECT_TRUE(tag_fits_column("anything_else", "x"));
+}
+
 }  // namespace
 }  // namespace kernlens::load
