@@ -44,7 +44,7 @@ inline bool usable(benchmark::State& state, const Input& in) {
 // `from_file`) the file by path. False, and the benchmark skipped, on an error or when another
 // reader took it than `format`'s (another reader's speed is not the figure).
 inline bool read_as(benchmark::State& state, const Input& in, bool from_file, const ingest::ReadOptions& options,
-                    std::string_view format, model::Profile& profile) {
+                    model::InputFormat format, model::Profile& profile) {
   Status s = from_file ? ingest::read_input(in.path, profile, options)
                        : ingest::read_input_bytes(in.bytes, in.path, profile, options);
   if (!s) {
@@ -52,7 +52,7 @@ inline bool read_as(benchmark::State& state, const Input& in, bool from_file, co
     return false;
   }
   if (profile.inputs[0].format != format) {
-    state.SkipWithError(("not the expected format: " + profile.inputs[0].format).c_str());
+    state.SkipWithError(("not the expected format: " + std::string(model::format_id(profile.inputs[0].format))).c_str());
     return false;
   }
   return true;

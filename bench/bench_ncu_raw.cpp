@@ -1,7 +1,7 @@
 // Throughput of the Nsight Compute raw-page reader, and of the aggregation that follows it.
 // The input is loaded into memory once, before timing, so the figures measure parsing, not
 // the disk. Input: $KERNLENS_BENCH_RAW_CSV, else the file `ninja bench_big_raw` generates
-// (scripts/bench_make_big_raw.py).
+// (scripts/bench/make_big_raw.py).
 #include <benchmark/benchmark.h>
 
 #include <optional>
@@ -9,6 +9,7 @@
 #include "bench_input.h"
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/ingest/reader.h"
+#include "kernlens/ingest/reconcile.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/names/classify.h"
 
@@ -32,7 +33,7 @@ void BM_ReadNcuRaw(benchmark::State& state) {
   std::size_t launches = 0;
   for (auto _ : state) {
     model::Profile profile;  // fresh each time; its destruction is timed, as in a CLI run
-    if (!read_as(state, in, false, options, "ncu-raw-csv", profile)) return;
+    if (!read_as(state, in, false, options, model::InputFormat::kNcuRawCsv, profile)) return;
     launches = profile.launches.size();
     benchmark::DoNotOptimize(launches);
   }

@@ -2,7 +2,7 @@
 // attribution: reading the file (kernels, launch calls, NVTX ranges, the projection of the
 // ranges onto the GPU) and analysis::aggregate (the kernel table and the stage figures).
 // Input: $KERNLENS_BENCH_NSYS_SQLITE, else the file `ninja bench_big_nsys` generates
-// (scripts/make_nsys_fixture.py bench: 1,000,000 launches under generate > prefill|decode >
+// (scripts/fixtures/make_nsys_fixture.py bench: 1,000,000 launches under generate > prefill|decode >
 // layer_NN ranges). The file is read through read_input as `kernlens analyze` reads it; the
 // first, untimed pass brings it into the page cache.
 #include <benchmark/benchmark.h>
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "kernlens/analysis/aggregate.h"
-#include "kernlens/ingest/nvtx_projection.h"
+#include "kernlens/ingest/timeline/nvtx_projection.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/names/classify.h"
@@ -43,8 +43,8 @@ void BM_ReadNsysSqlite(benchmark::State& state) {
                               .c_str());
       return;
     }
-    if (profile.inputs[0].format != "nsys-sqlite") {
-      state.SkipWithError(("not an nsys export: " + profile.inputs[0].format).c_str());
+    if (profile.inputs[0].format != model::InputFormat::kNsysSqlite) {
+      state.SkipWithError(("not an nsys export: " + std::string(model::format_id(profile.inputs[0].format))).c_str());
       return;
     }
     launches = profile.launches.size();

@@ -2,7 +2,7 @@
 // bytes already in memory (the reader alone: what a .json.gz costs once inflated), and the
 // file by path (what `analyze` does with a large plain .json: streamed through a bounded
 // window, page cache to parser). Input: $KERNLENS_BENCH_TRACE, else the file
-// `ninja bench_big_trace` generates (scripts/bench_make_big_trace.py). Run on one CPU
+// `ninja bench_big_trace` generates (scripts/bench/make_big_trace.py). Run on one CPU
 // (taskset -c 0) for the one-core figure.
 #include <benchmark/benchmark.h>
 
@@ -30,7 +30,7 @@ void BM_ReadPytorchTrace(benchmark::State& state) {
   std::size_t launches = 0;
   for (auto _ : state) {
     model::Profile profile;  // fresh each time; its destruction is timed, as in a CLI run
-    if (!read_as(state, in, from_file, options, "pytorch-trace", profile)) return;
+    if (!read_as(state, in, from_file, options, model::InputFormat::kPytorchTrace, profile)) return;
     launches = profile.launches.size();
     benchmark::DoNotOptimize(launches);
   }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `kernlens sweep ingest` on 1,000 run directories, then the cross-model views and the page
-# (issue 20): the sweep is written by scripts/bench_make_sweep_runs.py from the four real H100
+# (issue 20): the sweep is written by scripts/bench/make_sweep_runs.py from the four real H100
 # prefill runs in examples/data/runs (10 models x 10 batch sizes x 10 token counts).
 #
 #   bench/sweep_ingest.sh [BUILD_DIR] [WORK_DIR]     (defaults: build, /tmp/kernlens-sweep-bench)
@@ -26,7 +26,7 @@ best_of() {
 
 if [[ ! -f $work/sweep.toml ]]; then
   echo "== writing 1,000 run directories under $work (a few minutes)"
-  python3 "$root/scripts/bench_make_sweep_runs.py" "$work"
+  python3 "$root/scripts/bench/make_sweep_runs.py" "$work"
 fi
 rm -f "$work"/sweep.db*
 echo "== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"

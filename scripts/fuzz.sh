@@ -88,7 +88,7 @@ for f in "$root"/tests/fixtures/nsys/*.sqlite; do
   if (($(stat -c %s "$f") < 65536)); then
     cp "$f" "$seed"
   else
-    python3 "$root/scripts/make_nsys_fixture.py" seed "$f" --rows 12 -o "$seed" > /dev/null
+    python3 "$root/scripts/fixtures/make_nsys_fixture.py" seed "$f" --rows 12 -o "$seed" > /dev/null
   fi
   for t in fuzz_nsys_sqlite fuzz_read_any; do cp "$seed" "$corpus/$t/"; done
 done

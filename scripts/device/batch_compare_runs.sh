@@ -9,7 +9,8 @@ export LD_LIBRARY_PATH=$PWD/build/devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH
 export PATH=/usr/local/cuda/bin:$PATH
 for batch in 4 8; do
   build/devrun/kernlens profile --discovery ncu --tier roofline --nvtx-include prefill --out "$work/runs" \
-    --run-id "llama_prefill_b$batch" --quiet -- \
+    --run-id "llama_prefill_b$batch" --tag model=llama --tag batch="$batch" --tag tokens=256 --tag dtype=bf16 \
+    --quiet -- \
     python3 examples/workloads/llm_stages.py --model llama --batch "$batch" --decode-steps 2 \
     > "$work/runs_b$batch.report.txt" 2> "$work/runs_b$batch.err"
   echo "batch $batch exit $?" | tee -a "$work/summary.txt"

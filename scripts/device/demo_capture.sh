@@ -30,7 +30,8 @@ run=
 for model in mixtral qwen; do
   echo "== kernlens profile, model $model ($(date -u +%FT%TZ))" >> "$log"
   timeout 300 "$kernlens" profile --discovery tracer --tier roofline --top 5 --clock-control none --quiet \
-    --nvtx-include prefill --nvtx-include decode --out "$runs" --run-id "demo_$model" -- \
+    --nvtx-include prefill --nvtx-include decode --out "$runs" --run-id "demo_$model" \
+    --tag model="$model" --tag batch=1 --tag tokens=128 --tag dtype=bf16 -- \
     python3 "$root/examples/workloads/llm_stages.py" --model "$model" --batch 1 --prompt 128 \
     --decode-steps 8 --warmup 1 >> "$log" 2>&1
   rc=$?

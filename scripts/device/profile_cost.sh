@@ -67,7 +67,7 @@ baseline_argv() {
   local layers=$1 report=$2
   "$kernlens" profile --dry-run --discovery ncu --tier roofline --nvtx-include prefill --clock-control none \
     -o "$work/dry" --run-id "L$layers" -- "${workload[@]}" --layers "$layers" > "$out/L$layers.dryrun.txt"
-  python3 "$root/scripts/baseline_argv.py" "$out/L$layers.dryrun.txt" "$report"
+  python3 "$root/scripts/device/baseline_argv.py" "$out/L$layers.dryrun.txt" "$report"
 }
 
 baseline() {

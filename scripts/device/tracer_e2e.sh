@@ -14,7 +14,7 @@ bash "$root/tests/tracer/tracer_on_gpu.sh" "$devrun/kernlens" "$devrun/libkernle
 echo "tracer_on_gpu rc=$?" >> "$out/tracer_on_gpu.log"
 runs=$(mktemp -d)
 timeout 240 "$devrun/kernlens" profile --discovery tracer --top 3 --tier quick --clock-control none --quiet \
-  --out "$runs" --run-id tracer_e2e -- python3 "$root/examples/workloads/llm_stages.py" --model llama --batch 1 \
+  --out "$runs" --run-id tracer_e2e --tag model=llama --tag batch=1 --tag tokens=128 --tag dtype=bf16 -- python3 "$root/examples/workloads/llm_stages.py" --model llama --batch 1 \
   --prompt 128 --decode-steps 8 --warmup 0 > "$out/profile.log" 2>&1
 echo "profile rc=$?" >> "$out/profile.log"
 tar czf "$out/tracer_e2e_run.tgz" -C "$runs" tracer_e2e

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "kernlens/ingest/reader.h"
+#include "kernlens/ingest/registry.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/names/classify.h"
 
@@ -62,12 +63,13 @@ inline void check_profile(const model::Profile& p) {
   for (const auto& r : p.stage_ranges) check(r.stage < p.stages.size(), "stage range stage out of range");
 }
 
-// One reader on a fresh profile, as read_input_bytes calls it once the format is detected.
-inline void run_reader(ingest::ReadFn read, std::string_view format, std::string_view bytes) {
+// One format's reader on a fresh profile, as read_input_bytes calls it once the format is
+// detected.
+inline void run_reader(model::InputFormat format, std::string_view bytes) {
   model::Profile profile;
-  profile.inputs.push_back(model::InputInfo{"fuzz.csv", std::string(format), {}});
+  profile.inputs.push_back(model::InputInfo{"fuzz.csv", format, "", {}});
   ingest::ReadContext ctx{"fuzz.csv", profile, 0, {}};
-  Status status = read(bytes, ctx);
+  Status status = ingest::find_format(format)->read(bytes, ctx);
   if (!status) check_error_line(status.error(), bytes);
   for (const auto& w : profile.inputs[0].warnings) check_error_line(w, bytes);
   check_profile(profile);

@@ -3,7 +3,7 @@
 // (else a reader looping on it hangs), and every field must be readable (ASan checks the
 // views, including the unescaped copies the scanner owns).
 #include "fuzz_common.h"
-#include "kernlens/ingest/csv.h"
+#include "kernlens/ingest/csv/scanner.h"
 
 using namespace kernlens;
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "fuzz_common.h"
-#include "kernlens/ingest/ncu_nvtx.h"
-#include "kernlens/ingest/ncu_values.h"
+#include "kernlens/ingest/ncu/nvtx.h"
+#include "kernlens/ingest/ncu/values.h"
 #include "kernlens/model/units.h"
 
 using namespace kernlens;

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "fuzz_common.h"
-#include "kernlens/ingest/json_trace_tokenizer.h"
-#include "kernlens/ingest/pytorch_trace.h"
+#include "kernlens/ingest/json/trace_tokenizer.h"
+#include "kernlens/ingest/pytorch/trace.h"
 
 using namespace kernlens;
 
@@ -40,7 +40,7 @@ std::pair<std::vector<Part>, std::string> parts_of(std::string_view bytes, std::
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view bytes = fuzz::as_text(data, size);
-  fuzz::run_reader(&ingest::read_pytorch_trace, "pytorch-trace", bytes);
+  fuzz::run_reader(kernlens::model::InputFormat::kPytorchTrace, bytes);
   fuzz::check(parts_of(bytes, {}) == parts_of(bytes, {size / 3, size * 2 / 3}),
               "windows cut differently gave different parts");
   return 0;

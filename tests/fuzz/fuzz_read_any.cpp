@@ -10,6 +10,7 @@
 #include "fuzz_common.h"
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/ingest/reconcile.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/text_report.h"
 

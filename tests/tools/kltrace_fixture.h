@@ -1,5 +1,5 @@
 // The small .kltrace fixture (tests/fixtures/kltrace/decode_small.kltrace), made with
-// kernlens's own writer (tracer/format.h), not captured by the tracer on a GPU: one process of
+// kernlens's own writer (format/kltrace.h), not captured by the tracer on a GPU: one process of
 // an LLM decode on an H100 with real kernel names (from tests/fixtures/names), a prefill and a
 // decode push/pop range, a start/end range in a domain, copies, a memset, and one range left
 // open at exit. Rewritten by `build/make_kltrace_fixture tests/fixtures/kltrace/decode_small.kltrace`;
@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "kernlens/tracer/format.h"
+#include "kernlens/format/kltrace.h"
 
 namespace kernlens::test {
 

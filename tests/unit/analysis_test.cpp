@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/ingest/reconcile.h"
 #include "test_util.h"
 
 namespace kernlens::analysis {

@@ -5,14 +5,14 @@
 
 #include "kernlens/analysis/compare.h"
 #include "kernlens/report/compare_report.h"
-#include "kernlens/store/run_input.h"
+#include "kernlens/load/run_record.h"
 #include "test_util.h"
 
 namespace kernlens {
 namespace {
 
 using analysis::MatchKind;
-using analysis::Verdict;
+using analysis::CompareVerdict;
 
 model::RunKernel kernel(const std::string& name, const std::string& base_name, double total_ns,
                         const std::string& grid = "128,1,1") {
@@ -51,7 +51,7 @@ const analysis::KernelDelta& find(const analysis::Comparison& c, const std::stri
 }
 
 model::RunRecord example(const std::string& name) {
-  auto r = store::read_run(test::fixture("../../examples/data/runs/" + name), {}, test::builtin_classifier());
+  auto r = load::load_run_record(test::fixture("../../examples/data/runs/" + name), {}, test::builtin_classifier());
   EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().to_string());
   return r.ok() ? std::move(r).value() : model::RunRecord{};
 }
@@ -59,7 +59,7 @@ model::RunRecord example(const std::string& name) {
 TEST(Compare, ARunAgainstItselfIsNoChange) {
   auto llama = example("llama_prefill");
   auto c = analysis::compare_runs(llama, llama, {});
-  EXPECT_EQ(c.verdict, Verdict::kNoChange);
+  EXPECT_EQ(c.verdict, CompareVerdict::kNoChange);
   ASSERT_EQ(c.kernels.size(), llama.kernels.size());
   for (const auto& k : c.kernels) {
     EXPECT_EQ(k.match, MatchKind::kName);
@@ -71,18 +71,18 @@ TEST(Compare, SlowerHeavyKernelIsARegression) {
   auto base = run("a", {kernel("gemm_a<1>", "gemm_a", 800e3), kernel("norm<1>", "norm", 200e3)});
   auto slower = run("b", {kernel("gemm_a<1>", "gemm_a", 800e3 * 1.2), kernel("norm<1>", "norm", 200e3)});
   auto c = analysis::compare_runs(base, slower, {});
-  EXPECT_EQ(c.verdict, Verdict::kRegression);
+  EXPECT_EQ(c.verdict, CompareVerdict::kRegression);
   EXPECT_TRUE(find(c, "gemm_a<1>").regressed);
   EXPECT_FALSE(find(c, "norm<1>").regressed);
   EXPECT_NEAR(*c.total.delta_pct(), 16.0, 1e-9);
   EXPECT_EQ(c.kernels.front().either().name, "gemm_a<1>");  // the largest change first
 
   auto slightly = run("b", {kernel("gemm_a<1>", "gemm_a", 800e3 * 1.03), kernel("norm<1>", "norm", 200e3)});
-  EXPECT_EQ(analysis::compare_runs(base, slightly, {}).verdict, Verdict::kNoChange);
+  EXPECT_EQ(analysis::compare_runs(base, slightly, {}).verdict, CompareVerdict::kNoChange);
   analysis::CompareOptions strict;
   strict.threshold_pct = 2;
-  EXPECT_EQ(analysis::compare_runs(base, slightly, strict).verdict, Verdict::kRegression);
-  EXPECT_EQ(analysis::compare_runs(slower, base, {}).verdict, Verdict::kImprovement);
+  EXPECT_EQ(analysis::compare_runs(base, slightly, strict).verdict, CompareVerdict::kRegression);
+  EXPECT_EQ(analysis::compare_runs(slower, base, {}).verdict, CompareVerdict::kImprovement);
 }
 
 TEST(Compare, ALightKernelIsNotJudgedAlone) {
@@ -90,7 +90,7 @@ TEST(Compare, ALightKernelIsNotJudgedAlone) {
   auto cand = run("b", {kernel("gemm<1>", "gemm", 1e6), kernel("tiny<1>", "tiny", 3e3)});
   auto c = analysis::compare_runs(base, cand, {});
   EXPECT_FALSE(find(c, "tiny<1>").regressed);
-  EXPECT_EQ(c.verdict, Verdict::kNoChange);
+  EXPECT_EQ(c.verdict, CompareVerdict::kNoChange);
 }
 
 TEST(Compare, RenamedKernelsMatchByBaseNameAndShape) {
@@ -142,7 +142,7 @@ TEST(Compare, AnOperationWhoseKernelsChangedIsJudgedAsAWhole) {
   EXPECT_TRUE(gemm.kernels_changed);
   EXPECT_TRUE(gemm.regressed);
   EXPECT_FALSE(c.operations[1].regressed);
-  EXPECT_EQ(c.verdict, Verdict::kRegression);
+  EXPECT_EQ(c.verdict, CompareVerdict::kRegression);
   ASSERT_EQ(c.reasons.size(), 1u);
   EXPECT_EQ(c.reasons[0], "op gemm +50.0% (kernels 1 -> 1, some new or vanished)");
 
@@ -162,8 +162,8 @@ TEST(Compare, LlamaVersusQwenPrefillOnTheH100) {
   auto c = analysis::compare_runs(llama, qwen, {});
   double expected_pct = (*qwen.kernel_time_ns - *llama.kernel_time_ns) / *llama.kernel_time_ns * 100;
   EXPECT_NEAR(*c.total.delta_pct(), expected_pct, 1e-9);
-  EXPECT_EQ(c.verdict, expected_pct < -5 ? Verdict::kImprovement : expected_pct > 5 ? Verdict::kRegression
-                                                                                     : Verdict::kNoChange);
+  EXPECT_EQ(c.verdict, expected_pct < -5 ? CompareVerdict::kImprovement : expected_pct > 5 ? CompareVerdict::kRegression
+                                                                                     : CompareVerdict::kNoChange);
   std::size_t new_bias_gemms = 0;
   for (const auto& k : c.kernels) {
     if (k.match == MatchKind::kNew && k.candidate->op_class == "gemm") {

@@ -1,4 +1,4 @@
-#include "kernlens/ingest/csv.h"
+#include "kernlens/ingest/csv/scanner.h"
 
 #include <gtest/gtest.h>
 

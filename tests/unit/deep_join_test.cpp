@@ -1,6 +1,6 @@
 // Joining a deep ncu pass onto a discovery timeline: real H100 data of the same llama-like
 // workload (examples/workloads/llm_stages.py), ncu on 40 decode launches, nsys timeline.
-#include "kernlens/profile/deep_join.h"
+#include "kernlens/load/deep_join.h"
 
 #include <gtest/gtest.h>
 
@@ -9,9 +9,10 @@
 
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/ingest/reader.h"
+#include "kernlens/ingest/reconcile.h"
 #include "test_util.h"
 
-namespace kernlens::profile {
+namespace kernlens::load {
 namespace {
 
 model::Profile deep_decode() {
@@ -118,4 +119,4 @@ TEST(DeepJoin, TheMeasuredLaunchLandsOnALaunchOfItsOwnShapeAndDuration) {
 }
 
 }  // namespace
-}  // namespace kernlens::profile
+}  // namespace kernlens::load

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "kernlens/analysis/analysis.h"
-#include "kernlens/profile/run_reader.h"
+#include "kernlens/load/load.h"
 #include "test_util.h"
 
 namespace kernlens::analysis {
@@ -215,10 +215,9 @@ TEST(Flops, CommittedH100RunsHoldTheirAnalyticCount) {
   for (const Case& c : {Case{"llama_prefill", "llama", 4}, Case{"qwen_prefill", "qwen", 4},
                         Case{"llama_prefill_b8", "llama", 8}}) {
     const std::string examples = test::fixture("../../examples/");
-    model::Profile profile;
-    ASSERT_TRUE(profile::read_run_directory(examples + "data/runs/" + c.run, profile,
-                                            profile::analysis_read_options())
-                    .ok());
+    auto loaded = load::load({examples + "data/runs/" + c.run}, test::builtin_classifier());
+    ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+    const model::Profile& profile = loaded->profile;
     auto text = InputBuffer::open(examples + "workloads/configs/llm_stages_" + c.config + ".json");
     ASSERT_TRUE(text.ok());
     auto config = parse_model_config(text->bytes(), c.config);

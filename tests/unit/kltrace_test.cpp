@@ -1,8 +1,8 @@
-// The .kltrace format: files written with the tracer's own writer (tracer/format.h, the code
+// The .kltrace format: files written with the tracer's own writer (format/kltrace.h, the code
 // the tracer links; not the CUPTI part, which needs a GPU) read back through the public
 // reader: launches, devices, NVTX stages projected like nsys, damaged and truncated files,
 // the Chrome trace export, and how `profile` finds and runs the tracer.
-#include "kernlens/ingest/kltrace.h"
+#include "kernlens/ingest/kltrace/reader.h"
 
 #include <gtest/gtest.h>
 
@@ -11,10 +11,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "kernlens/ingest/detect.h"
+#include "kernlens/ingest/registry.h"
 #include "kernlens/profile/tracer_command.h"
+#include "kernlens/rundir/layout.h"
 #include "kernlens/tracer/chrome_trace.h"
-#include "kernlens/tracer/format.h"
+#include "kernlens/format/kltrace.h"
 #include "test_util.h"
 #include "tools/kltrace_fixture.h"
 
@@ -33,9 +34,9 @@ std::string stage_of(const model::Profile& p, const model::Launch& l) {
 }
 
 TEST(Kltrace, DetectedByItsMagic) {
-  auto d = ingest::detect_format(encoded());
+  auto d = ingest::guess_format(encoded());
   ASSERT_NE(d.format, nullptr) << d.why;
-  EXPECT_EQ(d.format->id, "kltrace");
+  EXPECT_EQ(d.format->id, model::InputFormat::kKltrace);
 }
 
 TEST(Kltrace, WriterAndReaderRoundTripEveryField) {
@@ -233,12 +234,12 @@ TEST(TracerCommand, FindsTheLibraryBesideKernlensOrInLib) {
   EXPECT_EQ(profile::locate_tracer("", dir.file("bin"))->library, dir.file("bin/libkernlens_tracer.so"));
 }
 
-TEST(TracerCommand, OutputsAreTheKltraceFilesInNameOrder) {
+TEST(RunDirLayout, TracerExportsAreTheKltraceFilesInNameOrder) {
   test::TempDir dir;
   for (const char* name : {"kernlens-20.kltrace", "kernlens-3.kltrace", "kernlens-3.kltrace.tmp", "other.kltrace"}) {
     dir.write(name, "x");
   }
-  EXPECT_EQ(profile::tracer_outputs(dir.path().string()),
+  EXPECT_EQ(rundir::discovery_exports_in(dir.path(), rundir::discovery_layout(rundir::DiscoveryMethod::kTracer)),
             (std::vector<std::string>{dir.file("kernlens-20.kltrace"), dir.file("kernlens-3.kltrace")}));
 }
 

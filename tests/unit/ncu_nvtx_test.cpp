@@ -1,4 +1,4 @@
-#include "kernlens/ingest/ncu_nvtx.h"
+#include "kernlens/ingest/ncu/nvtx.h"
 
 #include <gtest/gtest.h>
 

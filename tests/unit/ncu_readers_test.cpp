@@ -5,7 +5,8 @@
 #include <cmath>
 #include <string>
 
-#include "kernlens/ingest/ncu_raw.h"
+#include "kernlens/ingest/ncu/raw.h"
+#include "kernlens/ingest/reconcile.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -50,7 +51,7 @@ TEST(NcuRaw, QwenDecodeLaunchFieldsAndDevice) {
   auto r = read_fixture("ncu/qwen_decode_raw.csv");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
-  EXPECT_EQ(p.inputs[0].format, "ncu-raw-csv");
+  EXPECT_EQ(p.inputs[0].format, model::InputFormat::kNcuRawCsv);
   ASSERT_EQ(p.launches.size(), 396u);
   const model::Launch& l = p.launches[0];
   EXPECT_EQ(name_of(p, l).substr(0, 44), "void at::<unnamed>::indexSelectSmallIndex<c1");
@@ -377,7 +378,7 @@ Status read_streamed(const std::string& bytes, model::Profile& p, std::size_t ch
                      const ingest::ReadOptions& options = {}) {
   test::TempDir dir;
   dir.write("in.csv", bytes);
-  p.inputs.push_back(model::InputInfo{"in.csv", "ncu-raw-csv", {}});
+  p.inputs.push_back(model::InputInfo{"in.csv", model::InputFormat::kNcuRawCsv, "", {}});
   ingest::ReadContext ctx{"in.csv", p, 0, {}, &options};
   return ingest::read_ncu_raw_csv_file(dir.file("in.csv"), bytes.size(), ctx, chunk, carry);
 }
@@ -468,7 +469,7 @@ TEST(NcuRawStream, ReadInputStreamsLargeFiles) {
   model::Profile streamed, whole;
   ASSERT_TRUE(ingest::read_input(dir.file("big.csv"), streamed, fields_only).ok());
   ASSERT_TRUE(ingest::read_input_bytes(bytes, dir.file("big.csv"), whole, fields_only).ok());
-  EXPECT_EQ(streamed.inputs[0].format, "ncu-raw-csv");
+  EXPECT_EQ(streamed.inputs[0].format, model::InputFormat::kNcuRawCsv);
   EXPECT_EQ(streamed.launches.size(), 396u * 22);
   expect_same_launches(whole, streamed);
 }
@@ -479,7 +480,7 @@ TEST(NcuDetails, MetricRowsRuleRowsAndLaunchFields) {
   auto r = read_fixture("ncu/qwen_decode_details_first3.csv");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
-  EXPECT_EQ(p.inputs[0].format, "ncu-details-csv");
+  EXPECT_EQ(p.inputs[0].format, model::InputFormat::kNcuDetailsCsv);
   ASSERT_EQ(p.launches.size(), 3u);
   const model::Launch& l = p.launches[0];
   EXPECT_EQ(l.id, 0);
@@ -560,7 +561,7 @@ TEST(NcuSummary, GroupsStandForTheirInvocations) {
   auto r = read_fixture("ncu/qwen_decode_summary.csv");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
-  EXPECT_EQ(p.inputs[0].format, "ncu-summary-csv");
+  EXPECT_EQ(p.inputs[0].format, model::InputFormat::kNcuSummaryCsv);
   ASSERT_EQ(p.launches.size(), 37u);  // kernel x launch configuration
   std::uint64_t launches = 0;
   for (const auto& l : p.launches) launches += l.count;

@@ -1,4 +1,4 @@
-#include "kernlens/ingest/ncu_values.h"
+#include "kernlens/ingest/ncu/values.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 // generated from a real H100 PyTorch trace in the documented 3.x schema, and on small
 // databases built here for what the fixtures do not show (domains, start/end ranges, enum
 // tables, damage).
-#include "kernlens/ingest/nsys_sqlite.h"
+#include "kernlens/ingest/nsys/sqlite.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -88,7 +88,7 @@ TEST(NsysSqlite, SaxpyExportOfNsys2022) {
   auto r = read_fixture("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
-  EXPECT_EQ(p.inputs[0].format, "nsys-sqlite");
+  EXPECT_EQ(p.inputs[0].format, model::InputFormat::kNsysSqlite);
   EXPECT_EQ(warnings(p), "");
   std::vector<const model::Launch*> kernels;
   double total = 0;
@@ -154,7 +154,7 @@ TEST(NsysSqlite, SaxpyMemoryCopiesWithoutTheEnumTable) {
 TEST(NsysSqlite, FileAndBytesReadTheSame) {
   const std::string path = test::fixture("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
   model::Profile from_file;
-  from_file.inputs.push_back(model::InputInfo{path, "nsys-sqlite", {}});
+  from_file.inputs.push_back(model::InputInfo{path, model::InputFormat::kNsysSqlite, "", {}});
   ingest::ReadContext ctx{path, from_file, 0, {}};
   ASSERT_TRUE(ingest::read_nsys_sqlite_file(path, 1613824, ctx).ok());
   auto from_bytes = read_bytes(fixture_bytes("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite"));

@@ -1,14 +1,14 @@
 // The `nsys stats` kernel summary reader: real cuda_gpu_kern_sum output of Nsight Systems
 // 2025.3.1 (plain, :base, :nvtx-name, --timeunit usec, cuda_gpu_kern_gb_sum), the 2020 layout
 // (constructed from the same numbers, see tests/fixtures/nsys/README.md), and damaged files.
-#include "kernlens/ingest/nsys_stats.h"
+#include "kernlens/ingest/nsys/stats.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <utility>
 
-#include "kernlens/ingest/detect.h"
+#include "kernlens/ingest/registry.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -26,7 +26,7 @@ void expect_saxpy(const std::string& fixture, const std::string& name,
   auto r = read_fixture("nsys/" + fixture);
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
-  EXPECT_EQ(p.inputs[0].format, "nsys-stats-csv");
+  EXPECT_EQ(p.inputs[0].format, model::InputFormat::kNsysStatsCsv);
   ASSERT_EQ(p.launches.size(), 1u) << fixture;
   const model::Launch& l = p.launches[0];
   EXPECT_EQ(p.names[l.name], name) << fixture;
@@ -80,9 +80,9 @@ TEST(NsysStats, NvtxNameSummaryAgreesWithTheDatabase) {
 TEST(NsysStats, DetectedByContentAndToldApartFromOtherReports) {
   for (const char* f : {"saxpy_stats_cuda_gpu_kern_sum.csv", "constructed_gpukernsum_2020.csv",
                         "saxpy_stats_cuda_gpu_kern_gb_sum.csv"}) {
-    ingest::Detection d = ingest::detect_format(fixture_bytes(std::string("nsys/") + f));
+    ingest::Detection d = ingest::guess_format(fixture_bytes(std::string("nsys/") + f));
     ASSERT_NE(d.format, nullptr) << f;
-    EXPECT_EQ(d.format->id, "nsys-stats-csv");
+    EXPECT_EQ(d.format->id, model::InputFormat::kNsysStatsCsv);
   }
   auto nvtx = read_fixture("nsys/saxpy_stats_nvtx_sum.csv");
   ASSERT_FALSE(nvtx.status.ok());

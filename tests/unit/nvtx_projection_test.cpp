@@ -1,6 +1,6 @@
 // NVTX ranges projected onto the GPU through the API calls that launched the kernels, as
 // Nsight Systems' nvtx_gpu_proj_trace report does it.
-#include "kernlens/ingest/nvtx_projection.h"
+#include "kernlens/ingest/timeline/nvtx_projection.h"
 
 #include <gtest/gtest.h>
 

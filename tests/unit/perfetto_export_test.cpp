@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/analysis/analysis.h"
-#include "kernlens/profile/run_reader.h"
+#include "kernlens/load/load.h"
 #include "kernlens/report/perfetto_export.h"
 #include "test_util.h"
 
@@ -139,8 +139,9 @@ TEST(PerfettoExport, EveryCommittedRunReadsBackTheSame) {
   const std::filesystem::path runs = std::filesystem::path(KERNLENS_FIXTURES) / "../../examples/data/runs";
   std::size_t checked = 0;
   for (const auto& dir : std::filesystem::directory_iterator(runs)) {
-    model::Profile p;
-    ASSERT_TRUE(profile::read_profile_input(dir.path().string(), p, profile::analysis_read_options()).ok());
+    auto loaded = load::load({dir.path().string()}, test::builtin_classifier());
+    ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+    const model::Profile& p = loaded->profile;
     const auto a = analyze(p);
     const auto back = read_back(perfetto_trace(p, a));
     const auto b = analyze(back);

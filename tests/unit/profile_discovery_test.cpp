@@ -12,7 +12,7 @@
 
 #include "kernlens/profile/interrupt.h"
 #include "kernlens/profile/run_context.h"
-#include "kernlens/profile/run_reader.h"
+#include "kernlens/load/load.h"
 #include "profile_test_util.h"
 
 namespace kernlens::profile {
@@ -36,7 +36,7 @@ std::vector<std::string> attempt_outcomes(const nlohmann::json& manifest) {
 ProfileRunOptions auto_options(const test::TempDir& dir, std::vector<std::string> command) {
   dir.write("libkernlens_tracer.so", "not a library: CUDA never loads it here");
   auto o = options(dir, std::move(command));
-  o.discovery = Discovery::kAuto;
+  o.discovery = std::nullopt;
   o.nsys_path = kFakeNsys;
   o.tracer_path = dir.file("libkernlens_tracer.so");
   return o;
@@ -66,16 +66,16 @@ TEST(ProfileDiscovery, AutoFallsBackThroughEveryProfilerThatFails) {
   EXPECT_NE(nsys_why.find("Importer error status: An unknown error occurred."), std::string::npos) << nsys_why;
   EXPECT_EQ(manifest["tools"]["nsys"]["version"], "2025.3.1.0");
   // The run directory reads back from the method that ran, not a failed one's leftovers.
-  model::Profile again;
-  ASSERT_TRUE(read_run_directory(dir.file("runs") + "/r1", again, analysis_read_options()).ok());
-  EXPECT_EQ(again.launches.size(), 396u);
+  auto again = load::load({dir.file("runs") + "/r1"}, test::builtin_classifier());
+  ASSERT_TRUE(again.ok()) << again.error().to_string();
+  EXPECT_EQ(again->profile.launches.size(), 396u);
 }
 
 // Asked for by name, nsys fails clearly: no other method runs, and the error quotes nsys.
 TEST(ProfileDiscovery, ExplicitNsysFailsClearly) {
   test::TempDir dir;
   auto o = options(dir, {"true"});
-  o.discovery = Discovery::kNsys;
+  o.discovery = rundir::DiscoveryMethod::kNsys;
   o.nsys_path = kFakeNsys;
   auto r = run(o);
   EXPECT_EQ(r.result.exit_code, 3);
@@ -108,7 +108,7 @@ TEST(ProfileDiscovery, ReusesAnEarlierRunsDiscovery) {
   ASSERT_EQ(first.result.exit_code, 0) << first.err;
   auto o = options(dir, {"true"});
   o.run_id = "r2";
-  o.discovery = Discovery::kAuto;
+  o.discovery = std::nullopt;
   o.discovery_from = dir.file("runs") + "/r1";
   auto second = run(o);
   ASSERT_EQ(second.result.exit_code, 0) << second.err;
@@ -129,7 +129,7 @@ TEST(ProfileDiscovery, DiscoveryFromRefusesWhatItCannotUse) {
   auto r = run(o);  // with --discovery ncu
   EXPECT_EQ(r.result.exit_code, 2);
   EXPECT_NE(r.err.find("give it without --discovery"), std::string::npos) << r.err;
-  o.discovery = Discovery::kAuto;
+  o.discovery = std::nullopt;
   r = run(o);  // not a run directory
   EXPECT_EQ(r.result.exit_code, 2);
   EXPECT_NE(r.err.find("--discovery-from: not a kernlens run directory"), std::string::npos) << r.err;
@@ -232,7 +232,7 @@ TEST(ProfileDiscovery, CtrlCBetweenProfilerRunsEndsAsInterruptedWithWhatWasKept)
   ProfileRunOptions o = options(dir, {"true"});
   std::ostringstream out, err;
   RunContext ctx(o, test::builtin_classifier(), out, err);
-  auto run_dir = create_run_dir(o.out, "r1");
+  auto run_dir = rundir::create_run_dir(o.out, "r1");
   ASSERT_TRUE(run_dir.ok());
   ctx.dir = *run_dir;
   dir.write("runs/r1/discovery/timing_raw.csv", "kept\n");

@@ -307,7 +307,7 @@ TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
   test::TempDir dir;
   dir.write("libkernlens_tracer.so", "not a real library: the dry run only names it");
   auto o = options(dir, {"python3", "run.py"});
-  o.discovery = Discovery::kTracer;
+  o.discovery = rundir::DiscoveryMethod::kTracer;
   o.tracer_path = dir.file("libkernlens_tracer.so");
   o.dry_run = true;
   auto r = run(o);
@@ -329,7 +329,7 @@ TEST(ProfileRun, TracerDryRunPrintsTheEnvironmentTheProgramRunsWith) {
 TEST(ProfileRun, TracerDiscoveryWithoutTheLibraryIsAUsageError) {
   test::TempDir dir;
   auto o = options(dir, {"python3", "run.py"});
-  o.discovery = Discovery::kTracer;
+  o.discovery = rundir::DiscoveryMethod::kTracer;
   o.tracer_path = dir.file("missing.so");
   auto r = run(o);
   EXPECT_EQ(r.result.exit_code, 2);

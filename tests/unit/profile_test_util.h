@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/profile/profile_run.h"
+#include "kernlens/report/json_report.h"
+#include "kernlens/report/text_report.h"
 #include "test_util.h"
 
 namespace kernlens::test {
@@ -24,11 +26,14 @@ struct Outcome {
   std::string out, err;
 };
 
-// ncu discovery with the fake ncu, into DIR/runs/r1.
+// ncu discovery with the fake ncu, into DIR/runs/r1, with analysis.json and the text report
+// as `kernlens profile` writes them.
 inline profile::ProfileRunOptions options(const TempDir& dir, std::vector<std::string> command) {
   profile::ProfileRunOptions o;
   o.command = std::move(command);
-  o.discovery = profile::Discovery::kNcu;
+  o.discovery = rundir::DiscoveryMethod::kNcu;
+  o.writers.analysis_json = [](const auto& p, const auto& a) { return report::analysis_json(p, a, {}); };
+  o.writers.summary = [](const auto& p, const auto& a) { return report::analysis_text(p, a, {20, 100}); };
   o.ncu_path = kFakeNcu;
   o.out = dir.file("runs");
   o.run_id = "r1";

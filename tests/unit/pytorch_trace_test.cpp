@@ -1,6 +1,6 @@
 // The PyTorch profiler trace reader on real H100 traces (tests/fixtures/pytorch), on those
 // traces with events taken out (as other profiler settings leave them), and damaged.
-#include "kernlens/ingest/pytorch_trace.h"
+#include "kernlens/ingest/pytorch/trace.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "kernlens/analysis/aggregate.h"
-#include "kernlens/ingest/json_trace_tokenizer.h"
+#include "kernlens/ingest/json/trace_tokenizer.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -78,7 +78,7 @@ TEST(PytorchTrace, LlamaKernelsMemsetsAndDevice) {
   auto r = read_fixture("pytorch/llama_torch_trace.json.gz");
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const model::Profile& p = r.profile;
-  EXPECT_EQ(p.inputs[0].format, "pytorch-trace");
+  EXPECT_EQ(p.inputs[0].format, model::InputFormat::kPytorchTrace);
   EXPECT_TRUE(p.inputs[0].warnings.empty());
   int kernels = 0, memsets = 0;
   for (const auto& l : p.launches) {
@@ -261,7 +261,7 @@ TEST(PytorchTrace, StreamedWindowsAndWholeBytesAgree) {
   test::TempDir dir;
   dir.write("trace.json", bytes);
   model::Profile streamed, whole, inflated;
-  streamed.inputs.push_back({"trace.json", "pytorch-trace", {}});
+  streamed.inputs.push_back({"trace.json", model::InputFormat::kPytorchTrace, "", {}});
   ingest::ReadContext ctx{"trace.json", streamed, 0, {}};
   ASSERT_TRUE(ingest::read_pytorch_trace_file(dir.file("trace.json"), bytes.size(), ctx).ok());  // 15 windows
   ASSERT_TRUE(ingest::read_input_bytes(bytes, "trace.json", whole).ok());

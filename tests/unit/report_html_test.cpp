@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "kernlens/analysis/analysis.h"
-#include "kernlens/profile/run_reader.h"
+#include "kernlens/load/load.h"
 #include "kernlens/report/format.h"
 #include "kernlens/report/html_report.h"
 #include "kernlens/report/markdown_report.h"
@@ -18,7 +18,7 @@ const std::string kNastyName = "void k<int, \"q\">(a&b, 'c') | </script><script>
 
 model::Profile nasty_profile() {
   model::Profile p;
-  p.inputs.push_back({"runs/<a&b>.csv", "ncu-raw", {}});
+  p.inputs.push_back({"runs/<a&b>.csv", model::InputFormat::kNcuRawCsv, "", {}});
   for (double ns : {4000.0, 1000.0}) {
     model::Launch l;
     l.name = p.names.intern(ns > 2000 ? kNastyName : std::string("plain_kernel"));
@@ -71,15 +71,10 @@ TEST(MarkdownReport, NamesAreCodeSpansWithPipesEscaped) {
 }
 
 TEST(HtmlReport, DemoRunHasRooflineDotsBetweenTheRoofs) {
-  model::Profile profile;
-  ingest::ReadOptions options;
-  options.all_metrics = false;
-  options.metrics = analysis::analysis_metric_names();
   const std::string run = std::string(KERNLENS_FIXTURES) + "/../../examples/data/runs/llama_prefill";
-  ASSERT_TRUE(profile::read_profile_input(run, profile, options).ok());
-  auto a = analysis::analyze(profile, test::builtin_classifier(), {});
-  ASSERT_TRUE(a.ok());
-  std::string html = analysis_html(profile, *a, ReportContext{profile::read_run_command(run), 25});
+  auto loaded = load::load({run}, test::builtin_classifier());
+  ASSERT_TRUE(loaded.ok()) << loaded.error().to_string();
+  std::string html = analysis_html(loaded->profile, loaded->analysis, ReportContext{loaded->command(), 25});
   auto roofline = html.substr(html.find("<svg id=\"roofline\""));
   roofline = roofline.substr(0, roofline.find("</svg>"));
   EXPECT_GE(count(roofline, "class=\"dot op-"), 10u);
@@ -97,16 +92,11 @@ struct RunReport {
 };
 
 RunReport run_report(const std::string& name, const analysis::AnalysisOptions& options = {}) {
-  RunReport r;
-  ingest::ReadOptions read;
-  read.all_metrics = false;
-  read.metrics = analysis::analysis_metric_names();
   const std::string run = std::string(KERNLENS_FIXTURES) + "/../../examples/data/runs/" + name;
-  EXPECT_TRUE(profile::read_profile_input(run, r.profile, read).ok());
-  auto a = analysis::analyze(r.profile, test::builtin_classifier(), options);
-  EXPECT_TRUE(a.ok());
-  r.analysis = std::move(a).value();
-  r.html = analysis_html(r.profile, r.analysis, ReportContext{profile::read_run_command(run), 25});
+  auto loaded = load::load({run}, test::builtin_classifier(), load::LoadOptions{options, {}});
+  EXPECT_TRUE(loaded.ok()) << loaded.error().to_string();
+  RunReport r{std::move(loaded->profile), std::move(loaded->analysis), ""};
+  r.html = analysis_html(r.profile, r.analysis, ReportContext{loaded->command(), 25});
   return r;
 }
 

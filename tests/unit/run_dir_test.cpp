@@ -1,14 +1,16 @@
 // The run directory and its manifest: ids, layout, no overwriting, the recorded environment.
-#include "kernlens/profile/run_dir.h"
+#include "kernlens/rundir/manifest.h"
 
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "kernlens/rundir/run_key.h"
+#include "kernlens/rundir/tags.h"
 #include "test_util.h"
 
-namespace kernlens::profile {
+namespace kernlens::rundir {
 namespace {
 
 std::chrono::system_clock::time_point at_utc(std::int64_t seconds) {
@@ -94,5 +96,108 @@ TEST(RunDir, ManifestRecordsEveryRunAndHowItEnded) {
   EXPECT_FALSE(j["runs"][1].contains("stdout_log"));
 }
 
+// What a reader needs comes back typed; tags may be an object (a number is its text) or the
+// list of KEY=VALUE strings as given.
+TEST(Manifest, ReadsBackWhatItWrote) {
+  test::TempDir tmp;
+  auto dir = create_run_dir(tmp.path(), "r");
+  ASSERT_TRUE(dir.ok());
+  Manifest m;
+  m.run_id = "r";
+  m.command = {"python3", "run.py"};
+  m.env = {{"CUDA_VERSION", "13.0"}};
+  m.tools["gpu"] = "NVIDIA H100 80GB HBM3";
+  m.options["discovery"] = "tracer";
+  m.options["nvtx_include"] = {"prefill", "llm@decode"};
+  m.tags = {{"model", "llama"}, {"batch", "4"}};
+  ASSERT_TRUE(write_manifest(*dir, m).ok());
+  auto back = read_manifest(dir->root.string());
+  ASSERT_TRUE(back.ok()) << back.error().to_string();
+  EXPECT_EQ(back->run_id, "r");
+  EXPECT_EQ(back->command, m.command);
+  EXPECT_EQ(back->env, m.env);
+  EXPECT_EQ(back->tool("/gpu"), "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(back->tool("/ncu/version"), "");
+  EXPECT_EQ(back->discovery_method(), "tracer");
+  EXPECT_EQ(back->nvtx_include(), (std::vector<std::string>{"prefill", "llm@decode"}));
+  EXPECT_EQ(back->tags, m.tags);
+  EXPECT_EQ(back->tag("batch"), "4");
+  EXPECT_EQ(back->tag("tokens"), std::nullopt);
+  std::ofstream(dir->manifest()) << R"({"schema": "kernlens.manifest/1", "tags": {"batch": 8, "model": "qwen"}})";
+  EXPECT_EQ(read_manifest(dir->root.string())->tags, (Tags{{"batch", "8"}, {"model", "qwen"}}));
+  std::ofstream(dir->manifest()) << R"({"schema": "kernlens.manifest/1", "tags": ["batch=8", "batch=16", "x"]})";
+  EXPECT_EQ(read_manifest(dir->root.string())->tags, (Tags{{"batch", "16"}}));
+  std::ofstream(dir->manifest()) << R"({"schema": "kernlens.manifest/2"})";
+  EXPECT_NE(read_manifest(dir->root.string()).error().message.find("schema kernlens.manifest/1 expected"),
+            std::string::npos);
+}
+
+TEST(Tags, AreCheckedAsGiven) {
+  EXPECT_FALSE(parse_tags({"novalue"}).ok());
+  EXPECT_FALSE(parse_tags({"=x"}).ok());
+  EXPECT_FALSE(parse_tags({"a b=x"}).ok());
+  EXPECT_FALSE(parse_tags({"a=1", "a=2"}).ok());
+  auto tags = parse_tags({"model=llama-8b", "batch=8", "note=a=b"});
+  ASSERT_TRUE(tags.ok());
+  EXPECT_EQ(*tags, (Tags{{"model", "llama-8b"}, {"batch", "8"}, {"note", "a=b"}}));
+}
+
+std::string example_run(const std::string& name) { return test::fixture("../../examples/data/runs/" + name); }
+
+TEST(RunKey, FollowsTheMeasurementsNotTheAnalysisNorTheTags) {
+  test::TempDir dir;
+  auto copy = dir.path() / "run";
+  std::filesystem::copy(example_run("llama_prefill"), copy, std::filesystem::copy_options::recursive);
+  auto original = run_key(example_run("llama_prefill"));
+  ASSERT_TRUE(original.ok());
+  EXPECT_EQ(original->rfind("llama-", 0), 0u);
+  EXPECT_EQ(*run_key(copy.string()), *original);
+  std::ofstream(copy / "analysis.json", std::ios::app) << "\n";
+  EXPECT_EQ(*run_key(copy.string()), *original);
+  // Tags label a run: retagging it (by hand, as examples/data's were) is the same run.
+  auto manifest = read_manifest(copy.string());
+  ASSERT_TRUE(manifest.ok());
+  auto j = nlohmann::ordered_json::parse(std::ifstream(copy / "manifest.json"));
+  j["tags"] = {{"model", "llama-1b"}, {"batch", "2"}};
+  std::ofstream(copy / "manifest.json") << manifest_text(j);
+  EXPECT_EQ(*run_key(copy.string()), *original);
+  j["run_id"] = "other";
+  std::ofstream(copy / "manifest.json") << manifest_text(j);
+  EXPECT_NE(*run_key(copy.string()), *original);
+  std::ofstream(copy / "discovery" / "kernels.csv", std::ios::app) << "\n";
+  EXPECT_NE(*run_key(copy.string()), *original);
+  auto file_key = run_key(test::fixture("ncu/gpt2_prefill_raw.csv"));
+  ASSERT_TRUE(file_key.ok());
+  EXPECT_EQ(file_key->rfind("file-", 0), 0u);
+}
+
+// The committed runs keep the keys they had before their tags were added (the compare goldens
+// print them).
+TEST(RunKey, CommittedRunsKeepTheirKeys) {
+  EXPECT_EQ(*run_key(example_run("llama_prefill_b4")), "llama_prefill_b4-8674d6a48f78f8da");
+  EXPECT_EQ(*run_key(example_run("llama_prefill_b8")), "llama_prefill_b8-7377f4a3589be883");
+}
+
+// discovery/ as each method leaves it, and the order a manifest that names no method is read in.
+TEST(RunDirLayout, DiscoveryExportsByMethod) {
+  test::TempDir tmp;
+  const std::string run = tmp.file("run");
+  std::filesystem::create_directories(run + "/discovery");
+  std::ofstream(run + "/discovery/kernlens-7.kltrace") << "x";
+  EXPECT_EQ(discovery_exports(run, "nsys"), std::vector<std::string>{});
+  EXPECT_EQ(discovery_exports(run, ""), std::vector<std::string>{run + "/discovery/kernlens-7.kltrace"});
+  std::ofstream(run + "/discovery/timing_raw.csv.gz") << "x";
+  EXPECT_EQ(discovery_exports(run, "auto"), std::vector<std::string>{run + "/discovery/timing_raw.csv.gz"});
+  EXPECT_EQ(discovery_exports(run, "tracer"), std::vector<std::string>{run + "/discovery/kernlens-7.kltrace"});
+  EXPECT_EQ(discovery_export_names(),
+            "discovery/timeline.sqlite, discovery/timing_raw.csv or discovery/kernlens-*.kltrace");
+  std::filesystem::create_directories(run + "/deep");
+  for (const char* f : {"deep_2_raw.csv", "deep_1_details.csv.gz", "deep_1_raw.csv", "deep_1.ncu-rep", "x.log"}) {
+    std::ofstream(run + "/deep/" + f) << "x";
+  }
+  EXPECT_EQ(deep_exports(run), (std::vector<std::string>{run + "/deep/deep_1_details.csv.gz", run + "/deep/deep_1_raw.csv",
+                                                          run + "/deep/deep_2_raw.csv"}));
+}
+
 }  // namespace
-}  // namespace kernlens::profile
+}  // namespace kernlens::rundir

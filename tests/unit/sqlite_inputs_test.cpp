@@ -12,11 +12,11 @@
 #include <numeric>
 #include <set>
 
-#include "kernlens/ingest/nsys_sqlite.h"
-#include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/ingest/nsys/sqlite.h"
+#include "kernlens/common/sqlite_db.h"
 #include "kernlens/store/database.h"
 #include "kernlens/store/query.h"
-#include "kernlens/store/run_input.h"
+#include "kernlens/load/run_record.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -79,7 +79,7 @@ TEST(SqliteInputs, AWalModeExportReadsWholeAndIsNotWritten) {
   // In memory (a small file), and from the file (as a large one is read).
   auto in_memory = read_export(path);
   model::Profile from_file;
-  from_file.inputs.push_back({path, "nsys-sqlite", {}});
+  from_file.inputs.push_back({path, model::InputFormat::kNsysSqlite, "", {}});
   ingest::ReadContext ctx{path, from_file, 0, {}, nullptr};
   Status file_status = ingest::read_nsys_sqlite_file(path, before.size(), ctx);
   for (const auto* status : {&in_memory.status, &file_status}) {
@@ -179,7 +179,7 @@ TEST(SqliteInputs, TheRunDatabaseIsQueriedOnReadOnlyStorage) {
   {
     auto db = store::open_for_writing(path);
     ASSERT_TRUE(db.ok());
-    auto run = store::read_run(test::fixture("nsys/saxpy_stats_cuda_gpu_kern_sum.csv"), {}, test::builtin_classifier());
+    auto run = load::load_run_record(test::fixture("nsys/saxpy_stats_cuda_gpu_kern_sum.csv"), {}, test::builtin_classifier());
     ASSERT_TRUE(run.ok());
     ASSERT_TRUE(store::ingest_run(*db, *run).ok());
   }

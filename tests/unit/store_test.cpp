@@ -12,7 +12,7 @@
 
 #include "kernlens/store/database.h"
 #include "kernlens/store/query.h"
-#include "kernlens/store/run_input.h"
+#include "kernlens/load/run_record.h"
 #include "kernlens/store/schema.h"
 #include "synthetic_runs.h"
 #include "test_util.h"
@@ -26,13 +26,13 @@ std::string example_run(const std::string& name) {
   return test::fixture("../../examples/data/runs/" + name);
 }
 
-model::RunRecord read_example(const std::string& name, const store::Tags& tags = {}) {
-  auto run = store::read_run(example_run(name), tags, test::builtin_classifier());
+model::RunRecord read_example(const std::string& name, const rundir::Tags& tags = {}) {
+  auto run = load::load_run_record(example_run(name), tags, test::builtin_classifier());
   EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
   return run.ok() ? std::move(run).value() : model::RunRecord{};
 }
 
-std::int64_t count(const ingest::SqliteDb& db, const std::string& sql) {
+std::int64_t count(const SqliteDb& db, const std::string& sql) {
   auto stmt = db.prepare(sql);
   EXPECT_TRUE(stmt.ok()) << (stmt.ok() ? "" : stmt.error().message);
   if (!stmt.ok() || !stmt->step()) return -1;
@@ -68,7 +68,7 @@ TEST(Store, MigratesAnOlderSchema) {
   test::TempDir dir;
   std::string path = dir.file("old.db");
   {
-    auto raw = ingest::SqliteDb::open_writable(path, 1000);
+    auto raw = SqliteDb::open_writable(path, 1000);
     ASSERT_TRUE(raw.ok());
     const auto& first = store::migrations().front();
     ASSERT_TRUE(raw->exec(std::string(first.sql)).ok());
@@ -245,7 +245,7 @@ TEST(Store, RefusesAForeignDatabaseWithOurTableNamesAndLeavesItAlone) {
     test::TempDir dir;
     std::string path = dir.file("la.db");
     {
-      auto foreign = ingest::SqliteDb::open_writable(path, 1000);
+      auto foreign = SqliteDb::open_writable(path, 1000);
       ASSERT_TRUE(foreign.ok());
       ASSERT_TRUE(foreign->exec(std::string("CREATE TABLE ") + table + " (id INTEGER, note TEXT)").ok());
     }
@@ -343,7 +343,7 @@ TEST(Store, PopularityViewOnTheExampleRuns) {
   test::TempDir dir;
   std::string path = dir.file("runs.db");
   std::vector<model::RunRecord> runs = {read_example("llama_prefill"), read_example("qwen_prefill")};
-  auto gpt2 = store::read_run(test::fixture("ncu/gpt2_prefill_raw.csv"), {{"model", "gpt2"}}, test::builtin_classifier());
+  auto gpt2 = load::load_run_record(test::fixture("ncu/gpt2_prefill_raw.csv"), {{"model", "gpt2"}}, test::builtin_classifier());
   ASSERT_TRUE(gpt2.ok());
   runs.push_back(std::move(gpt2).value());
   {
@@ -433,56 +433,6 @@ TEST(Store, SignalsFindWhatTheFiguresSay) {
   EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_signals WHERE signal = 'gemm_far_from_tensor_roof'"), 1);
   EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_signals WHERE signal = 'memory_bound_low_l2_hit'"), 1);
   EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_signals WHERE signal = 'launch_bound_stage'"), 1);  // decode 20% busy
-}
-
-TEST(RunInput, TagsAreCheckedAndFillColumns) {
-  EXPECT_FALSE(store::parse_tags({"novalue"}).ok());
-  EXPECT_FALSE(store::parse_tags({"=x"}).ok());
-  EXPECT_FALSE(store::parse_tags({"a b=x"}).ok());
-  EXPECT_FALSE(store::parse_tags({"a=1", "a=2"}).ok());
-  auto tags = store::parse_tags({"model=llama-8b", "batch=8", "note=a=b"});
-  ASSERT_TRUE(tags.ok());
-  EXPECT_EQ(tags->back().second, "a=b");
-  auto run = store::read_run(example_run("qwen_prefill"), *tags, test::builtin_classifier());
-  ASSERT_TRUE(run.ok());
-  EXPECT_EQ(run->meta.model, "llama-8b");  // the tag wins over the workload's --model
-  EXPECT_EQ(run->meta.batch, 8);
-  EXPECT_FALSE(store::read_run(example_run("qwen_prefill"), {{"batch", "eight"}}, test::builtin_classifier()).ok());
-}
-
-TEST(RunInput, WorkloadArgumentsWithTheScriptsDefaults) {
-  auto meta = store::workload_meta({"python3", "examples/workloads/llm_stages.py", "--model", "qwen", "--batch=8",
-                                    "--compile"});
-  EXPECT_EQ(meta.model, "qwen");
-  EXPECT_EQ(meta.batch, 8);
-  EXPECT_EQ(meta.tokens, 256);  // --prompt's default
-  EXPECT_EQ(meta.dtype, "bf16");
-  auto tag = [&](const std::string& key) {
-    for (const auto& [k, v] : meta.tags) {
-      if (k == key) return v;
-    }
-    return std::string("(absent)");
-  };
-  EXPECT_EQ(tag("compile"), "1");
-  EXPECT_EQ(tag("decode_steps"), "15");
-  EXPECT_TRUE(store::workload_meta({"./my_app", "--batch", "3"}).tags.empty());
-}
-
-TEST(RunInput, RunKeyFollowsTheMeasurementsNotTheAnalysis) {
-  test::TempDir dir;
-  auto copy = dir.path() / "run";
-  std::filesystem::copy(example_run("llama_prefill"), copy, std::filesystem::copy_options::recursive);
-  auto original = store::run_key(example_run("llama_prefill"));
-  ASSERT_TRUE(original.ok());
-  EXPECT_EQ(original->rfind("llama-", 0), 0u);
-  EXPECT_EQ(*store::run_key(copy.string()), *original);
-  std::ofstream(copy / "analysis.json", std::ios::app) << "\n";
-  EXPECT_EQ(*store::run_key(copy.string()), *original);
-  std::ofstream(copy / "discovery" / "kernels.csv", std::ios::app) << "\n";
-  EXPECT_NE(*store::run_key(copy.string()), *original);
-  auto file_key = store::run_key(test::fixture("ncu/gpt2_prefill_raw.csv"));
-  ASSERT_TRUE(file_key.ok());
-  EXPECT_EQ(file_key->rfind("file-", 0), 0u);
 }
 
 }  // namespace

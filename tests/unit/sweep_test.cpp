@@ -433,7 +433,7 @@ TEST(ScalingViews, IngestSumsEqualGroupingTheKernels) {
   std::vector<store::Table> kept;
   for (const auto& v : views) kept.push_back(view_rows(path, v));
   {
-    auto raw = ingest::SqliteDb::open_writable(path, 1000);
+    auto raw = SqliteDb::open_writable(path, 1000);
     ASSERT_TRUE(raw.ok());
     ASSERT_TRUE(raw->exec("DROP VIEW v_op_class_scaling; DROP VIEW v_family_scaling; DROP TABLE scaling_cells; "
                           "DROP TABLE scaling_points; DELETE FROM schema_migrations WHERE version = 3; "

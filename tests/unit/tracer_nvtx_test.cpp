@@ -9,7 +9,7 @@
 #include <map>
 #include <string>
 
-#include "kernlens/tracer/format.h"
+#include "kernlens/format/kltrace.h"
 #include "test_util.h"
 
 namespace tf = kernlens::trace_format;

@@ -187,12 +187,12 @@ void decide(Comparison& c) {
                                     *k.delta_pct()));
   }
   if (!c.reasons.empty()) {
-    c.verdict = Verdict::kRegression;
+    c.verdict = CompareVerdict::kRegression;
   } else if (total_pct && *total_pct < -t) {
-    c.verdict = Verdict::kImprovement;
+    c.verdict = CompareVerdict::kImprovement;
     c.reasons.push_back(fmt::format("total kernel time {:+.1f}% (threshold {:g}%)", *total_pct, t));
   } else {
-    c.verdict = Verdict::kNoChange;
+    c.verdict = CompareVerdict::kNoChange;
     if (total_pct) c.reasons.push_back(fmt::format("total kernel time {:+.1f}%, within {:g}%", *total_pct, t));
   }
 }
@@ -210,11 +210,11 @@ std::string_view match_kind_name(MatchKind kind) {
   return "";
 }
 
-std::string_view verdict_name(Verdict v) {
+std::string_view verdict_name(CompareVerdict v) {
   switch (v) {
-    case Verdict::kRegression: return "regression";
-    case Verdict::kImprovement: return "improvement";
-    case Verdict::kNoChange: return "no significant change";
+    case CompareVerdict::kRegression: return "regression";
+    case CompareVerdict::kImprovement: return "improvement";
+    case CompareVerdict::kNoChange: return "no significant change";
   }
   return "";
 }

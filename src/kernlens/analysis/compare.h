@@ -58,8 +58,8 @@ struct StageDelta : Delta {
   std::optional<double> base_wall_ns, candidate_wall_ns;
 };
 
-enum class Verdict { kRegression, kImprovement, kNoChange };
-std::string_view verdict_name(Verdict v);  // "regression", "improvement", "no significant change"
+enum class CompareVerdict { kRegression, kImprovement, kNoChange };
+std::string_view verdict_name(CompareVerdict v);  // "regression", "improvement", "no significant change"
 
 struct Comparison {
   const model::RunRecord* base = nullptr;
@@ -69,7 +69,7 @@ struct Comparison {
   std::vector<KernelDelta> kernels;  // by |delta_ns|, largest first
   std::vector<OperationDelta> operations;  // by |delta_ns|, largest first
   std::vector<StageDelta> stages;    // base's stage order, then the candidate's new stages
-  Verdict verdict = Verdict::kNoChange;
+  CompareVerdict verdict = CompareVerdict::kNoChange;
   std::vector<std::string> reasons;  // why the verdict, for people
 };
 

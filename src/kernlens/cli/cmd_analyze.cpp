@@ -10,7 +10,7 @@
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
-#include "kernlens/cli/load_analysis.h"
+#include "kernlens/ingest/registry.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/report/csv_report.h"
 #include "kernlens/report/json_report.h"
@@ -32,8 +32,7 @@ struct AnalyzeOptions {
   std::optional<double> params;
   std::string precision;
   double launch_bound_us = 5;
-  AnalyticOptions analytic;
-  analysis::AnalysisOptions analysis;
+  load::LoadOptions load;  // the analysis and workload options
 };
 
 // The spellings --precision takes: the dtype a user thinks in (tensor-core math, as LLM GEMMs
@@ -54,7 +53,7 @@ const std::vector<std::pair<std::string, analysis::FlopPath>>& precision_names()
   return names;
 }
 
-// Turns the work options into UserWork; errors are bad usage.
+// Turns the work options into UserWork (analytic work is load()'s); errors are bad usage.
 Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
   analysis::UserWork work;
   work.params = opt.params;
@@ -72,9 +71,6 @@ Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
       if (name == opt.precision) work.precision = path;
     }
   }
-  auto analytic = analytic_work(opt.analytic, opt.inputs);
-  if (!analytic) return analytic.error();
-  work.analytic = std::move(analytic).value();
   return work;
 }
 
@@ -82,9 +78,11 @@ int run_analyze(AnalyzeOptions& opt) {
   if (int rc = check_output_is_no_input(opt.output, opt.inputs); rc != kExitOk) return rc;
   auto work = user_work(opt);
   if (!work) return bad_input(work.error());
-  opt.analysis.work = std::move(work).value();
-  opt.analysis.thresholds.launch_bound_ns = opt.launch_bound_us * 1e3;
-  auto loaded = load_analysis(opt.inputs, opt.rule_files, opt.analysis);
+  opt.load.analysis.work = std::move(work).value();
+  opt.load.analysis.thresholds.launch_bound_ns = opt.launch_bound_us * 1e3;
+  std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
+  if (!classifier) return kExitBadInput;
+  auto loaded = load_inputs(opt.inputs, *classifier, opt.load);
   if (!loaded) return kExitBadInput;
   const model::Profile& profile = loaded->profile;
   const analysis::Analysis& result = loaded->analysis;
@@ -94,7 +92,7 @@ int run_analyze(AnalyzeOptions& opt) {
   } else if (opt.format == "csv") {
     out = report::analysis_csv(profile, result, report::csv_table(opt.table), opt.top);
   } else if (opt.format == "md") {
-    out = report::analysis_markdown(profile, result, report::ReportContext{loaded->command, opt.top ? opt.top : 20});
+    out = report::analysis_markdown(profile, result, report::ReportContext{loaded->command(), opt.top ? opt.top : 20});
   } else {
     out = report::analysis_text(profile, result, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
   }
@@ -126,7 +124,7 @@ void add_work_options(CLI::App* cmd, AnalyzeOptions& opt) {
 
 void add_threshold_options(CLI::App* cmd, AnalyzeOptions& opt) {
   const std::string group = "Bottleneck thresholds";
-  auto& t = opt.analysis.thresholds;
+  auto& t = opt.load.analysis.thresholds;
   cmd->add_option("--throughput-threshold", t.throughput_pct,
                   "SM or memory throughput (% of peak) at or above which it decides the bottleneck; "
                   "both below: latency")
@@ -153,13 +151,10 @@ Command add_analyze_command(CLI::App& app) {
       "analyze",
       "Where the GPU time goes, by kernel and stage, and why each hot kernel is slow.");
   cmd->footer(
-      "INPUT is any export kernlens reads, detected from its content (gzip is inflated):\n"
-      "  Nsight Compute CSV: ncu --import R.ncu-rep --page raw --csv  (or --page details,\n"
-      "  or --csv --print-summary per-kernel). Pages of the same report are merged, not\n"
-      "  counted twice.\n"
-      "  Nsight Systems: nsys export --type sqlite R.nsys-rep, or nsys stats --report\n"
-      "  cuda_gpu_kern_sum --format csv --output - R.nsys-rep.\n"
-      "  PyTorch profiler: the chrome trace of export_chrome_trace (.json or .json.gz).\n"
+      "INPUT is a run directory of `kernlens profile`, or any export kernlens reads, detected\n"
+      "from its content (gzip is inflated):\n" +
+      ingest::formats_help() +
+      "Pages of the same ncu report are merged, not counted twice.\n"
       "Bottlenecks, roofs and FLOPs need Nsight Compute's sections: SpeedOfLight (verdicts),\n"
       "SpeedOfLight_RooflineChart and SpeedOfLight_HierarchicalTensorRooflineChart (FLOPs),\n"
       "MemoryWorkloadAnalysis, Occupancy, WarpStateStats; the details page adds ncu's advice.\n"
@@ -189,7 +184,7 @@ Command add_analyze_command(CLI::App& app) {
       ->capture_default_str();
   add_rules_option(cmd, opt->rule_files);
   add_work_options(cmd, *opt);
-  add_analytic_options(cmd, opt->analytic);
+  add_analytic_options(cmd, opt->load.workload);
   add_threshold_options(cmd, *opt);
   return {cmd, [opt] { return run_analyze(*opt); }};
 }

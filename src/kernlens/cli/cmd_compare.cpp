@@ -7,8 +7,8 @@
 #include "kernlens/analysis/compare.h"
 #include "kernlens/cli/commands.h"
 #include "kernlens/report/compare_report.h"
+#include "kernlens/load/run_record.h"
 #include "kernlens/store/database.h"
-#include "kernlens/store/run_input.h"
 
 namespace kernlens::cli {
 namespace {
@@ -24,7 +24,7 @@ struct CompareCliOptions {
 Result<model::RunRecord> load(const std::string& what, const CompareCliOptions& opt,
                               const names::KernelClassifier& classifier) {
   std::error_code ec;
-  if (std::filesystem::exists(what, ec)) return store::read_run(what, {}, classifier);
+  if (std::filesystem::exists(what, ec)) return load::load_run_record(what, {}, classifier);
   if (opt.db.empty()) return make_error(what, 0, "no such file or run directory (a run in a database needs --db)");
   auto db = store::open_for_reading(opt.db);
   if (!db) return db.error();
@@ -51,7 +51,7 @@ int run_compare(const CompareCliOptions& opt) {
     out = report::compare_text(comparison, opt.report);
   }
   if (int rc = write_output(opt.output, out); rc != kExitOk) return rc;
-  return comparison.verdict == analysis::Verdict::kRegression ? kExitGateFailed : kExitOk;
+  return comparison.verdict == analysis::CompareVerdict::kRegression ? kExitGateFailed : kExitOk;
 }
 
 }  // namespace

@@ -9,9 +9,10 @@
 #include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
+#include "kernlens/load/run_record.h"
+#include "kernlens/rundir/tags.h"
 #include "kernlens/store/database.h"
 #include "kernlens/store/query.h"
-#include "kernlens/store/run_input.h"
 
 namespace kernlens::cli {
 namespace {
@@ -26,14 +27,14 @@ struct DbOptions {
 };
 
 int run_ingest(const DbOptions& opt) {
-  auto tags = store::parse_tags(opt.tags);
+  auto tags = rundir::parse_tags(opt.tags);
   if (!tags) return bad_input(tags.error());
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
   auto db = store::open_for_writing(opt.db);
   if (!db) return bad_input(db.error());
   for (const auto& path : opt.inputs) {
-    auto run = store::read_run(path, *tags, *classifier);
+    auto run = load::load_run_record(path, *tags, *classifier);
     if (!run) return bad_input(run.error());
     auto outcome = store::ingest_run(*db, *run);
     if (!outcome) return bad_input(make_error(opt.db, 0, fmt::format("ingesting {}: {}", path, outcome.error().message)));
@@ -94,8 +95,8 @@ CLI::App* add_ingest(CLI::App* db, DbOptions& opt) {
   CLI::App* cmd = db->add_subcommand("ingest", "Add runs to the database (again: no change).");
   cmd->footer(
       "RUN_OR_INPUT is a run directory of kernlens profile or one export file; each is one run.\n"
-      "Model, dtype, batch and tokens come from --tag, and from the arguments of\n"
-      "examples/workloads/llm_stages.py when a run directory profiled it.\n"
+      "Model, dtype, batch and tokens come from the run's tags: those `kernlens profile --tag`\n"
+      "kept in its manifest, then --tag here.\n"
       "Examples:\n"
       "  kernlens db ingest examples/data/runs/llama_prefill examples/data/runs/qwen_prefill\n"
       "  kernlens db ingest --db runs.db --tag model=qwen --tag batch=4 qwen_decode_raw.csv");

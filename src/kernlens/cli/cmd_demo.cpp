@@ -9,11 +9,9 @@
 #include <utility>
 #include <vector>
 
-#include "kernlens/cli/analytic_options.h"
-#include "kernlens/cli/commands.h"
-#include "kernlens/cli/load_analysis.h"
 #include <fmt/format.h>
 
+#include "kernlens/cli/commands.h"
 #include "kernlens/report/format.h"
 #include "kernlens/report/headline.h"
 
@@ -24,7 +22,7 @@ namespace fs = std::filesystem;
 
 // The run the demo analyzes. Swapping the run is this one entry. Its manifest's tags name the
 // model's config.json (beside it) and the sizes it ran, so analytic FLOPs stand beside the
-// measured ones (cli/analytic_options.h).
+// measured ones (load/workload.h).
 struct DemoRun {
   const char* dir;    // inside examples/data
   const char* about;  // what the run is, for people
@@ -54,11 +52,9 @@ std::string find_data_dir(const std::string& given) {
 
 int run_demo(const DemoOptions& opt) {
   const std::string run = (fs::path(find_data_dir(opt.data_dir)) / kDemoRun.dir).string();
-  analysis::AnalysisOptions options;
-  auto analytic = analytic_work(AnalyticOptions{}, {run});
-  if (!analytic) return bad_input(analytic.error());
-  options.work.analytic = std::move(analytic).value();
-  auto loaded = load_analysis({run}, {}, options);
+  std::optional<names::KernelClassifier> classifier = load_classifier({});
+  if (!classifier) return kExitBadInput;
+  auto loaded = load_inputs({run}, *classifier, {});
   if (!loaded) return kExitBadInput;
   if (int rc = write_report(*loaded, "html", 25, opt.output); rc != kExitOk) return rc;
   std::error_code ec;

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "kernlens/cli/commands.h"
-#include "kernlens/cli/load_analysis.h"
 #include "kernlens/report/perfetto_export.h"
 
 namespace kernlens::cli {
@@ -18,7 +17,9 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& opt) {
-  auto loaded = load_analysis(opt.inputs, opt.rule_files, analysis::AnalysisOptions{});
+  std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
+  if (!classifier) return kExitBadInput;
+  auto loaded = load_inputs(opt.inputs, *classifier, {});
   if (!loaded) return kExitBadInput;
   return write_output(opt.output, report::perfetto_trace(loaded->profile, loaded->analysis));
 }

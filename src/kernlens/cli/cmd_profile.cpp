@@ -14,7 +14,10 @@
 #include "kernlens/cli/commands.h"
 #include "kernlens/profile/process.h"
 #include "kernlens/profile/profile_run.h"
-#include "kernlens/store/run_input.h"
+#include "kernlens/report/json_report.h"
+#include "kernlens/report/text_report.h"
+#include "kernlens/rundir/layout.h"
+#include "kernlens/rundir/tags.h"
 
 extern char** environ;
 
@@ -51,7 +54,7 @@ int run_profile_command(ProfileCliOptions& opt) {
                          clocks ? nullptr : &clocks.error()}) {
     if (e) return bad_input(*e);
   }
-  auto tags = store::parse_tags(opt.tags);
+  auto tags = rundir::parse_tags(opt.tags);
   if (!tags) return bad_input(tags.error());
   opt.run.tags = std::move(tags).value();
   opt.run.discovery = *discovery;
@@ -61,6 +64,13 @@ int run_profile_command(ProfileCliOptions& opt) {
   opt.run.progress_tty = isatty(STDERR_FILENO) == 1;
   opt.run.echo_program_output = !opt.quiet;
   opt.run.kill_after_last = !opt.no_kill && !profile::launcher_rank(environ);
+  // The run directory's analysis.json and the tables printed at the end.
+  opt.run.writers.analysis_json = [](const model::Profile& p, const analysis::Analysis& a) {
+    return report::analysis_json(p, a, {});
+  };
+  opt.run.writers.summary = [](const model::Profile& p, const analysis::Analysis& a) {
+    return report::analysis_text(p, a, report::TextOptions{20, 100});
+  };
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
   return profile::run_profile(opt.run, *classifier, std::cout, std::cerr).exit_code;
@@ -94,9 +104,14 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_option("CMD", opt->run.command, "The program to profile and its arguments (after --)")
       ->required()
       ->expected(1, -1);
+  std::vector<std::string> methods;
+  for (const auto& layout : rundir::discovery_layouts()) methods.emplace_back(layout.name);
+  std::vector<std::string> choices = {"auto"};
+  choices.insert(choices.end(), methods.begin(), methods.end());
   cmd->add_option("--discovery", opt->discovery,
-                  "How to time every kernel: auto (tracer, then nsys, then ncu), tracer, nsys or ncu")
-      ->check(CLI::IsMember({"auto", "nsys", "tracer", "ncu"}))
+                  fmt::format("How to time every kernel: auto ({}), {}", fmt::join(methods, ", then "),
+                              fmt::join(methods, ", ")))
+      ->check(CLI::IsMember(choices))
       ->capture_default_str();
   cmd->add_option("--discovery-from", opt->run.discovery_from,
                   "Reuse the discovery of an earlier run directory of the same program instead of running one")

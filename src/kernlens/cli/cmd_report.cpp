@@ -8,7 +8,6 @@
 
 #include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
-#include "kernlens/cli/load_analysis.h"
 #include "kernlens/report/cross_model_report.h"
 #include "kernlens/store/database.h"
 #include "kernlens/store/scaling.h"
@@ -25,7 +24,7 @@ struct ReportOptions {
   std::size_t top = 25;
   std::vector<std::string> rule_files;
   std::string db;
-  AnalyticOptions analytic;
+  load::WorkloadOptions workload;
 };
 
 // The page across the database's models; `top` families in its family table.
@@ -47,19 +46,17 @@ int run_report(const ReportOptions& opt) {
   }
   if (opt.inputs.empty()) return bad_input(make_error("", 0, "give INPUT (a run directory or export files) or --db FILE"));
   if (int rc = check_output_is_no_input(opt.output, opt.inputs); rc != kExitOk) return rc;
-  analysis::AnalysisOptions options;
-  auto analytic = analytic_work(opt.analytic, opt.inputs);
-  if (!analytic) return bad_input(analytic.error());
-  options.work.analytic = std::move(analytic).value();
-  auto loaded = load_analysis(opt.inputs, opt.rule_files, options);
+  std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
+  if (!classifier) return kExitBadInput;
+  auto loaded = load_inputs(opt.inputs, *classifier, load::LoadOptions{{}, opt.workload});
   if (!loaded) return kExitBadInput;
   return write_report(*loaded, opt.format, opt.top, opt.output);
 }
 
 }  // namespace
 
-int write_report(const LoadedAnalysis& loaded, const std::string& format, std::size_t top, const std::string& output) {
-  const report::ReportContext ctx{loaded.command, top};
+int write_report(const load::Loaded& loaded, const std::string& format, std::size_t top, const std::string& output) {
+  const report::ReportContext ctx{loaded.command(), top};
   std::string page = format == "md" ? report::analysis_markdown(loaded.profile, loaded.analysis, ctx)
                                     : report::analysis_html(loaded.profile, loaded.analysis, ctx);
   return write_output(output, page);
@@ -89,7 +86,7 @@ Command add_report_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--top", opt->top, "Kernels in the tables and charts")->check(CLI::PositiveNumber)->capture_default_str();
   add_rules_option(cmd, opt->rule_files);
-  add_analytic_options(cmd, opt->analytic);
+  add_analytic_options(cmd, opt->workload);
   return {cmd, [opt] { return run_report(*opt); }};
 }
 

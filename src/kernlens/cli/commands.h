@@ -11,10 +11,10 @@
 #include <CLI/CLI.hpp>
 
 #include "kernlens/common/exit_codes.h"
+#include "kernlens/load/load.h"
 #include "kernlens/names/classify.h"
 
 namespace kernlens::cli {
-
 
 struct Command {
   CLI::App* app;             // the subcommand, to see whether it was given
@@ -28,9 +28,8 @@ Command add_report_command(CLI::App& app);
 Command add_demo_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
 
-struct LoadedAnalysis;
 // Writes the report of `loaded` ("html" or "md") to `output` atomically; the exit code.
-int write_report(const LoadedAnalysis& loaded, const std::string& format, std::size_t top, const std::string& output);
+int write_report(const load::Loaded& loaded, const std::string& format, std::size_t top, const std::string& output);
 Command add_db_command(CLI::App& app);
 Command add_compare_command(CLI::App& app);
 Command add_sweep_command(CLI::App& app);
@@ -40,6 +39,11 @@ void add_rules_option(CLI::App* cmd, std::vector<std::string>& rule_files);
 // The classifier of the built-in rules after `rule_files`; prints the error when one does not
 // load (its exit code is kExitBadInput).
 std::optional<names::KernelClassifier> load_classifier(const std::vector<std::string>& rule_files);
+
+// load::load(), printing the readers' warnings, or the error (then std::nullopt: exit code
+// kExitBadInput). `classifier` must outlive the result.
+std::optional<load::Loaded> load_inputs(const std::vector<std::string>& inputs,
+                                        const names::KernelClassifier& classifier, const load::LoadOptions& options);
 
 // Prints "kernlens: error: ..." / "kernlens: warning: ..." to stderr.
 void print_error(const std::string& message);

@@ -58,6 +58,17 @@ std::optional<names::KernelClassifier> load_classifier(const std::vector<std::st
   return std::move(classifier).value();
 }
 
+std::optional<load::Loaded> load_inputs(const std::vector<std::string>& inputs,
+                                        const names::KernelClassifier& classifier, const load::LoadOptions& options) {
+  auto loaded = load::load(inputs, classifier, options);
+  if (!loaded) {
+    bad_input(loaded.error());
+    return std::nullopt;
+  }
+  for (const auto& w : loaded->warnings) print_warning(w.to_string());
+  return std::move(loaded).value();
+}
+
 // CLI11 (2.1, App::_parse_arg) lets a `--` end the values of an option that takes several, and
 // eats it: `profile --nvtx-include prefill -- python3 x.py --top 3` then took --top 3 as
 // profile's own, and `analyze --tokens decode=64 -- -odd.csv` read -odd.csv as an option. One

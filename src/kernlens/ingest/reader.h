@@ -1,5 +1,5 @@
 // Reading inputs into a Profile. One reader per format, all with the same signature; the
-// format is detected from content (detect.h). Readers append launches, devices and stages
+// format is detected from content (registry.h). Readers append launches, devices and stages
 // to the profile and report problems as Errors carrying FILE:LINE.
 #pragma once
 
@@ -44,6 +44,15 @@ struct ReadContext {
   }
 };
 
+// Text that is almost a format (an export missing its key column, another report of the same
+// tool): what it looks like, at `line` when there is one, and whether the formats kernlens
+// reads are worth listing after it.
+struct NearMiss {
+  std::string why;
+  std::int64_t line = 0;
+  bool list_formats = false;
+};
+
 using ReadFn = Status (*)(std::string_view bytes, ReadContext& ctx);
 // A reader that can stream a large file instead of holding it whole.
 using ReadFileFn = Status (*)(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
@@ -55,10 +64,5 @@ Status read_input(const std::string& path, model::Profile& profile, const ReadOp
 // The same on bytes already in memory (tests, fuzzers); `path` is used in messages.
 Status read_input_bytes(std::string_view bytes, const std::string& path, model::Profile& profile,
                         const ReadOptions& options = {});
-
-// After all inputs are read: merges the same launch seen through two ncu pages of one
-// report (raw + details), and drops ncu summary rows whose launches another input of the
-// same process already holds, so no kernel time is counted twice. Records warnings.
-void reconcile_inputs(model::Profile& profile);
 
 }  // namespace kernlens::ingest

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernlens/common/error.h"
+#include "kernlens/model/input_format.h"
 
 namespace kernlens::model {
 
@@ -148,7 +149,8 @@ struct StageRange {
 
 struct InputInfo {
   std::string path;
-  std::string format;           // a format id from ingest/detect.h
+  InputFormat format = InputFormat::kUnknown;
+  std::string description;      // the format for people, as its reader names it; empty: format_id
   std::vector<Error> warnings;  // problems that did not stop the read
 };
 

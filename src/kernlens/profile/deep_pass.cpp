@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/rundir/layout.h"
+
 namespace kernlens::profile {
 namespace {
 
@@ -23,11 +25,12 @@ const std::vector<std::string>& deep_causes() {
 // Exports one report's raw and details pages; the CSVs written, or why not.
 std::string export_report(RunContext& run, const std::string& step, const std::string& stem,
                           const DeepInvocation& d, std::vector<std::string>& csvs) {
-  auto exports = export_argvs(run.ncu.ncu, d.report_base + ".ncu-rep");
-  const std::string pages[] = {"raw", "details"};
-  for (std::size_t page = 0; page < exports.size(); ++page) {
-    auto csv = run.dir.deep / fmt::format("{}_{}.csv", stem, pages[page]);
-    StepSpec spec(step + " export " + pages[page], exports[page], run.dir.deep, fmt::format("{}_export_{}", stem, pages[page]));
+  auto exports = export_argvs(run.ncu.ncu, d.report_base + ".ncu-rep");  // one per page of rundir::kDeepPages
+  for (std::size_t i = 0; i < exports.size() && i < rundir::kDeepPages.size(); ++i) {
+    const std::string_view page = rundir::kDeepPages[i];
+    auto csv = rundir::deep_export(run.dir, stem, page);
+    StepSpec spec(fmt::format("{} export {}", step, page), exports[i], run.dir.deep,
+                  fmt::format("{}_export_{}", stem, page));
     spec.stdout_file = csv;
     auto exp = run_step(run, spec);
     if (!exp) return exp.error().to_string();

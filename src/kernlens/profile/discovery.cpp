@@ -7,12 +7,16 @@
 
 #include <fmt/format.h>
 
-#include "kernlens/profile/run_reader.h"
+#include "kernlens/load/timeline.h"
 #include "kernlens/profile/tools.h"
+#include "kernlens/rundir/layout.h"
 
 namespace kernlens::profile {
 namespace fs = std::filesystem;
 namespace {
+
+using rundir::DiscoveryLayout;
+using rundir::DiscoveryMethod;
 
 // How one method's try went.
 struct Attempt {
@@ -49,6 +53,16 @@ std::string quoted(const std::vector<std::string>& lines) {
 
 // --- tracer ---------------------------------------------------------------------------------
 
+const DiscoveryLayout& tracer_layout() { return rundir::discovery_layout(DiscoveryMethod::kTracer); }
+
+std::optional<Error> locate_tracer_library(RunContext& run, nlohmann::ordered_json& tools) {
+  auto tracer = locate_tracer(run.opt.tracer_path, executable_dir());
+  if (!tracer) return make_error("", 0, "--discovery tracer: " + tracer.error().message);
+  run.tracer = *tracer;
+  tools["tracer"] = {{"path", tracer->library}, {"version", KERNLENS_VERSION}};
+  return std::nullopt;
+}
+
 std::string tracer_missing(const RunContext& run) {
   return run.tracer.library.empty() ? fmt::format("{} not found beside kernlens (give it with --tracer)",
                                                   kTracerLibraryName)
@@ -74,10 +88,11 @@ Attempt run_tracer(RunContext& run) {
     return {why, crashed(prof->result), {}};
   }
   Attempt a;
-  a.inputs = tracer_outputs(run.dir.discovery.string());
+  a.inputs = rundir::discovery_exports_in(run.dir.discovery, tracer_layout());
   if (a.inputs.empty()) {
-    a.why = step + ": the tracer wrote no kernlens-*.kltrace (the program used no CUDA, or CUDA did not load the "
-                   "tracer: see discovery/tracer.stderr.log)";
+    a.why = fmt::format("{}: the tracer wrote no {}*{} (the program used no CUDA, or CUDA did not load the tracer: "
+                        "see discovery/tracer.stderr.log)",
+                        step, tracer_layout().export_prefix, tracer_layout().export_suffix);
     a.profiler_fault = true;
   }
   return a;
@@ -85,20 +100,34 @@ Attempt run_tracer(RunContext& run) {
 
 // --- nsys -----------------------------------------------------------------------------------
 
+const DiscoveryLayout& nsys_layout() { return rundir::discovery_layout(DiscoveryMethod::kNsys); }
+// discovery/timeline: the base of nsys's report, timeline.nsys-rep.
+fs::path nsys_report_base(const RunContext& run) { return run.dir.discovery / nsys_layout().report_stem; }
+fs::path nsys_report(const RunContext& run) { return nsys_report_base(run).string() + ".nsys-rep"; }
+fs::path nsys_export(const RunContext& run) { return run.dir.discovery / nsys_layout().export_file(); }
+
+// nsys's version is asked for only when it runs (`auto` seldom gets to it).
+std::optional<Error> locate_nsys(RunContext& run, nlohmann::ordered_json&) {
+  auto nsys = locate_tool(ProfilerTool::kNsys, {run.opt.nsys_path, {}, true});
+  if (!nsys) return make_error("", 0, nsys.error().message + "; give its path with --nsys, or use --discovery tracer or ncu");
+  run.nsys = *nsys;
+  return std::nullopt;
+}
+
 std::string nsys_missing(const RunContext& run) {
   return run.nsys.empty() ? "nsys not found (give it with --nsys)" : std::string();
 }
 
 std::vector<std::string> nsys_profile_argv(const RunContext& run) {
   std::vector<std::string> argv = {run.nsys, "profile", "--trace=cuda,nvtx", "--sample=none", "--cpuctxsw=none",
-                                   "--force-overwrite=true", "-o", (run.dir.discovery / "timeline").string()};
+                                   "--force-overwrite=true", "-o", nsys_report_base(run).string()};
   argv.insert(argv.end(), run.opt.command.begin(), run.opt.command.end());
   return argv;
 }
 
 std::vector<std::string> nsys_export_argv(const RunContext& run) {
   return {run.nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o",
-          (run.dir.discovery / "timeline.sqlite").string(), (run.dir.discovery / "timeline.nsys-rep").string()};
+          nsys_export(run).string(), nsys_report(run).string()};
 }
 
 std::vector<std::vector<std::string>> nsys_commands(const RunContext& run) {
@@ -113,7 +142,7 @@ Attempt run_nsys(RunContext& run) {
     auto info = probe_tool(run.nsys);
     run.manifest.tools["nsys"] = {{"path", run.nsys}, {"version", info ? info->version.text : "unknown"}};
   }
-  const fs::path report = run.dir.discovery / "timeline.nsys-rep";
+  const fs::path report = nsys_report(run);
   StepSpec spec("discovery (nsys)", nsys_profile_argv(run), run.dir.discovery, "nsys");
   spec.echo = run.opt.echo_program_output;
   auto prof = run_step(run, spec);
@@ -127,7 +156,10 @@ Attempt run_nsys(RunContext& run) {
     return {why + quoted(nsys_said), !stopped && (!is_file(report) || crashed(prof->result)), {}};
   }
   if (!is_file(report)) {
-    return {"discovery (nsys profile): nsys wrote no report (discovery/timeline.nsys-rep)" + quoted(nsys_said), true, {}};
+    return {fmt::format("discovery (nsys profile): nsys wrote no report (discovery/{})", report.filename().string()) +
+                quoted(nsys_said),
+            true,
+            {}};
   }
   StepSpec export_spec("discovery export (nsys)", nsys_export_argv(run), run.dir.discovery, "nsys_export");
   auto exp = run_step(run, export_spec);
@@ -136,16 +168,24 @@ Attempt run_nsys(RunContext& run) {
     const bool stopped = exp->result.interrupted || exp->result.timed_out;
     return {why + quoted(error_lines(run.dir.discovery / "nsys_export.stderr.log")), !stopped, {}};
   }
-  return {{}, false, {(run.dir.discovery / "timeline.sqlite").string()}};
+  return {{}, false, {nsys_export(run).string()}};
 }
 
 // --- ncu timing mode ------------------------------------------------------------------------
 
+const DiscoveryLayout& ncu_layout() { return rundir::discovery_layout(DiscoveryMethod::kNcu); }
+// discovery/timing: the base of ncu's report, timing.ncu-rep.
+fs::path ncu_report_base(const RunContext& run) { return run.dir.discovery / ncu_layout().report_stem; }
+fs::path ncu_report(const RunContext& run) { return ncu_report_base(run).string() + ".ncu-rep"; }
+
+// ncu is found before discovery: the deep pass needs it whatever discovery runs.
+std::optional<Error> locate_ncu(RunContext&, nlohmann::ordered_json&) { return std::nullopt; }
+
 std::string ncu_missing(const RunContext& run) { return run.ncu_missing; }
 
 std::vector<std::vector<std::string>> ncu_commands(const RunContext& run) {
-  return {discovery_argv(run.ncu, (run.dir.discovery / "timing").string(), run.opt.command),
-          export_argvs(run.ncu.ncu, (run.dir.discovery / "timing.ncu-rep").string())[0]};
+  return {discovery_argv(run.ncu, ncu_report_base(run).string(), run.opt.command),
+          export_argvs(run.ncu.ncu, ncu_report(run).string())[0]};
 }
 
 Attempt run_ncu_timing(RunContext& run) {
@@ -166,7 +206,7 @@ Attempt run_ncu_timing(RunContext& run) {
   if (run.opt.progress_tty) run.err << "\n";
   if (!prof) return {prof.error().to_string(), false, {}};
   if (auto why = failure(step + ": ncu in timing mode", *prof); !why.empty()) return {why, false, {}};
-  if (prof->no_kernels_profiled || !is_file(run.dir.discovery / "timing.ncu-rep")) {
+  if (prof->no_kernels_profiled || !is_file(ncu_report(run))) {
     return {ncu_profiled_nothing(step, *prof,
                                  {"the --nvtx-include/--nvtx-range filter matches no range the program opens (names "
                                   "and domains must match exactly; `--discovery tracer` or nsys shows every range)",
@@ -174,7 +214,7 @@ Attempt run_ncu_timing(RunContext& run) {
             false,
             {}};
   }
-  const std::string input = (run.dir.discovery / "timing_raw.csv").string();
+  const std::string input = (run.dir.discovery / ncu_layout().export_file()).string();
   StepSpec export_spec("discovery export (ncu)", ncu_commands(run)[1], run.dir.discovery, "timing_export");
   export_spec.stdout_file = input;
   auto exp = run_step(run, export_spec);
@@ -185,40 +225,39 @@ Attempt run_ncu_timing(RunContext& run) {
 
 // --- the table ------------------------------------------------------------------------------
 
-struct Method {
-  Discovery id;
-  std::string_view name;
-  std::string_view what;       // in words
-  bool records_every_launch;   // --nvtx-include is applied on reading (ncu filters itself)
+// One discovery method: its files and stage filter (the run directory's side, shared with the
+// reader), how its tool is found, its commands and its run.
+struct Backend {
+  const DiscoveryLayout& layout;  // name, outputs, whether --nvtx-include applies on reading
+  std::string_view what;          // in words
+  // Finds its tool for a run that may use it. The error, when it is missing, is a usage error
+  // for a run that asked for this method by name.
+  std::optional<Error> (*locate)(RunContext&, nlohmann::ordered_json& tools);
   std::string (*missing)(const RunContext&);  // why its tool is not there; empty when it is
   std::vector<std::vector<std::string>> (*commands)(const RunContext&);  // for --dry-run
   Attempt (*run)(RunContext&);
 };
 
-// In the order `auto` tries them: cheapest first.
-constexpr std::array<Method, 3> kMethods = {{
-    {Discovery::kTracer, "tracer", "the kernlens tracer", true, tracer_missing, tracer_commands, run_tracer},
-    {Discovery::kNsys, "nsys", "Nsight Systems", true, nsys_missing, nsys_commands, run_nsys},
-    {Discovery::kNcu, "ncu", "ncu in timing mode", false, ncu_missing, ncu_commands, run_ncu_timing},
-}};
-
-const Method& method(Discovery id) {
-  for (const auto& m : kMethods) {
-    if (m.id == id) return m;
-  }
-  return kMethods.back();
+// In the order `auto` tries them (rundir's layouts are in that order).
+const std::array<Backend, 3>& backends() {
+  static const std::array<Backend, 3> kBackends = {{
+      {tracer_layout(), "the kernlens tracer", locate_tracer_library, tracer_missing, tracer_commands, run_tracer},
+      {nsys_layout(), "Nsight Systems", locate_nsys, nsys_missing, nsys_commands, run_nsys},
+      {ncu_layout(), "ncu in timing mode", locate_ncu, ncu_missing, ncu_commands, run_ncu_timing},
+  }};
+  return kBackends;
 }
 
-std::vector<const Method*> methods_to_try(Discovery requested) {
-  std::vector<const Method*> order;
-  for (const auto& m : kMethods) {
-    if (requested == Discovery::kAuto || m.id == requested) order.push_back(&m);
+std::vector<const Backend*> backends_to_try(DiscoveryRequest requested) {
+  std::vector<const Backend*> order;
+  for (const auto& b : backends()) {
+    if (!requested || b.layout.method == *requested) order.push_back(&b);
   }
   return order;
 }
 
-nlohmann::ordered_json attempt_json(const Method& m, std::string_view outcome, const std::string& why) {
-  nlohmann::ordered_json j = {{"method", m.name}, {"outcome", outcome}};
+nlohmann::ordered_json attempt_json(const Backend& m, std::string_view outcome, const std::string& why) {
+  nlohmann::ordered_json j = {{"method", m.layout.name}, {"outcome", outcome}};
   if (!why.empty()) j["why"] = why;
   return j;
 }
@@ -227,14 +266,14 @@ nlohmann::ordered_json attempt_json(const Method& m, std::string_view outcome, c
 std::string read_timeline(RunContext& run, const std::vector<std::string>& inputs, bool filter_stages,
                           model::Profile& timeline) {
   TimedStep timed(run, "read discovery");
-  Status s = read_discovery(inputs, run.opt.nvtx_include, filter_stages, timeline, analysis_read_options());
+  Status s = load::read_discovery(inputs, run.opt.nvtx_include, filter_stages, timeline, load::analysis_read_options());
   return s ? std::string() : s.error().to_string();
 }
 
-void settle(RunContext& run, const Method& m) {
-  run.discovery = m.id;
-  run.manifest.discovery["method"] = m.name;
-  run.manifest.options["discovery"] = m.name;
+void settle(RunContext& run, const Backend& m) {
+  run.discovery = m.layout.method;
+  run.manifest.discovery["method"] = m.layout.name;
+  run.manifest.options["discovery"] = m.layout.name;
 }
 
 // --- --discovery-from -----------------------------------------------------------------------
@@ -254,46 +293,30 @@ std::string reuse_discovery(RunContext& run, model::Profile& timeline) {
   const std::string& from = run.opt.discovery_from;
   const std::string earlier = run.manifest.discovery.value("method", "");
   std::vector<std::string> inputs;
-  for (const auto& file : discovery_exports(from, earlier)) {
+  for (const auto& file : rundir::discovery_exports(from, earlier)) {
     const fs::path target = run.dir.discovery / fs::path(file).filename();
     if (Status s = bring_file(file, target); !s) return s.error().to_string();
     inputs.push_back(target.string());
   }
   if (inputs.empty()) return fmt::format("--discovery-from {}: no discovery export there", from);
   run.manifest.options["discovery"] = earlier;
-  run.discovery = method(*parse_discovery(earlier)).id;
+  const DiscoveryLayout& layout = *rundir::find_discovery_layout(earlier);  // check_discovery_from checked it
+  run.discovery = layout.method;
   run.save();
-  return read_timeline(run, inputs, method(run.discovery).records_every_launch, timeline);
+  return read_timeline(run, inputs, layout.records_every_launch, timeline);
 }
 
 }  // namespace
 
-std::string_view discovery_name(Discovery id) {
-  return id == Discovery::kAuto ? std::string_view("auto") : method(id).name;
-}
-
 Status locate_discovery_tools(RunContext& run, nlohmann::ordered_json& tools) {
-  const Discovery requested = run.opt.discovery;
   if (!run.opt.discovery_from.empty()) return ok_status();
-  if (requested == Discovery::kAuto || requested == Discovery::kTracer) {
-    if (auto tracer = locate_tracer(run.opt.tracer_path, executable_dir())) {
-      run.tracer = *tracer;
-      tools["tracer"] = {{"path", tracer->library}, {"version", KERNLENS_VERSION}};
-    } else if (requested == Discovery::kTracer) {
-      return make_error("", 0, "--discovery tracer: " + tracer.error().message);
-    }
+  const auto order = backends_to_try(run.opt.discovery);
+  for (const Backend* b : order) {
+    if (auto missing = b->locate(run, tools); missing && run.opt.discovery) return *missing;
   }
-  // nsys's version is asked for only when it runs (`auto` seldom gets to it).
-  if (requested == Discovery::kAuto || requested == Discovery::kNsys) {
-    if (auto nsys = locate_tool(ProfilerTool::kNsys, {run.opt.nsys_path, {}, true})) {
-      run.nsys = *nsys;
-    } else if (requested == Discovery::kNsys) {
-      return make_error("", 0, nsys.error().message + "; give its path with --nsys, or use --discovery tracer or ncu");
-    }
-  }
-  for (const Method* m : methods_to_try(requested)) {
-    if (m->missing(run).empty()) {
-      run.discovery = m->id;
+  for (const Backend* b : order) {
+    if (b->missing(run).empty()) {
+      run.discovery = b->layout.method;
       break;
     }
   }
@@ -303,10 +326,10 @@ Status locate_discovery_tools(RunContext& run, nlohmann::ordered_json& tools) {
 std::string discover(RunContext& run, model::Profile& timeline) {
   if (!run.opt.discovery_from.empty()) return reuse_discovery(run, timeline);
   auto& attempts = run.manifest.discovery["attempts"] = nlohmann::ordered_json::array();
-  const auto order = methods_to_try(run.opt.discovery);
+  const auto order = backends_to_try(run.opt.discovery);
   std::string last_why;
   for (std::size_t i = 0; i < order.size(); ++i) {
-    const Method& m = *order[i];
+    const Backend& m = *order[i];
     if (run.stop_requested()) break;
     if (auto missing = m.missing(run); !missing.empty()) {
       attempts.push_back(attempt_json(m, "not found", missing));
@@ -315,13 +338,13 @@ std::string discover(RunContext& run, model::Profile& timeline) {
     Attempt a = m.run(run);
     model::Profile read;
     if (a.why.empty()) {
-      a.why = read_timeline(run, a.inputs, m.records_every_launch, read);
+      a.why = read_timeline(run, a.inputs, m.layout.records_every_launch, read);
       a.profiler_fault = !a.why.empty();
     }
     if (a.why.empty()) {
       attempts.push_back(attempt_json(m, "ran", ""));
       for (std::size_t rest = i + 1; rest < order.size(); ++rest) {
-        attempts.push_back(attempt_json(*order[rest], "not tried", fmt::format("{} worked", m.name)));
+        attempts.push_back(attempt_json(*order[rest], "not tried", fmt::format("{} worked", m.layout.name)));
       }
       settle(run, m);
       run.save();
@@ -335,7 +358,7 @@ std::string discover(RunContext& run, model::Profile& timeline) {
       const std::string why_not = run.stop_requested() ? "interrupted"
                                                        : fmt::format("the program itself failed under {}: another "
                                                                      "profiler would not help",
-                                                                     m.name);
+                                                                     m.layout.name);
       for (std::size_t rest = i + 1; rest < order.size(); ++rest) {
         attempts.push_back(attempt_json(*order[rest], "not tried", why_not));
       }
@@ -352,17 +375,18 @@ std::string discover(RunContext& run, model::Profile& timeline) {
 }
 
 void print_discovery_plan(RunContext& run) {
-  const auto order = methods_to_try(run.opt.discovery);
+  const auto order = backends_to_try(run.opt.discovery);
   if (!run.opt.discovery_from.empty()) {
     run.out << "# discovery: reused from " << run.opt.discovery_from << " (its exports are linked into "
             << run.dir.discovery.string() << ")\n";
     return;
   }
-  const Method* first = nullptr;
+  const Backend* first = nullptr;
   std::string plan;
-  for (const Method* m : order) {
+  for (const Backend* m : order) {
     const std::string missing = m->missing(run);
-    plan += fmt::format("{}{} ({})", plan.empty() ? "" : ", then ", m->name, missing.empty() ? "found" : "NOT FOUND: " + missing);
+    plan += fmt::format("{}{} ({})", plan.empty() ? "" : ", then ", m->layout.name,
+                        missing.empty() ? "found" : "NOT FOUND: " + missing);
     if (!first && missing.empty()) first = m;
   }
   run.out << "# discovery: " << plan << "\n";

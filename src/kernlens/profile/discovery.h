@@ -1,5 +1,5 @@
-// Discovery: every kernel launch of the program timed, by one of three methods (a table,
-// kMethods in discovery.cpp):
+// Discovery: every kernel launch of the program timed, by one of three methods (a table of
+// backends in discovery.cpp; what each leaves in discovery/ is rundir/layout.h's):
 //   tracer  the kernlens CUPTI tracer injected into the program: the program's own speed and
 //           no export step, so the cheapest
 //   nsys    Nsight Systems (`nsys profile --trace=cuda,nvtx`), exported to SQLite
@@ -29,8 +29,5 @@ std::string discover(RunContext& run, model::Profile& timeline);
 // --dry-run: the methods in the order they would be tried and the commands of the first one
 // that is found.
 void print_discovery_plan(RunContext& run);
-
-// Each method's name as --discovery takes it.
-std::string_view discovery_name(Discovery method);
 
 }  // namespace kernlens::profile

@@ -5,7 +5,6 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <unordered_set>
 
@@ -17,13 +16,12 @@
 #include "kernlens/profile/deep_pass.h"
 #include "kernlens/profile/discovery.h"
 #include "kernlens/profile/env_probe.h"
+#include "kernlens/load/nvtx_path.h"
+#include "kernlens/load/timeline.h"
 #include "kernlens/profile/kernels_csv.h"
-#include "kernlens/profile/nvtx_path.h"
 #include "kernlens/profile/run_context.h"
-#include "kernlens/profile/run_reader.h"
 #include "kernlens/profile/tools.h"
-#include "kernlens/report/json_report.h"
-#include "kernlens/report/text_report.h"
+#include "kernlens/rundir/manifest.h"
 
 extern char** environ;
 
@@ -91,39 +89,35 @@ Status find_tools(RunContext& run, nlohmann::ordered_json& tools) {
 // manifest's "discovery" from it.
 Status check_discovery_from(RunContext& run) {
   const std::string& from = run.opt.discovery_from;
-  if (run.opt.discovery != Discovery::kAuto) {
+  if (run.opt.discovery) {
     return make_error("", 0, "--discovery-from reuses an earlier discovery: give it without --discovery");
   }
-  if (!is_run_directory(from)) {
+  if (!rundir::is_run_directory(from)) {
     return make_error(from, 0, "--discovery-from: not a kernlens run directory (no manifest.json)");
   }
-  const std::string manifest_path = (std::filesystem::path(from) / "manifest.json").string();
-  std::ifstream in(manifest_path);
-  auto earlier = nlohmann::json::parse(in, nullptr, false);
-  const nlohmann::json options = earlier.is_object() ? earlier.value("options", nlohmann::json::object())
-                                                     : nlohmann::json::object();
-  const std::string method = options.is_object() ? options.value("discovery", "") : "";
-  if (method != "tracer" && method != "nsys" && method != "ncu") {
-    return make_error(manifest_path, 0, "--discovery-from: the manifest does not say which discovery ran");
+  auto earlier = rundir::read_manifest(from);
+  const std::string method = earlier ? earlier->discovery_method() : "";
+  const rundir::DiscoveryLayout* layout = rundir::find_discovery_layout(method);
+  if (!layout) {
+    return make_error(rundir::manifest_path(from), 0, "--discovery-from: the manifest does not say which discovery ran");
   }
-  if (discovery_exports(from, method).empty()) {
+  if (rundir::discovery_exports(from, method).empty()) {
     return make_error(from, 0, "--discovery-from: the run has no discovery export (it failed before discovery ended)");
   }
   // ncu filtered its timing run by the NVTX ranges of that run: other ranges are not in it.
-  const auto earlier_ranges = options.value("nvtx_include", nlohmann::json::array());
-  if (method == "ncu" && earlier_ranges != nlohmann::json(run.opt.nvtx_include)) {
+  if (!layout->records_every_launch && earlier->nvtx_include() != run.opt.nvtx_include) {
     return make_error(from, 0, fmt::format("--discovery-from: its ncu discovery kept only --nvtx-include {}; give the "
                                            "same ranges, or a run whose discovery used the tracer or nsys",
-                                           earlier_ranges.dump()));
+                                           nlohmann::json(earlier->nvtx_include()).dump()));
   }
-  if (earlier.value("command", nlohmann::json::array()) != nlohmann::json(run.opt.command)) {
+  if (earlier->command != run.opt.command) {
     run.note(fmt::format("warning: --discovery-from {}: it profiled {}, not this command; its launch numbers hold "
                          "only if the program launches the same kernels",
-                         from, earlier.value("command", nlohmann::json::array()).dump()));
+                         from, nlohmann::json(earlier->command).dump()));
   }
   run.manifest.discovery = {{"requested", "from"},
                             {"from", std::filesystem::absolute(from).lexically_normal().string()},
-                            {"from_run_id", earlier.value("run_id", "")},
+                            {"from_run_id", earlier->run_id},
                             {"method", method}};
   return ok_status();
 }
@@ -156,7 +150,7 @@ Result<Selection> select(RunContext& run, const model::Profile& timeline) {
   if (!selection) return make_error("", 0, "selection: " + selection.error().to_string());
   std::unordered_set<std::string> chosen;
   for (const auto& pick : selection->picks) chosen.insert(timeline.names[pick.name]);
-  if (Status s = write_file_atomically((run.dir.discovery / "kernels.csv").string(), kernels_csv(timeline, agg, chosen)); !s) {
+  if (Status s = write_file_atomically(run.dir.kernels_csv().string(), kernels_csv(timeline, agg, chosen)); !s) {
     return s.error();
   }
   run.note(selection_summary(*selection));
@@ -176,7 +170,7 @@ void fill_manifest(RunContext& run, const std::string& run_id, const nlohmann::o
   run.manifest.run_id = run_id;
   run.manifest.command = opt.command;
   run.manifest.cwd = std::filesystem::current_path().string();
-  run.manifest.env = env_subset(environ);
+  run.manifest.env = rundir::env_subset(environ);
   run.manifest.tools = tools;
   run.manifest.tools["environment"] = environment;
   run.manifest.clock_control = std::string(to_string(opt.clock_control));
@@ -200,7 +194,7 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
   }
   {
     TimedStep timed(run, "join the deep pass");
-    for (const auto& warning : join_deep_exports(deep.csvs, timeline, analysis_read_options())) {
+    for (const auto& warning : load::join_deep_exports(deep.csvs, timeline, load::analysis_read_options())) {
       run.note("warning: " + warning);
     }
   }
@@ -210,14 +204,14 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
     return analysis::analyze(timeline, run.classifier, run.opt.analysis);
   }();
   if (!analysis) return run.finish(kExitBadInput, "failed", analysis.error().to_string());
-  {
+  if (const auto& write = run.opt.writers.analysis_json) {
     TimedStep timed(run, "write analysis.json");
-    if (Status s = write_file_atomically(run.dir.analysis().string(), report::analysis_json(timeline, *analysis, {})); !s) {
+    if (Status s = write_file_atomically(run.dir.analysis().string(), write(timeline, *analysis)); !s) {
       return run.finish(kExitBadInput, "failed", s.error().to_string());
     }
   }
   if (run.stop_requested()) return run.finish_interrupted("writing the analysis");
-  run.out << report::analysis_text(timeline, *analysis, report::TextOptions{20, 100});
+  if (run.opt.writers.summary) run.out << run.opt.writers.summary(timeline, *analysis);
   if (!deep.why.empty()) return run.finish(kExitToolFailed, "failed", deep.why);
   return run.finish(kExitOk, "complete", "");
 }
@@ -241,17 +235,20 @@ std::optional<int> launcher_rank(char** environ_list) {
   return std::nullopt;
 }
 
-Result<Discovery> parse_discovery(std::string_view name) {
-  static constexpr std::pair<std::string_view, Discovery> kNames[] = {
-      {"auto", Discovery::kAuto}, {"nsys", Discovery::kNsys}, {"tracer", Discovery::kTracer}, {"ncu", Discovery::kNcu}};
-  for (const auto& [n, d] : kNames) {
-    if (n == name) return d;
-  }
-  return make_error("", 0, fmt::format("unknown discovery '{}': expected auto, nsys, tracer or ncu", name));
+Result<DiscoveryRequest> parse_discovery(std::string_view name) {
+  if (name == "auto") return DiscoveryRequest();
+  if (const rundir::DiscoveryLayout* layout = rundir::find_discovery_layout(name)) return DiscoveryRequest(layout->method);
+  std::vector<std::string_view> names = {"auto"};
+  for (const auto& layout : rundir::discovery_layouts()) names.push_back(layout.name);
+  return make_error("", 0, fmt::format("unknown discovery '{}': expected {}", name, fmt::join(names, ", ")));
+}
+
+std::string_view discovery_name(DiscoveryRequest request) {
+  return request ? rundir::discovery_layout(*request).name : std::string_view("auto");
 }
 
 Result<std::string> nvtx_include_expression(std::string_view user_path) {
-  NvtxPath path = parse_nvtx_path(user_path, true);
+  load::NvtxPath path = load::parse_nvtx_path(user_path, true);
   for (const auto& name : path.ranges) {
     if (name.empty()) return make_error("", 0, fmt::format("--nvtx-include '{}': an empty range name", user_path));
   }
@@ -259,7 +256,7 @@ Result<std::string> nvtx_include_expression(std::string_view user_path) {
 }
 
 Result<std::string> nvtx_range_expression(std::string_view user_range) {
-  NvtxPath path = parse_nvtx_path(user_range, false);
+  load::NvtxPath path = load::parse_nvtx_path(user_range, false);
   if (path.ranges[0].empty()) return make_error("", 0, fmt::format("--nvtx-range '{}': an empty range name", user_range));
   return nvtx_start_end_filter(path.domain, path.ranges);
 }
@@ -279,13 +276,13 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   run.ncu.kill_after_last = opt.kill_after_last && opt.replay == ReplayMode::kKernel;
   nlohmann::ordered_json tools = nlohmann::ordered_json::object();
   if (Status s = find_tools(run, tools); !s) return usage_error(s.error());
-  const std::string run_id = opt.run_id.empty() ? make_run_id(std::chrono::system_clock::now(), opt.command[0]) : opt.run_id;
+  const std::string run_id = opt.run_id.empty() ? rundir::make_run_id(std::chrono::system_clock::now(), opt.command[0]) : opt.run_id;
   const nlohmann::ordered_json environment = [&] {
     TimedStep timed(run, "probe the environment");
     return probe_environment(opt.command);
   }();
   const std::filesystem::path root = std::filesystem::path(opt.out) / run_id;
-  run.dir = RunDir{run_id, root, root / "discovery", root / "deep"};
+  run.dir = rundir::RunDir{run_id, root, root / "discovery", root / "deep"};
   if (opt.dry_run) {
     print_dry_run(run, tools, environment);
     return {kExitOk, {}};
@@ -293,7 +290,7 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   if (!opt.discovery_from.empty()) {
     if (Status s = check_discovery_from(run); !s) return usage_error(s.error());
   }
-  auto dir = create_run_dir(opt.out, run_id, opt.force_overwrite);
+  auto dir = rundir::create_run_dir(opt.out, run_id, opt.force_overwrite);
   if (!dir) return usage_error(dir.error());
   run.dir = *dir;
   InterruptGuard guard;

@@ -1,11 +1,12 @@
 // `kernlens profile`, end to end: find the profilers, discover where the GPU time goes (nsys
 // timeline, or ncu in timing mode), choose the few kernels that make up most of it, measure
 // one launch of each with Nsight Compute, export, join and analyze, into a run directory
-// (run_dir.h). Every command is an argv; every step is recorded in the manifest as it ends,
+// (rundir/layout.h). Every command is an argv; every step is recorded in the manifest as it ends,
 // so an interrupted or failed run keeps what it has and says so.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -15,15 +16,28 @@
 #include "kernlens/names/classify.h"
 #include "kernlens/profile/ncu_command.h"
 #include "kernlens/profile/selection.h"
+#include "kernlens/rundir/layout.h"
 
 namespace kernlens::profile {
 
-enum class Discovery : std::uint8_t { kAuto, kNsys, kTracer, kNcu };
-Result<Discovery> parse_discovery(std::string_view name);
+// --discovery: a method, or std::nullopt for auto (each in turn, cheapest first).
+using DiscoveryRequest = std::optional<rundir::DiscoveryMethod>;
+// "auto" or a method's name. Error: another name.
+Result<DiscoveryRequest> parse_discovery(std::string_view name);
+std::string_view discovery_name(DiscoveryRequest request);
+
+// What a run writes from its analysis, in the caller's formats (the CLI's report writers:
+// profile/ hands over the analysis and never formats it). Either may be empty.
+struct AnalysisWriters {
+  // The text of the run directory's analysis.json.
+  std::function<std::string(const model::Profile&, const analysis::Analysis&)> analysis_json;
+  // What the run prints on `out` when it ends.
+  std::function<std::string(const model::Profile&, const analysis::Analysis&)> summary;
+};
 
 struct ProfileRunOptions {
   std::vector<std::string> command;  // the user's program and its arguments
-  Discovery discovery = Discovery::kAuto;
+  DiscoveryRequest discovery;           // auto
   SelectionOptions selection;
   Tier tier = Tier::kRoofline;
   ReplayMode replay = ReplayMode::kKernel;
@@ -49,6 +63,7 @@ struct ProfileRunOptions {
   bool echo_program_output = true;
   bool verbose = false;                  // print where the time went, step by step
   analysis::AnalysisOptions analysis;
+  AnalysisWriters writers;
 };
 
 // Exit codes as DESIGN.md §3: 0 ok, 2 bad usage, 3 the program or a profiler failed.
@@ -57,7 +72,8 @@ struct ProfileRunResult {
   std::string run_dir;  // empty for --dry-run or when it could not be created
 };
 
-// Writes the report to `out` and progress, warnings and errors to `err`.
+// Writes what `options.writers` make of the analysis to the run directory and `out`, and
+// progress, warnings and errors to `err`.
 ProfileRunResult run_profile(const ProfileRunOptions& options, const names::KernelClassifier& classifier,
                              std::ostream& out, std::ostream& err);
 

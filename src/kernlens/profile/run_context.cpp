@@ -15,9 +15,9 @@ constexpr std::size_t kAvailableKernelsKept = 5;  // of the "Available Kernels:"
 
 // What a run that did not complete leaves for the user: its exports and reports (logs are
 // always there and not listed).
-std::vector<std::string> kept_outputs(const RunDir& dir) {
+std::vector<std::string> kept_outputs(const rundir::RunDir& dir) {
   std::vector<std::string> kept;
-  for (auto& file : run_dir_files(dir)) {
+  for (auto& file : rundir::run_dir_files(dir)) {
     if (!file.ends_with(".log")) kept.push_back(std::move(file));
   }
   return kept;
@@ -46,13 +46,13 @@ void RunContext::note(const std::string& line) { err << "kernlens: " << line << 
 
 void RunContext::save() {
   manifest.total_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - started).count();
-  if (Status s = write_manifest(dir, manifest); !s) note("warning: " + s.error().to_string());
+  if (Status s = rundir::write_manifest(dir, manifest); !s) note("warning: " + s.error().to_string());
   if (!guard) return;
-  Manifest last_words = manifest;
+  rundir::Manifest last_words = manifest;
   last_words.status = "interrupted";
   last_words.status_reason = "interrupted twice (Ctrl-C): kernlens stopped at once";
   last_words.kept = kept_outputs(dir);
-  guard->prepare_last_words(dir.manifest().string(), manifest_json(last_words).dump(2) + "\n");
+  guard->prepare_last_words(dir.manifest().string(), rundir::manifest_text(rundir::manifest_json(last_words)));
 }
 
 bool RunContext::stop_requested() { return interrupted || (guard && guard->interrupted()); }
@@ -89,7 +89,7 @@ ProfileRunResult RunContext::finish_interrupted(const std::string& during) {
                 fmt::format("interrupted{} while {}", sig ? " by " + signal_name(sig) : std::string(), during));
 }
 
-std::string relative(const RunDir& dir, const std::filesystem::path& p) {
+std::string relative(const rundir::RunDir& dir, const std::filesystem::path& p) {
   return std::filesystem::relative(p, dir.root).string();
 }
 
@@ -106,7 +106,7 @@ Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
   p.stderr_log_path = (spec.folder / (spec.stem + ".stderr.log")).string();
   p.timeout_ns = static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
   StepOutcome outcome;
-  ToolRun record;
+  rundir::ToolRun record;
   record.step = spec.step;
   record.argv = spec.argv;
   const auto started = RunContext::Clock::now();

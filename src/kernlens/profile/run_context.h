@@ -19,8 +19,8 @@
 #include "kernlens/profile/process.h"
 #include "kernlens/profile/profile_run.h"
 #include "kernlens/profile/progress.h"
-#include "kernlens/profile/run_dir.h"
 #include "kernlens/profile/tracer_command.h"
+#include "kernlens/rundir/manifest.h"
 
 namespace kernlens::profile {
 
@@ -34,13 +34,13 @@ struct RunContext {
   const names::KernelClassifier& classifier;
   std::ostream& out;
   std::ostream& err;
-  RunDir dir;
-  Manifest manifest;
+  rundir::RunDir dir;
+  rundir::Manifest manifest;
   NcuSettings ncu;          // ncu.ncu: its path (a placeholder when not found: only a dry run goes on then)
   std::string ncu_missing;  // why ncu was not found; empty when it was
   std::string nsys;     // empty: not found
   TracerPaths tracer;   // library empty: not found
-  Discovery discovery = Discovery::kNcu;  // the method that ran (or would run)
+  rundir::DiscoveryMethod discovery = rundir::DiscoveryMethod::kNcu;  // the method that ran (or would run)
   const InterruptGuard* guard = nullptr;  // null in a dry run
   bool interrupted = false;               // a child's run ended because of Ctrl-C
   Clock::time_point started = Clock::now();
@@ -116,7 +116,7 @@ std::string ncu_profiled_nothing(const std::string& step, const StepOutcome& out
                                  const std::vector<std::string>& causes);
 
 // A path inside the run directory, relative to it.
-std::string relative(const RunDir& dir, const std::filesystem::path& p);
+std::string relative(const rundir::RunDir& dir, const std::filesystem::path& p);
 
 // "1.2 s" / "250 ms" for the timings.
 std::string format_seconds(std::int64_t ns);

@@ -1,6 +1,5 @@
 #include "kernlens/profile/tracer_command.h"
 
-#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -39,19 +38,6 @@ Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::s
 std::vector<std::string> tracer_environment(const TracerPaths& paths, const std::string& trace_dir) {
   return {"CUDA_INJECTION64_PATH=" + paths.library, "NVTX_INJECTION64_PATH=" + paths.library,
           "KERNLENS_TRACE_DIR=" + trace_dir};
-}
-
-std::vector<std::string> tracer_outputs(const std::string& dir) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.starts_with("kernlens-") && name.ends_with(".kltrace") && entry.is_regular_file()) {
-      files.push_back(entry.path().string());
-    }
-  }
-  std::sort(files.begin(), files.end());
-  return files;
 }
 
 std::string executable_dir() {

@@ -1,6 +1,6 @@
 // Discovery with the kernlens CUPTI tracer (src/kernlens/tracer): where its library is, the
-// environment that makes CUDA and NVTX inject it into the program, and the files it leaves (one
-// kernlens-<pid>.kltrace per process that used CUDA or NVTX).
+// environment that makes CUDA and NVTX inject it into the program. The files it leaves (one
+// kernlens-<pid>.kltrace per process that used CUDA or NVTX) are rundir/layout.h's.
 #pragma once
 
 #include <string>
@@ -24,9 +24,6 @@ Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::s
 // the tracer: it is CUDA's and NVTX's injection library) and KERNLENS_TRACE_DIR. Children
 // inherit them, so every process of the program writes its own file.
 std::vector<std::string> tracer_environment(const TracerPaths& paths, const std::string& trace_dir);
-
-// The tracer's files in `dir` (kernlens-*.kltrace), in name order.
-std::vector<std::string> tracer_outputs(const std::string& dir);
 
 // The directory of the running executable (/proc/self/exe); empty when unknown.
 std::string executable_dir();

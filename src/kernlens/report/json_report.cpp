@@ -258,7 +258,7 @@ std::string analysis_json(const model::Profile& profile, const analysis::Analysi
   doc["schema"] = "kernlens.analysis/1";
   Json inputs = Json::array();
   for (const auto& in : profile.inputs) {
-    Json j{{"path", in.path}, {"format", in.format}};
+    Json j{{"path", in.path}, {"format", model::format_id(in.format)}};
     if (!in.warnings.empty()) {
       Json w = Json::array();
       for (const auto& e : in.warnings) w.push_back(e.to_string());

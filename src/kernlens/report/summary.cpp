@@ -2,16 +2,12 @@
 
 #include <fmt/format.h>
 
-#include "kernlens/ingest/detect.h"
 #include "kernlens/report/format.h"
 
 namespace kernlens::report {
 
-std::string describe_format(std::string_view format_id) {
-  for (const auto& f : ingest::formats()) {
-    if (f.id == format_id) return std::string(f.description);
-  }
-  return std::string(format_id);
+std::string describe_input(const model::InputInfo& input) {
+  return input.description.empty() ? std::string(model::format_id(input.format)) : input.description;
 }
 
 std::string peaks_line(const analysis::PeakRates& p) {

@@ -11,8 +11,8 @@
 
 namespace kernlens::report {
 
-// "Nsight Compute raw page (CSV)" for a format id of ingest/detect.h; the id when unknown.
-std::string describe_format(std::string_view format_id);
+// What an input is, for people: its reader's description, else its format id.
+std::string describe_input(const model::InputInfo& input);
 // "989.4 TFLOP/s tensor_bf16, 3.350 TB/s DRAM (source)" for the paths LLMs run on.
 std::string peaks_line(const analysis::PeakRates& peaks);
 // Which share of the kernel time the ncu throughput metrics cover, or that none do.

@@ -81,7 +81,7 @@ Table summary_table(const model::Profile& profile, const analysis::Analysis& ana
     c.code = code;
     t.rows.push_back({text_cell(std::move(key)), std::move(c)});
   };
-  for (const auto& in : profile.inputs) add("Input", fmt::format("{} ({})", in.path, describe_format(in.format)), true);
+  for (const auto& in : profile.inputs) add("Input", fmt::format("{} ({})", in.path, describe_input(in)), true);
   if (std::string gpu = device_line(profile, analysis); !gpu.empty()) add("GPU", gpu);
   if (!ctx.command.empty()) add("Command", shell_command_line(ctx.command), true);
   const auto& totals = analysis.agg.totals;

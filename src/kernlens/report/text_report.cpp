@@ -15,7 +15,7 @@ namespace {
 void append_header(std::string& out, const model::Profile& profile, const analysis::Analysis& analysis) {
   const analysis::Aggregate& agg = analysis.agg;
   for (const auto& in : profile.inputs) {
-    out += fmt::format("input   {}  ({})\n", escape_controls(in.path), describe_format(in.format));
+    out += fmt::format("input   {}  ({})\n", escape_controls(in.path), describe_input(in));
   }
   if (std::string gpu = device_line(profile, analysis); !gpu.empty()) out += fmt::format("gpu     {}\n", escape_controls(gpu));
   const auto& t = agg.totals;

@@ -15,7 +15,6 @@
 namespace kernlens::store {
 namespace {
 
-using ingest::SqliteDb;
 
 Error at(const std::string& path, const Error& e) {
   return make_error(path, 0, e.message);
@@ -34,7 +33,7 @@ Status check_header(const std::string& path) {
   if (!std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0) return ok_status();
   auto head = read_file_head(path, 100);
   if (!head) return head.error();
-  if (!ingest::is_sqlite_header(*head)) {
+  if (!is_sqlite_header(*head)) {
     return make_error(path, 0, "not a kernlens database: not an SQLite file");
   }
   return ok_status();

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "kernlens/common/error.h"
-#include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/common/sqlite_db.h"
 #include "kernlens/model/run_record.h"
 
 namespace kernlens::store {
@@ -23,11 +23,11 @@ inline constexpr int kBusyTimeoutMs = 30000;
 // Creates the file when missing and migrates it to schema_version(). Errors (with the path):
 // not an SQLite file, an SQLite database of something else, one from a newer kernlens, a
 // damaged file, a lock held longer than the busy timeout.
-Result<ingest::SqliteDb> open_for_writing(const std::string& path);
+Result<SqliteDb> open_for_writing(const std::string& path);
 
 // A kernlens database, opened so that nothing can write to it (read-only connection and
 // PRAGMA query_only). Errors: a missing file, and those of open_for_writing.
-Result<ingest::SqliteDb> open_for_reading(const std::string& path);
+Result<SqliteDb> open_for_reading(const std::string& path);
 
 enum class IngestOutcome { kAdded, kAlreadyPresent };
 
@@ -37,15 +37,15 @@ struct IngestOptions {
   std::function<Status()> before_commit;
 };
 
-Result<IngestOutcome> ingest_run(const ingest::SqliteDb& db, const model::RunRecord& run,
+Result<IngestOutcome> ingest_run(const SqliteDb& db, const model::RunRecord& run,
                                  const IngestOptions& options = {});
 
 // Whether a run with this key is in the database already (so that a caller can skip reading
 // a run again before ingest_run would find it there).
-Result<bool> has_run(const ingest::SqliteDb& db, const std::string& run_key);
+Result<bool> has_run(const SqliteDb& db, const std::string& run_key);
 
 // The run whose key is `key_or_prefix` or starts with it, or whose run_id it is. Errors: no
 // such run, or a prefix that several runs share.
-Result<model::RunRecord> load_run(const ingest::SqliteDb& db, std::string_view key_or_prefix);
+Result<model::RunRecord> load_run(const SqliteDb& db, std::string_view key_or_prefix);
 
 }  // namespace kernlens::store

@@ -13,7 +13,6 @@
 namespace kernlens::store {
 namespace {
 
-using ingest::SqliteStatement;
 
 Cell cell(const SqliteStatement& stmt, int column) {
   switch (stmt.type(column)) {
@@ -106,7 +105,7 @@ constexpr std::array<std::string_view, 5> kExportTables = {"runs", "run_tags", "
 
 }  // namespace
 
-Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql, const QueryOptions& options) {
+Result<Table> run_query(const SqliteDb& db, const std::string& sql, const QueryOptions& options) {
   auto stmt = db.prepare_single(sql);
   if (!stmt) return stmt.error();
   if (!stmt->read_only()) {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernlens/common/error.h"
-#include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/common/sqlite_db.h"
 
 namespace kernlens::store {
 
@@ -32,7 +32,7 @@ struct QueryOptions {
 // One statement (comments after it are fine). Errors: SQL errors, more than one statement,
 // a statement that would write (refused before it runs; the connection is read-only
 // besides), and one that ran past the timeout.
-Result<Table> run_query(const ingest::SqliteDb& db, const std::string& sql, const QueryOptions& options = {});
+Result<Table> run_query(const SqliteDb& db, const std::string& sql, const QueryOptions& options = {});
 
 enum class TableFormat { kText, kCsv, kJson, kJsonl };
 std::optional<TableFormat> parse_table_format(std::string_view name);

@@ -14,8 +14,6 @@
 namespace kernlens::store {
 namespace {
 
-using ingest::SqliteDb;
-using ingest::SqliteStatement;
 using model::RunKernel;
 using model::RunMeta;
 using model::RunRecord;

@@ -5,7 +5,6 @@
 namespace kernlens::store {
 namespace {
 
-using ingest::SqliteStatement;
 
 constexpr std::string_view kColumns =
     "gpu, dtype, model, batch, tokens, op_class, runs, time_ns_per_run, share_of_time, sol_pct, sm_pct, memory_pct, "
@@ -36,7 +35,7 @@ model::ScalingCell read_cell(const SqliteStatement& s) {
   return c;
 }
 
-Result<std::vector<model::ScalingCell>> cells(const ingest::SqliteDb& db, const std::string& sql) {
+Result<std::vector<model::ScalingCell>> cells(const SqliteDb& db, const std::string& sql) {
   auto stmt = db.prepare(sql);
   if (!stmt) return stmt.error();
   std::vector<model::ScalingCell> out;
@@ -45,7 +44,7 @@ Result<std::vector<model::ScalingCell>> cells(const ingest::SqliteDb& db, const 
   return out;
 }
 
-Result<std::vector<std::string>> distinct(const ingest::SqliteDb& db, std::string_view column) {
+Result<std::vector<std::string>> distinct(const SqliteDb& db, std::string_view column) {
   auto stmt = db.prepare(fmt::format("SELECT DISTINCT {0} FROM runs WHERE {0} IS NOT NULL AND {0} <> '' ORDER BY 1", column));
   if (!stmt) return stmt.error();
   std::vector<std::string> out;
@@ -56,7 +55,7 @@ Result<std::vector<std::string>> distinct(const ingest::SqliteDb& db, std::strin
 
 }  // namespace
 
-Result<model::CrossModel> load_cross_model(const ingest::SqliteDb& db, std::size_t top_families) {
+Result<model::CrossModel> load_cross_model(const SqliteDb& db, std::size_t top_families) {
   model::CrossModel out;
   auto runs = db.prepare("SELECT COUNT(*) FROM runs");
   if (!runs) return runs.error();

@@ -7,13 +7,13 @@
 #include <cstddef>
 
 #include "kernlens/common/error.h"
-#include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/common/sqlite_db.h"
 #include "kernlens/model/scaling.h"
 
 namespace kernlens::store {
 
 // Every op class at every point, and the `top_families` families with the most kernel time
 // over all runs at every point.
-Result<model::CrossModel> load_cross_model(const ingest::SqliteDb& db, std::size_t top_families);
+Result<model::CrossModel> load_cross_model(const SqliteDb& db, std::size_t top_families);
 
 }  // namespace kernlens::store

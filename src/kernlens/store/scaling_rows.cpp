@@ -70,7 +70,7 @@ std::string upsert_sums() {
   return out;
 }
 
-Status add_point(const ingest::SqliteDb& db, const std::string& key, const model::RunRecord& run) {
+Status add_point(const SqliteDb& db, const std::string& key, const model::RunRecord& run) {
   auto stmt = db.prepare(
       "INSERT INTO scaling_points VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7) ON CONFLICT DO UPDATE SET runs = runs + 1, "
       "kernel_time_ns = CASE WHEN excluded.kernel_time_ns IS NULL THEN kernel_time_ns "
@@ -93,7 +93,7 @@ std::string point_key(const model::RunMeta& meta) {
                      quoted(meta.tokens));
 }
 
-Status add_scaling_sums(const ingest::SqliteDb& db, const model::RunRecord& run) {
+Status add_scaling_sums(const SqliteDb& db, const model::RunRecord& run) {
   const std::string key = point_key(run.meta);
   if (Status s = add_point(db, key, run); !s) return s;
   std::map<std::tuple<std::string, std::string, std::string>, CellSums> cells;

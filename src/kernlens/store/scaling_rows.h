@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kernlens/common/error.h"
-#include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/common/sqlite_db.h"
 #include "kernlens/model/run_record.h"
 
 namespace kernlens::store {
@@ -15,6 +15,6 @@ namespace kernlens::store {
 // SQLite's quote() of the point's five values as stored (an empty text is NULL), joined by '|'.
 std::string point_key(const model::RunMeta& meta);
 
-Status add_scaling_sums(const ingest::SqliteDb& db, const model::RunRecord& run);
+Status add_scaling_sums(const SqliteDb& db, const model::RunRecord& run);
 
 }  // namespace kernlens::store

@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/common/sqlite_db.h"
 
 namespace kernlens::store {
 
@@ -12,7 +12,7 @@ class Transaction {
  public:
   // BEGIN IMMEDIATE: takes the write lock now (waiting up to the busy timeout), so that two
   // writers never both read and then both fail to write.
-  static Result<Transaction> begin_immediate(const ingest::SqliteDb& db) {
+  static Result<Transaction> begin_immediate(const SqliteDb& db) {
     if (Status s = db.exec("BEGIN IMMEDIATE"); !s) return s.error();
     return Transaction(db);
   }
@@ -30,8 +30,8 @@ class Transaction {
   }
 
  private:
-  explicit Transaction(const ingest::SqliteDb& db) : db_(&db) {}
-  const ingest::SqliteDb* db_;
+  explicit Transaction(const SqliteDb& db) : db_(&db) {}
+  const SqliteDb* db_;
 };
 
 }  // namespace kernlens::store

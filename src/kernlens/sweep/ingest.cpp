@@ -1,24 +1,25 @@
 #include "kernlens/sweep/ingest.h"
 
+#include "kernlens/load/run_record.h"
+#include "kernlens/rundir/run_key.h"
 #include "kernlens/store/database.h"
-#include "kernlens/store/run_input.h"
 #include "kernlens/sweep/status.h"
 
 namespace kernlens::sweep {
 namespace {
 
-IngestResult ingest_point(const Point& p, const ingest::SqliteDb& db, const names::KernelClassifier& classifier) {
+IngestResult ingest_point(const Point& p, const SqliteDb& db, const names::KernelClassifier& classifier) {
   using Outcome = IngestResult::Outcome;
   IngestResult out{p.index, Outcome::kNotComplete, "", ""};
   if (!run_complete(p.run_dir())) return out;
-  auto key = store::run_key(p.run_dir());
+  auto key = rundir::run_key(p.run_dir());
   if (!key) return {p.index, Outcome::kError, "", key.error().to_string()};
   auto present = store::has_run(db, *key);
   if (!present) return {p.index, Outcome::kError, *key, present.error().to_string()};
   if (*present) return {p.index, Outcome::kAlreadyPresent, *key, ""};
   auto tags = read_point_tags(p);
   if (!tags) return {p.index, Outcome::kError, "", tags.error().to_string()};
-  auto run = store::read_run(p.run_dir(), *tags, classifier);
+  auto run = load::load_run_record(p.run_dir(), *tags, classifier);
   if (!run) return {p.index, Outcome::kError, "", run.error().to_string()};
   auto added = store::ingest_run(db, *run);
   if (!added) return {p.index, Outcome::kError, run->meta.run_key, added.error().to_string()};
@@ -28,7 +29,7 @@ IngestResult ingest_point(const Point& p, const ingest::SqliteDb& db, const name
 
 }  // namespace
 
-std::vector<IngestResult> ingest_sweep(const Plan& plan, const ingest::SqliteDb& db,
+std::vector<IngestResult> ingest_sweep(const Plan& plan, const SqliteDb& db,
                                        const names::KernelClassifier& classifier,
                                        const std::function<void(const IngestResult&)>& on_point) {
   std::vector<IngestResult> results;

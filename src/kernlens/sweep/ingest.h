@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "kernlens/common/error.h"
-#include "kernlens/ingest/sqlite_db.h"
+#include "kernlens/common/sqlite_db.h"
 #include "kernlens/names/classify.h"
 #include "kernlens/sweep/plan.h"
 
@@ -22,7 +22,7 @@ struct IngestResult {
   std::string error;  // kError: what went wrong
 };
 
-std::vector<IngestResult> ingest_sweep(const Plan& plan, const ingest::SqliteDb& db,
+std::vector<IngestResult> ingest_sweep(const Plan& plan, const SqliteDb& db,
                                        const names::KernelClassifier& classifier,
                                        const std::function<void(const IngestResult&)>& on_point);
 

@@ -2,13 +2,13 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
 
 #include <fmt/format.h>
 
+#include "kernlens/load/run_record.h"
 #include "kernlens/profile/process.h"
 #include "kernlens/sweep/template.h"
 
@@ -19,10 +19,6 @@ namespace {
 constexpr std::int64_t kProbeTimeoutNs = 10'000'000'000;
 // More points than any cluster queue takes in one sweep: a matrix this large is a mistake.
 constexpr std::size_t kMaxPoints = 100'000;
-
-// The tags that fill an integer column of the database's runs table (store/run_input.cpp):
-// checked here so that a sweep learns of a bad value before its runs, not at ingest.
-constexpr std::string_view kIntegerTags[] = {"batch", "tokens"};
 
 bool directory_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
@@ -50,12 +46,6 @@ Status check_id(const SweepSpec& spec, const std::string& id) {
     return make_error(spec.path, line, fmt::format("point name \"{}\": names starting with '_' are kernlens's", id));
   }
   return ok_status();
-}
-
-bool whole_number(std::string_view s) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size();
 }
 
 void set(Pairs& pairs, const std::string& key, const std::string& value) {
@@ -111,8 +101,8 @@ Status fill_tags(const SweepSpec& spec, const Values& values, Point& p) {
   set(p.tags, "sweep", spec.name);
   set(p.tags, "sweep_point", p.id);
   for (const auto& [key, value] : p.tags) {
-    if (std::find(std::begin(kIntegerTags), std::end(kIntegerTags), key) != std::end(kIntegerTags) &&
-        !whole_number(value)) {
+    // Checked here, so that a sweep learns of a bad value before its runs, not at ingest.
+    if (!load::tag_fits_column(key, value)) {
       return make_error(spec.path, tag_line(spec, key),
                         fmt::format("point {}: tag {}=\"{}\" must be a whole number (it fills the database's {} column)",
                                     p.id, key, value, key));

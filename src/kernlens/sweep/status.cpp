@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/rundir/manifest.h"
+
 namespace kernlens::sweep {
 namespace fs = std::filesystem;
 namespace {
@@ -205,11 +207,10 @@ std::vector<std::string> slurm_jobs(const std::vector<Submission>& submissions) 
 }
 
 std::optional<RunState> run_state(const std::string& run_dir) {
-  std::ifstream in(fs::path(run_dir) / "manifest.json");
-  if (!in) return std::nullopt;
-  auto j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return RunState{"damaged", "manifest.json is not a JSON object"};
-  return RunState{j.value("status", ""), j.value("status_reason", "")};
+  if (!rundir::is_run_directory(run_dir)) return std::nullopt;
+  auto manifest = rundir::read_manifest(run_dir);
+  if (!manifest) return RunState{"damaged", "manifest.json is not a JSON object"};
+  return RunState{manifest->status, manifest->status_reason};
 }
 
 bool run_complete(const std::string& run_dir) {

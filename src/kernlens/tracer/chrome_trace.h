@@ -1,7 +1,7 @@
 // A .kltrace's content as Chrome trace JSON (the Trace Event Format that chrome://tracing and
 // ui.perfetto.dev open): kernels and memory operations as complete events on one track per
 // device and stream, NVTX ranges on one track per thread. Header-only and standard-library
-// only, like format.h: the tracer writes it beside the .kltrace when KERNLENS_TRACE_CHROME=1.
+// only, like format/kltrace.h: the tracer writes it beside the .kltrace when KERNLENS_TRACE_CHROME=1.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernlens/tracer/format.h"
+#include "kernlens/format/kltrace.h"
 
 namespace kernlens::trace_format {
 

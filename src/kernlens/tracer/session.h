@@ -14,7 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernlens/tracer/format.h"
+#include "kernlens/format/kltrace.h"
 
 namespace kernlens::tracer {
 

@@ -4,7 +4,7 @@
 // (thread and time, for NVTX attribution) through CUPTI callbacks on the launch calls only.
 // NVTX ranges come through the same library acting as NVTX's injection (nvtx_injection.cpp;
 // NVTX_INJECTION64_PATH names this library: `kernlens profile` sets it, else the tracer does at
-// cuInit). At exit it writes $KERNLENS_TRACE_DIR/kernlens-<pid>.kltrace (format.h), and with
+// cuInit). At exit it writes $KERNLENS_TRACE_DIR/kernlens-<pid>.kltrace (format/kltrace.h), and with
 // KERNLENS_TRACE_CHROME=1 also kernlens-<pid>.trace.json.
 //
 // It never stops the program: a CUPTI error is reported once ("kernlens-tracer: ...") and

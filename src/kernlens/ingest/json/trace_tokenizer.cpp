@@ -1,0 +1,318 @@
+#include "kernlens/ingest/json/trace_tokenizer.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#include "kernlens/common/bits.h"
+
+namespace kernlens::ingest {
+namespace {
+
+constexpr std::size_t npos = std::string_view::npos;
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Where the bytes that shape a JSON value sit in 64 bytes: one bit per byte.
+struct BlockMasks {
+  std::uint64_t quote = 0, backslash = 0, open = 0, close = 0, newline = 0;
+};
+
+// SSE2 (every x86-64) compares 16 bytes at a time; plain C++ elsewhere. '{' and '[' differ
+// only in bit 0x20, as do '}' and ']': one compare of (byte | 0x20) finds both.
+BlockMasks classify(const char* p) {
+  BlockMasks m;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), backslash = _mm_set1_epi8('\\'), newline = _mm_set1_epi8('\n');
+  const __m128i open = _mm_set1_epi8('{'), close = _mm_set1_epi8('}'), case_bit = _mm_set1_epi8(0x20);
+  for (int i = 0; i < 4; ++i) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i));
+    const __m128i folded = _mm_or_si128(v, case_bit);
+    auto bits = [&](__m128i eq) {
+      return std::uint64_t{static_cast<std::uint16_t>(_mm_movemask_epi8(eq))} << (16 * i);
+    };
+    m.quote |= bits(_mm_cmpeq_epi8(v, quote));
+    m.backslash |= bits(_mm_cmpeq_epi8(v, backslash));
+    m.newline |= bits(_mm_cmpeq_epi8(v, newline));
+    m.open |= bits(_mm_cmpeq_epi8(folded, open));
+    m.close |= bits(_mm_cmpeq_epi8(folded, close));
+  }
+#else
+  for (int i = 0; i < 64; ++i) {
+    const std::uint64_t bit = std::uint64_t{1} << i;
+    const char folded = static_cast<char>(p[i] | 0x20);
+    if (p[i] == '"') m.quote |= bit;
+    if (p[i] == '\\') m.backslash |= bit;
+    if (p[i] == '\n') m.newline |= bit;
+    if (folded == '{') m.open |= bit;
+    if (folded == '}') m.close |= bit;
+  }
+#endif
+  return m;
+}
+
+// The state of a compound value's scan between blocks.
+struct ScanState {
+  std::int64_t depth = 0;
+  std::int64_t newlines = 0;
+  bool in_string = false;
+  bool escape_next = false;  // the block before ended in a backslash inside a string
+};
+
+// One block with a backslash in it, byte by byte: escapes are rare in traces. The end of
+// the value within the block (one past it), or npos.
+std::size_t scan_block_bytes(const char* p, std::size_t len, ScanState& s) {
+  for (std::size_t i = 0; i < len; ++i) {
+    const char c = p[i];
+    s.newlines += c == '\n';
+    if (s.in_string) {
+      if (s.escape_next) {
+        s.escape_next = false;
+      } else if (c == '\\') {
+        s.escape_next = true;
+      } else if (c == '"') {
+        s.in_string = false;
+      }
+      continue;
+    }
+    const char folded = static_cast<char>(c | 0x20);
+    if (c == '"') {
+      s.in_string = true;
+    } else if (folded == '{') {
+      ++s.depth;
+    } else if (folded == '}' && --s.depth == 0) {
+      return i + 1;
+    }
+  }
+  return npos;
+}
+
+// One block without backslashes: quotes pair up, so a prefix XOR marks what is inside
+// strings, and only the brackets outside them are visited.
+std::size_t scan_block(const BlockMasks& m, ScanState& s) {
+  const std::uint64_t inside = prefix_xor(m.quote) ^ (s.in_string ? ~std::uint64_t{0} : 0);
+  std::uint64_t brackets = (m.open | m.close) & ~inside;
+  while (brackets) {
+    const auto i = static_cast<unsigned>(std::countr_zero(brackets));
+    s.depth += (m.open >> i & 1) ? 1 : -1;
+    if (s.depth == 0) {
+      s.newlines += std::popcount(m.newline & bits_below(i + 1));
+      return i + 1;
+    }
+    brackets &= brackets - 1;
+  }
+  s.in_string = inside >> 63;
+  s.newlines += std::popcount(m.newline);
+  return npos;
+}
+
+std::string describe(char c) {
+  if (c >= 0x20 && c < 0x7f) return std::string("'") + c + "'";
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "byte 0x%02x", static_cast<unsigned char>(c));
+  return buf;
+}
+
+}  // namespace
+
+void TraceTokenizer::set_window(std::string_view window, bool last) {
+  base_ += pos_;
+  window_ = window;
+  last_ = last;
+  pos_ = 0;
+}
+
+bool TraceTokenizer::skip_space() {
+  while (pos_ < window_.size() && is_space(window_[pos_])) {
+    if (window_[pos_] == '\n') ++line_;
+    ++pos_;
+  }
+  return pos_ < window_.size();
+}
+
+std::size_t TraceTokenizer::string_end(std::size_t at) const {
+  while (true) {
+    const void* q = std::memchr(window_.data() + at, '"', window_.size() - at);
+    if (!q) return npos;
+    const auto quote = static_cast<std::size_t>(static_cast<const char*>(q) - window_.data());
+    std::size_t backslashes = 0;  // an odd run of them escapes the quote
+    while (quote - backslashes > at && window_[quote - backslashes - 1] == '\\') ++backslashes;
+    if (backslashes % 2 == 0) return quote + 1;
+    at = quote + 1;
+  }
+}
+
+std::size_t TraceTokenizer::value_end(std::size_t at, std::int64_t& lines) const {
+  const char first = window_[at];
+  if (first == '"') return string_end(at + 1);
+  const std::size_t n = window_.size();
+  if (first != '{' && first != '[') {  // a number, true, false or null: checked when decoded
+    std::size_t i = at;
+    while (i < n && !is_space(window_[i]) && window_[i] != ',' && window_[i] != '}' && window_[i] != ']') ++i;
+    return i < n || last_ ? i : npos;
+  }
+  ScanState state;
+  char tail[64];
+  for (std::size_t block = at; block < n; block += 64) {
+    const std::size_t len = std::min<std::size_t>(64, n - block);
+    const char* p = window_.data() + block;
+    if (len < 64) {  // the window's last bytes, padded with spaces (which change nothing)
+      std::memset(tail, ' ', sizeof(tail));
+      std::memcpy(tail, p, len);
+      p = tail;
+    }
+    const BlockMasks m = classify(p);
+    const std::size_t end = m.backslash || state.escape_next ? scan_block_bytes(p, len, state) : scan_block(m, state);
+    if (end != npos) {
+      lines += state.newlines;
+      return block + end;
+    }
+  }
+  return npos;
+}
+
+Error TraceTokenizer::error_at(std::size_t at, std::int64_t line, const std::string& message) const {
+  return make_error(path_, line, message + " (byte " + std::to_string(base_ + at) + ")");
+}
+
+Error TraceTokenizer::error_here(const std::string& message) const { return error_at(pos_, line_, message); }
+
+Result<std::optional<TracePart>> TraceTokenizer::cut(const char* what) const {
+  if (!last_) return std::optional<TracePart>();
+  return error_here(std::string("the file ends inside ") + what + ": the trace is truncated");
+}
+
+Result<char> TraceTokenizer::punctuation(char a, char b, const char* after) {
+  const char c = window_[pos_];
+  if (c != a && c != b) {
+    // fmt, not string operator+: GCC 12 warns falsely (-Warray-bounds) on that chain.
+    return error_here(fmt::format("expected '{}' or '{}' after {}, found {}", a, b, after, describe(c)));
+  }
+  ++pos_;
+  return c;
+}
+
+Result<std::optional<TracePart>> TraceTokenizer::member() {
+  if (window_[pos_] != '"') {
+    return error_here("expected a member name in quotes, found " + describe(window_[pos_]));
+  }
+  const std::size_t key_end = string_end(pos_ + 1);
+  if (key_end == npos) return cut("a member name");
+  std::int64_t lines = 0;
+  auto skip = [&](std::size_t at) {
+    for (; at < window_.size() && is_space(window_[at]); ++at) lines += window_[at] == '\n';
+    return at;
+  };
+  std::size_t at = skip(key_end);
+  if (at == window_.size()) return cut("a member");
+  if (window_[at] != ':') {
+    return error_at(at, line_ + lines, "expected ':' after a member name, found " + describe(window_[at]));
+  }
+  at = skip(at + 1);
+  if (at == window_.size()) return cut("a member");
+  const std::string_view key = window_.substr(pos_ + 1, key_end - pos_ - 2);
+  const std::int64_t value_line = line_ + lines;
+  if (key == "traceEvents" && window_[at] == '[') {
+    pos_ = at + 1;
+    line_ = value_line;
+    saw_events_ = true;
+    state_ = State::kFirstEvent;
+    return std::optional<TracePart>();  // the caller goes on with the events
+  }
+  const std::size_t end = value_end(at, lines);
+  if (end == npos) return cut("a member");
+  if (end == at) {
+    return error_at(at, value_line, "expected a value, found " + describe(window_[at]));
+  }
+  TracePart part{TracePart::Kind::kMember, key, window_.substr(at, end - at), base_ + at, value_line};
+  pos_ = end;
+  line_ += lines;
+  state_ = State::kAfterMember;
+  return std::optional<TracePart>(part);
+}
+
+Result<std::optional<TracePart>> TraceTokenizer::event() {
+  if (window_[pos_] != '{') {
+    return error_here("expected an event (a JSON object) in \"traceEvents\", found " + describe(window_[pos_]));
+  }
+  std::int64_t lines = 0;
+  const std::size_t end = value_end(pos_, lines);
+  if (end == npos) return cut("an event");
+  TracePart part{TracePart::Kind::kEvent, {}, window_.substr(pos_, end - pos_), offset(), line_};
+  pos_ = end;
+  line_ += lines;
+  state_ = State::kAfterEvent;
+  return std::optional<TracePart>(part);
+}
+
+Result<std::optional<TracePart>> TraceTokenizer::next() {
+  while (true) {
+    if (!skip_space()) {
+      if (!last_ || state_ == State::kDone) return std::optional<TracePart>();
+      return error_here(state_ == State::kStart ? "the file holds no JSON document"
+                                                : "the file ends before the JSON document does: the trace is truncated");
+    }
+    switch (state_) {
+      case State::kStart:
+        if (offset() == 0 && window_[0] == '\xEF') {  // a UTF-8 byte order mark, perhaps
+          constexpr std::string_view kBom = "\xEF\xBB\xBF";
+          if (window_.size() < kBom.size() && !last_) return std::optional<TracePart>();
+          if (window_.substr(0, kBom.size()) == kBom) {
+            pos_ = kBom.size();
+            break;
+          }
+        }
+        if (window_[pos_] != '{') {
+          return error_here("expected a JSON object ('{') holding \"traceEvents\", found " + describe(window_[pos_]));
+        }
+        ++pos_;
+        state_ = State::kFirstKey;
+        break;
+      case State::kFirstKey:
+        if (window_[pos_] == '}') {
+          ++pos_;
+          state_ = State::kDone;
+          break;
+        }
+        [[fallthrough]];
+      case State::kKey: {
+        const State before = state_;
+        auto part = member();
+        if (!part || *part || state_ == before) return part;  // a part, an error, or a cut
+        break;                                                 // "traceEvents" opened
+      }
+      case State::kAfterMember: {
+        auto c = punctuation(',', '}', "a member");
+        if (!c) return c.error();
+        state_ = *c == ',' ? State::kKey : State::kDone;
+        break;
+      }
+      case State::kFirstEvent:
+        if (window_[pos_] == ']') {
+          ++pos_;
+          state_ = State::kAfterMember;
+          break;
+        }
+        [[fallthrough]];
+      case State::kEvent:
+        return event();
+      case State::kAfterEvent: {
+        auto c = punctuation(',', ']', "an event");
+        if (!c) return c.error();
+        state_ = *c == ',' ? State::kEvent : State::kAfterMember;
+        break;
+      }
+      case State::kDone:
+        return error_here("more data after the end of the JSON document: " + describe(window_[pos_]));
+    }
+  }
+}
+
+}  // namespace kernlens::ingest

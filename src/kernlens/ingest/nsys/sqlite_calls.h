@@ -1,0 +1,69 @@
+// The CUDA API call of each GPU operation of an nsys export: the CUPTI_ACTIVITY_KIND_RUNTIME
+// row with the operation's process and correlation id. Internal to ingest/nsys.
+#pragma once
+
+#include <cstdint>
+#include <future>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernlens/common/sqlite_db.h"
+#include "kernlens/ingest/timeline/nvtx_projection.h"
+
+namespace kernlens::ingest::nsys {
+
+// A CUDA API call as the export records it.
+struct ApiRow {
+  std::int64_t global_tid, correlation, start, end;
+};
+
+// A GPU operation (index into profile.launches) or an API call (index into the rows read),
+// with its call key: (process, correlation id) as one number, to sort and merge on.
+struct Keyed {
+  std::uint64_t key;
+  std::uint32_t index;
+};
+
+// The API calls read, or the error that stopped reading them. Not a Result: GCC 12 takes a
+// Result destroyed inside std::future's task setter for a free of a stack object
+// (-Wfree-nonheap-object, a false positive that -Werror turns into a failed build).
+struct ApiRows {
+  std::vector<ApiRow> rows;
+  std::optional<Error> error;
+};
+
+class Schema;
+struct DbSource;
+
+// The CUDA API calls (globalTid, correlationId, start, end), read on a connection of their own
+// and on another CPU when there is one: the table is about as long as the kernel table and
+// independent of it. No rows when the export has no runtime table.
+std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source, std::uint64_t file_bytes);
+
+class CallMatcher {
+ public:
+  static constexpr std::uint32_t kNoCall = std::numeric_limits<std::uint32_t>::max();
+
+  // Processes are few and CUPTI's correlation ids 32-bit: (process, correlation id) fits one
+  // 64-bit key, and sorting keys is several times cheaper than sorting the rows. nullopt for a
+  // correlation id out of range.
+  std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation);
+
+  // Matches the operations `ops` (sorted here) with the API calls `rows`. A launch recorded
+  // twice (cudaLaunchKernel wrapping cudaLaunchKernel_v7000 on the same thread) keeps the
+  // inner call, the one any enclosing range must contain.
+  void match(const std::vector<ApiRow>& rows, std::vector<Keyed>& ops);
+
+  const std::vector<ApiCall>& calls() const { return calls_; }
+  // Per operation of `ops` (in its sorted order): its index in calls(), or kNoCall.
+  const std::vector<std::uint32_t>& call_of_op() const { return call_of_op_; }
+
+ private:
+  std::vector<std::int64_t> process_keys_;  // call keys number the processes in first-seen order
+  std::vector<std::uint32_t> call_of_op_;
+  std::vector<ApiCall> calls_;
+};
+
+}  // namespace kernlens::ingest::nsys

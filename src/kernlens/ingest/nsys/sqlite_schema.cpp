@@ -1,0 +1,109 @@
+#include "kernlens/ingest/nsys/sqlite_schema.h"
+
+namespace kernlens::ingest::nsys {
+
+Status Schema::load() {
+  auto names = db_.table_names();
+  if (!names) return unreadable(names.error().message);
+  tables_ = std::move(*names);
+  read_version();
+  return ok_status();
+}
+
+bool Schema::has_any_table_starting(std::string_view prefix) const {
+  return std::any_of(tables_.begin(), tables_.end(), [&](const std::string& t) {
+    return std::string_view(t).substr(0, prefix.size()) == prefix;
+  });
+}
+
+bool Schema::has_column(std::string_view table, std::string_view column) {
+  const auto* cols = columns(table);
+  return cols && std::find(cols->begin(), cols->end(), column) != cols->end();
+}
+
+Result<SqliteStatement> Schema::select(std::string_view table, std::span<const Column> columns,
+                                       std::string_view where) {
+  auto sql = select_sql(table, columns, where);
+  if (!sql) return sql.error();
+  auto stmt = db_.prepare(*sql);
+  if (!stmt) return unreadable("table " + std::string(table) + ": " + stmt.error().message);
+  return stmt;
+}
+
+Result<std::string> Schema::select_sql(std::string_view table, std::span<const Column> columns,
+                                       std::string_view where) {
+  std::string sql = "SELECT ";
+  for (std::size_t i = 0; i < columns.size(); ++i) {
+    if (i > 0) sql += ", ";
+    if (has_column(table, columns[i].name)) {
+      sql += sql_quote(columns[i].name);
+    } else if (columns[i].required) {
+      return ctx_.error(0, "table " + std::string(table) + " has no column '" +
+                               std::string(columns[i].name) + "'" + version_note());
+    } else {
+      sql += "NULL";
+    }
+  }
+  sql += " FROM " + sql_quote(table);
+  if (!where.empty()) sql += " WHERE " + std::string(where);
+  return sql;
+}
+
+Status Schema::finished(const SqliteStatement& stmt, std::string_view table) const {
+  if (stmt.error()) return unreadable("table " + std::string(table) + ": " + *stmt.error());
+  return ok_status();
+}
+
+Error Schema::unreadable(const std::string& what) const {
+  return ctx_.error(0, "cannot read the SQLite database (" + what +
+                           "): the file is damaged, truncated or not an SQLite database");
+}
+
+std::size_t Schema::row_estimate(std::string_view table, std::uint64_t file_bytes) const {
+  constexpr std::uint64_t kMinRowBytes = 16;
+  if (!has(table)) return 0;
+  auto stmt = db_.prepare("SELECT max(rowid) FROM " + sql_quote(table));
+  if (!stmt || !stmt->step() || stmt->int64(0) <= 0) return 0;
+  return static_cast<std::size_t>(
+      std::min(static_cast<std::uint64_t>(stmt->int64(0)), file_bytes / kMinRowBytes));
+}
+
+const std::vector<std::string>* Schema::columns(std::string_view table) {
+  std::string key(table);
+  auto it = columns_.find(key);
+  if (it == columns_.end()) {
+    auto cols = db_.columns(table);
+    it = columns_.emplace(key, cols ? std::move(*cols) : std::vector<std::string>{}).first;
+  }
+  return &it->second;
+}
+
+void Schema::read_version() {
+  for (auto table : kMetadataTables) {
+    if (!has(table)) continue;
+    auto stmt = db_.prepare("SELECT value FROM " + sql_quote(table) +
+                            " WHERE name = 'EXPORT_SCHEMA_VERSION'");
+    if (stmt && stmt->step()) version_ = std::string(stmt->text(0));
+    return;
+  }
+}
+
+Status Strings::open(Schema& schema) {
+  static constexpr std::array kColumns = {Column{"id", true}, Column{"value", true}};
+  auto stmt = schema.select(kStrings, kColumns, "id = ?");
+  if (!stmt) return stmt.error();
+  lookup_ = std::move(*stmt);
+  return ok_status();
+}
+
+const std::optional<std::string>& Strings::get(std::int64_t id) {
+  auto [it, is_new] = cache_.try_emplace(id);
+  if (is_new) {
+    lookup_.reset();
+    lookup_.bind(1, id);
+    if (lookup_.step()) it->second = std::string(lookup_.text(1));
+  }
+  return it->second;
+}
+
+}  // namespace kernlens::ingest::nsys

@@ -1,0 +1,134 @@
+// The parts of an Nsight Systems SQLite export that every table's reader uses (nsys/sqlite.h
+// says what is read from which table): the table names, nsys's global ids, the export's tables
+// and columns looked up by name (they change between versions), and StringIds. Internal to
+// ingest/nsys.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kernlens/common/memory.h"
+#include "kernlens/common/sqlite_db.h"
+#include "kernlens/ingest/reader.h"
+
+namespace kernlens::ingest::nsys {
+
+inline constexpr std::string_view kKernels = "CUPTI_ACTIVITY_KIND_KERNEL";
+inline constexpr std::string_view kMemcpy = "CUPTI_ACTIVITY_KIND_MEMCPY";
+inline constexpr std::string_view kMemset = "CUPTI_ACTIVITY_KIND_MEMSET";
+inline constexpr std::string_view kRuntime = "CUPTI_ACTIVITY_KIND_RUNTIME";
+inline constexpr std::string_view kNvtx = "NVTX_EVENTS";
+inline constexpr std::string_view kStrings = "StringIds";
+// The export's own description: EXPORT_META_DATA in schema 2.x, META_DATA_EXPORT in 3.x.
+inline constexpr std::array<std::string_view, 2> kMetadataTables = {"META_DATA_EXPORT",
+                                                             "EXPORT_META_DATA"};
+
+// Timestamps are ns since the session start. Far beyond a century they are damage, and
+// rejecting them keeps every later difference and sum of two timestamps within 64 bits.
+inline bool plausible_time(std::int64_t ns) {
+  return ns > -(std::int64_t{1} << 61) && ns < (std::int64_t{1} << 61);
+}
+
+// Serialized global ids (nsys's report scripts decode them so): the process id in bits 24-47,
+// the thread id in bits 0-23. A globalPid is the globalTid of its process with no thread bits.
+inline std::int64_t process_of(std::int64_t global_id) {
+  return global_id & ~std::int64_t{0xFFFFFF};
+}
+inline std::int64_t pid_of(std::int64_t global_id) {
+  return (global_id >> 24) & 0xFFFFFF;
+}
+inline std::int64_t tid_of(std::int64_t global_id) {
+  return global_id & 0xFFFFFF;
+}
+
+struct Column {
+  std::string_view name;
+  bool required = false;
+};
+
+// Where the database lies, so that another thread can open a connection of its own.
+struct DbSource {
+  std::string_view bytes;  // the database in memory, unless
+  std::string path;        // it is read from this file
+
+  Result<SqliteDb> open() const {
+    return path.empty() ? SqliteDb::open_bytes(bytes) : SqliteDb::open_file(path);
+  }
+};
+
+// Reserves before the first touch, with huge pages: each 4 KiB page fault costs about a
+// microsecond on virtual machines, a quarter of the time for a million launches.
+template <class T>
+void reserve_huge(std::vector<T>& v, std::size_t n) {
+  if (n <= v.capacity()) return;
+  v.reserve(n);
+  advise_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
+}
+
+// The export's tables, and SELECTs over their columns by name.
+class Schema {
+ public:
+  Schema(const SqliteDb& db, ReadContext& ctx) : db_(db), ctx_(ctx) {}
+
+  // Errors: a file SQLite cannot read (not a database, damaged, truncated).
+  Status load();
+
+  bool has(std::string_view table) const {
+    return std::find(tables_.begin(), tables_.end(), table) != tables_.end();
+  }
+  bool has_any_table_starting(std::string_view prefix) const;
+  bool has_column(std::string_view table, std::string_view column);
+
+  // SELECT of `columns` in their order; an absent optional column reads as NULL.
+  Result<SqliteStatement> select(std::string_view table, std::span<const Column> columns,
+                                 std::string_view where = {});
+  // The SQL of that SELECT, to run on another connection.
+  Result<std::string> select_sql(std::string_view table, std::span<const Column> columns,
+                                 std::string_view where = {});
+
+  // ok, or unreadable() when `stmt` stopped on an error of the file's content.
+  Status finished(const SqliteStatement& stmt, std::string_view table) const;
+  // An error for a query that failed on the file's content.
+  Error unreadable(const std::string& what) const;
+  // About how many rows `table` has, cheaply (nsys numbers rows densely), for reserving
+  // memory: growing a vector of a million launches step by step costs more than reading them.
+  // Bounded by what a file of `file_bytes` can hold, whatever its rowids claim.
+  std::size_t row_estimate(std::string_view table, std::uint64_t file_bytes) const;
+
+  std::string version_note() const {
+    return version_.empty() ? std::string() : " (export schema " + version_ + ")";
+  }
+
+ private:
+  const std::vector<std::string>* columns(std::string_view table);
+  void read_version();
+
+  const SqliteDb& db_;
+  ReadContext& ctx_;
+  std::vector<std::string> tables_;
+  std::map<std::string, std::vector<std::string>> columns_;
+  std::string version_;
+};
+
+// StringIds values by id, looked up on demand: an export holds many strings (call stacks,
+// file names) and only a few are kernel or range names.
+class Strings {
+ public:
+  Status open(Schema& schema);
+  // The string with this id; nullopt when there is none.
+  const std::optional<std::string>& get(std::int64_t id);
+
+ private:
+  SqliteStatement lookup_;
+  std::unordered_map<std::int64_t, std::optional<std::string>> cache_;
+};
+
+}  // namespace kernlens::ingest::nsys

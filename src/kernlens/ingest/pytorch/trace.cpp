@@ -1,0 +1,625 @@
+#include "kernlens/ingest/pytorch/trace.h"
+
+#include <simdjson.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+#include "kernlens/common/chunk_reader.h"
+#include "kernlens/common/file.h"
+#include "kernlens/common/gzip.h"
+#include "kernlens/common/memory.h"
+#include "kernlens/common/numeric.h"
+#include "kernlens/ingest/json/trace_tokenizer.h"
+#include "kernlens/ingest/pytorch/stages.h"
+
+namespace kernlens::ingest {
+
+namespace od = simdjson::ondemand;
+
+namespace {
+
+bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+std::string_view trim_end(std::string_view s) {
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Digits [at, end) of `s`, at least one; their end, or npos.
+std::size_t digits_end(std::string_view s, std::size_t at) {
+  std::size_t i = at;
+  while (i < s.size() && is_digit(s[i])) ++i;
+  return i > at ? i : std::string_view::npos;
+}
+
+std::optional<std::int64_t> exponent_microseconds_to_ns(std::string_view text) {
+  double us = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), us);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return exact_integer<std::int64_t>(std::round(us * 1000.0));
+}
+
+}  // namespace
+
+std::optional<std::int64_t> microseconds_to_ns(std::string_view text) {
+  text = trim_end(text);
+  if (text.find_first_of("eE") != std::string_view::npos) return exponent_microseconds_to_ns(text);
+  const bool negative = !text.empty() && text[0] == '-';
+  const std::size_t whole_at = negative ? 1 : 0;
+  const std::size_t whole_end = digits_end(text, whole_at);
+  if (whole_end == std::string_view::npos) return std::nullopt;
+  std::string_view fraction;
+  if (whole_end < text.size()) {
+    if (text[whole_end] != '.' || digits_end(text, whole_end + 1) != text.size()) return std::nullopt;
+    fraction = text.substr(whole_end + 1);
+  }
+  constexpr std::int64_t kMaxWhole = std::numeric_limits<std::int64_t>::max() / 1000 - 1;
+  std::int64_t whole = 0;
+  for (std::size_t i = whole_at; i < whole_end; ++i) {
+    whole = whole * 10 + (text[i] - '0');
+    if (whole > kMaxWhole) return std::nullopt;
+  }
+  std::int64_t ns = whole * 1000;
+  for (std::size_t i = 0, scale = 100; i < 3; ++i, scale /= 10) {
+    if (i < fraction.size()) ns += (fraction[i] - '0') * static_cast<std::int64_t>(scale);
+  }
+  if (fraction.size() > 3 && fraction[3] >= '5') ++ns;  // half a nanosecond or more
+  return negative ? -ns : ns;
+}
+
+namespace {
+
+// The event categories the reader uses; all others are skipped.
+enum class Category : std::uint8_t { kOther, kKernel, kMemcpy, kMemset, kCudaCall, kCpuRange, kGpuRange, kFlow };
+
+constexpr std::array<std::pair<std::string_view, Category>, 8> kCategories = {{
+    {"kernel", Category::kKernel},
+    {"gpu_memcpy", Category::kMemcpy},
+    {"gpu_memset", Category::kMemset},
+    {"cuda_runtime", Category::kCudaCall},
+    {"cuda_driver", Category::kCudaCall},
+    {"user_annotation", Category::kCpuRange},
+    {"gpu_user_annotation", Category::kGpuRange},
+    {"ac2g", Category::kFlow},  // CPU-to-GPU flow arrows: "s" on the CPU call, "f" on the GPU
+}};
+
+enum class EventKey : std::uint8_t { kPh, kCat, kName, kPid, kTid, kTs, kDur, kId, kArgs };
+
+constexpr std::array<std::pair<std::string_view, EventKey>, 9> kEventKeys = {{
+    {"ph", EventKey::kPh}, {"cat", EventKey::kCat}, {"name", EventKey::kName},
+    {"pid", EventKey::kPid}, {"tid", EventKey::kTid}, {"ts", EventKey::kTs},
+    {"dur", EventKey::kDur}, {"id", EventKey::kId}, {"args", EventKey::kArgs},
+}};
+
+enum class ArgKey : std::uint8_t {
+  kDevice, kStream, kContext, kCorrelation, kRegisters, kSharedMemory, kBytes, kGrid, kBlock, kExternalId, kName,
+  kFullName, kMangledName, kLaidOut
+};
+
+// Kineto's names. "shared memory" is static + dynamic shared memory per block. "full name" and
+// "mangled name" are kernlens's own (kernlens export names a kernel event by its base name and
+// keeps the kernel's name in them, so that reading the export back finds the same kernels), and
+// so is "laid out": an event of a launch that had no start time, which the export placed end to
+// end with the others (it reads back without a start time, so no wall time is made up).
+constexpr std::array<std::pair<std::string_view, ArgKey>, 14> kArgKeys = {{
+    {"device", ArgKey::kDevice}, {"stream", ArgKey::kStream}, {"context", ArgKey::kContext},
+    {"correlation", ArgKey::kCorrelation}, {"registers per thread", ArgKey::kRegisters},
+    {"shared memory", ArgKey::kSharedMemory}, {"bytes", ArgKey::kBytes}, {"grid", ArgKey::kGrid},
+    {"block", ArgKey::kBlock}, {"External id", ArgKey::kExternalId}, {"name", ArgKey::kName},
+    {"full name", ArgKey::kFullName}, {"mangled name", ArgKey::kMangledName}, {"laid out", ArgKey::kLaidOut},
+}};
+
+enum class DeviceKey : std::uint8_t {
+  kId, kName, kMajor, kMinor, kSmCount, kMemory, kThreadsPerSm, kSharedPerSm
+};
+
+constexpr std::array<std::pair<std::string_view, DeviceKey>, 8> kDeviceKeys = {{
+    {"id", DeviceKey::kId}, {"name", DeviceKey::kName}, {"computeMajor", DeviceKey::kMajor},
+    {"computeMinor", DeviceKey::kMinor}, {"numSms", DeviceKey::kSmCount},
+    {"totalGlobalMem", DeviceKey::kMemory}, {"maxThreadsPerMultiprocessor", DeviceKey::kThreadsPerSm},
+    {"sharedMemPerMultiprocessor", DeviceKey::kSharedPerSm},
+}};
+
+template <class Key, std::size_t N>
+std::optional<Key> find_key(od::raw_json_string key, const std::array<std::pair<std::string_view, Key>, N>& table) {
+  for (const auto& [name, k] : table) {
+    if (key == name) return k;
+  }
+  return std::nullopt;
+}
+
+template <class Value, std::size_t N>
+std::optional<Value> lookup(std::string_view name, const std::array<std::pair<std::string_view, Value>, N>& table) {
+  for (const auto& [n, v] : table) {
+    if (n == name) return v;
+  }
+  return std::nullopt;
+}
+
+// A value's integer, or nothing when it is not one that fits (a string, a fraction).
+std::optional<std::int64_t> integer(od::value& v) {
+  std::int64_t i = 0;
+  if (v.get_int64().get(i) != simdjson::SUCCESS) return std::nullopt;
+  return i;
+}
+
+// A JSON string's text: a view of the document, or of the parser's buffer when it had
+// escapes to undo (valid until the next document). Nothing when it is not a string.
+std::optional<std::string_view> text(od::value& v) {
+  std::string_view token = trim_end(v.raw_json_token());
+  if (token.size() < 2 || token.front() != '"' || token.back() != '"') return std::nullopt;
+  if (token.find('\\') == std::string_view::npos) return token.substr(1, token.size() - 2);
+  std::string_view unescaped;
+  if (v.get_string().get(unescaped) != simdjson::SUCCESS) return std::nullopt;
+  return unescaped;
+}
+
+// "grid": [x, y, z]; unknown (all 0) unless three positive 32-bit integers.
+model::Dim3 dim3(od::value& v) {
+  od::array array;
+  if (v.get_array().get(array) != simdjson::SUCCESS) return {};
+  std::array<std::uint32_t, 3> xyz{};
+  std::size_t n = 0;
+  for (auto element : array) {
+    std::uint64_t u = 0;
+    if (n == 3 || element.get_uint64().get(u) != simdjson::SUCCESS || u == 0 || u > UINT32_MAX) return {};
+    xyz[n++] = static_cast<std::uint32_t>(u);
+  }
+  return n == 3 ? model::Dim3{xyz[0], xyz[1], xyz[2]} : model::Dim3{};
+}
+
+struct EventArgs {
+  std::optional<std::int64_t> device, stream, context, correlation, registers, shared_memory, bytes, external_id;
+  model::Dim3 grid, block;
+  std::string_view name;  // metadata events: the process's name
+  std::string kernel_name;  // "mangled name", else "full name" (kernlens export), else empty
+  bool laid_out = false;    // "laid out": true (kernlens export): its time is not real
+};
+
+// The fields of one event, kept as written until the event's kind says which are needed.
+struct Event {
+  std::string_view ph, cat, pid, tid, ts, dur, id;  // raw JSON tokens
+  std::string_view name;                              // the text
+  bool has_name = false;
+  Category category = Category::kOther;
+  bool has_cat = false;
+  EventArgs args;
+};
+
+// Whether an event's args are read: for the categories used, and while the category is not
+// yet known (a writer may put "args" before "cat").
+bool wants_args(const Event& e) { return !e.has_cat || e.category != Category::kOther || e.ph == "\"M\""; }
+
+// "ProfilerStep#12" -> "ProfilerStep": the steps of a schedule are instances of one stage.
+std::string stage_name(std::string_view name) {
+  constexpr std::string_view kStep = "ProfilerStep#";
+  if (name.substr(0, kStep.size()) == kStep && name.size() > kStep.size() &&
+      digits_end(name, kStep.size()) == name.size()) {
+    return "ProfilerStep";
+  }
+  return std::string(name);
+}
+
+// pid/tid values that are strings ("Spans") get ids from here on, apart from any number.
+constexpr std::int64_t kTextIds = std::int64_t{1} << 62;
+
+// A GPU event takes a few hundred bytes of JSON at the least (a memset's is ~350).
+constexpr std::uint64_t kMinBytesPerGpuEvent = 256;
+
+class TraceReader {
+ public:
+  TraceReader(ReadContext& ctx, std::uint64_t file_bytes) : ctx_(ctx), tokens_(ctx.path), file_bytes_(file_bytes) {
+    records_.first_launch = ctx.profile.launches.size();
+  }
+
+  // Reads the parts of the next window of the file; returns the bytes consumed (the rest is
+  // a part cut short, to come again at the start of the next window).
+  Result<std::size_t> feed(std::string_view window, bool last) {
+    tokens_.set_window(window, last);
+    window_end_ = window.data() + window.size();
+    while (true) {
+      auto part = tokens_.next();
+      if (!part) return part.error();
+      if (!*part) return tokens_.consumed();
+      Status s = (*part)->kind == TracePart::Kind::kEvent ? read_event(**part) : read_member(**part);
+      if (!s) return s.error();
+    }
+  }
+
+  std::int64_t line() const { return tokens_.line(); }
+
+  Status finish() {
+    if (!tokens_.saw_trace_events()) {
+      return ctx_.error(0, "no \"traceEvents\" array: not a PyTorch profiler trace");
+    }
+    if (kernels_ == 0) {
+      return ctx_.error(0, "no kernel events (\"cat\": \"kernel\") in the trace: was it recorded with "
+                           "ProfilerActivity.CUDA?");
+    }
+    for (auto& r : records_.ranges) r.end_ns = std::min(r.end_ns, trace_end_ns_);
+    link_launches(records_, ctx_);
+    for (std::size_t i : laid_out_) ctx_.profile.launches[i].start_ns.reset();  // placed, now timeless again
+    return ok_status();
+  }
+
+ private:
+  Error malformed(const TracePart& part, simdjson::error_code code) const {
+    return ctx_.error(part.line, std::string("malformed JSON in the ") +
+                                     (part.kind == TracePart::Kind::kEvent ? "event" : "member") +
+                                     " at byte " + std::to_string(part.offset) + ": " +
+                                     simdjson::error_message(code));
+  }
+
+  // Parses a part in place when the window has room for the parser's padding after it,
+  // else from a padded copy (only parts at the very end of a window).
+  simdjson::error_code iterate(std::string_view json, od::document& doc) {
+    const auto room = static_cast<std::size_t>(window_end_ - json.data());
+    if (room - json.size() >= simdjson::SIMDJSON_PADDING) return parser_.iterate(json.data(), json.size(), room).get(doc);
+    scratch_.assign(json.data(), json.size());
+    scratch_.resize(json.size() + simdjson::SIMDJSON_PADDING, ' ');
+    return parser_.iterate(scratch_.data(), json.size(), scratch_.size()).get(doc);
+  }
+
+  Status read_member(const TracePart& part) {
+    if (part.key == "traceEvents") return ctx_.error(part.line, "\"traceEvents\" is not an array");
+    if (part.key != "deviceProperties") return ok_status();
+    od::document doc;
+    od::array devices;
+    if (auto code = iterate(part.value, doc); code) return malformed(part, code);
+    if (auto code = doc.get_array().get(devices); code) return malformed(part, code);
+    for (auto device : devices) {
+      od::object props;
+      if (auto code = device.get_object().get(props); code) return malformed(part, code);
+      if (auto code = read_device(props); code) return malformed(part, code);
+    }
+    return ok_status();
+  }
+
+  simdjson::error_code read_device(od::object& props) {
+    model::Device d;
+    std::optional<std::int64_t> major, minor;
+    for (auto field_result : props) {
+      od::field field;
+      if (auto code = std::move(field_result).get(field); code) return code;
+      auto key = find_key(field.key(), kDeviceKeys);
+      if (!key) continue;
+      od::value& v = field.value();
+      auto fill = [&](std::optional<std::int64_t>& slot) {
+        if (auto i = integer(v); i && *i >= 0) slot = *i;
+      };
+      switch (*key) {
+        case DeviceKey::kId:
+          if (auto i = integer(v); i && *i >= 0 && *i <= INT32_MAX) d.ordinal = static_cast<std::int32_t>(*i);
+          break;
+        case DeviceKey::kName: d.name = std::string(text(v).value_or("")); break;
+        case DeviceKey::kMajor: major = integer(v); break;
+        case DeviceKey::kMinor: minor = integer(v); break;
+        case DeviceKey::kSmCount: fill(d.sm_count); break;
+        case DeviceKey::kMemory: fill(d.memory_total_bytes); break;
+        case DeviceKey::kThreadsPerSm: fill(d.max_threads_per_sm); break;
+        case DeviceKey::kSharedPerSm: fill(d.max_shared_memory_per_sm_bytes); break;
+      }
+    }
+    if (d.ordinal < 0) return simdjson::SUCCESS;  // a device without an id cannot be matched
+    if (major && minor) d.cc = std::to_string(*major) + "." + std::to_string(*minor);
+    model::Device& into = ctx_.profile.device(d.ordinal);
+    into.fill_from(d);
+    return simdjson::SUCCESS;
+  }
+
+  Status read_event(const TracePart& part) {
+    od::document doc;
+    od::object object;
+    if (auto code = iterate(part.value, doc); code) return malformed(part, code);
+    if (auto code = doc.get_object().get(object); code) return malformed(part, code);
+    Event e;
+    for (auto field_result : object) {
+      od::field field;
+      if (auto code = std::move(field_result).get(field); code) return malformed(part, code);
+      if (auto code = read_field(field, e); code) return malformed(part, code);
+    }
+    return use_event(e, part);
+  }
+
+  simdjson::error_code read_field(od::field& field, Event& e) {
+    auto key = find_key(field.key(), kEventKeys);
+    if (!key) return simdjson::SUCCESS;
+    od::value& v = field.value();
+    switch (*key) {
+      case EventKey::kPh: e.ph = trim_end(v.raw_json_token()); break;
+      case EventKey::kCat:
+        if (auto t = text(v)) {
+          e.has_cat = true;
+          e.category = lookup(*t, kCategories).value_or(Category::kOther);
+        }
+        break;
+      case EventKey::kName:
+        if (auto t = text(v)) {
+          e.name = *t;
+          e.has_name = true;
+        }
+        break;
+      case EventKey::kPid: e.pid = trim_end(v.raw_json_token()); break;
+      case EventKey::kTid: e.tid = trim_end(v.raw_json_token()); break;
+      case EventKey::kTs: e.ts = v.raw_json_token(); break;
+      case EventKey::kDur: e.dur = v.raw_json_token(); break;
+      case EventKey::kId: e.id = trim_end(v.raw_json_token()); break;
+      case EventKey::kArgs:
+        if (wants_args(e)) return read_args(v, e.args);
+        break;
+    }
+    return simdjson::SUCCESS;
+  }
+
+  static simdjson::error_code read_args(od::value& v, EventArgs& a) {
+    od::object object;
+    if (v.get_object().get(object) != simdjson::SUCCESS) return simdjson::SUCCESS;  // not ours to judge
+    for (auto field_result : object) {
+      od::field field;
+      if (auto code = std::move(field_result).get(field); code) return code;
+      auto key = find_key(field.key(), kArgKeys);
+      if (!key) continue;
+      od::value& value = field.value();
+      switch (*key) {
+        case ArgKey::kDevice: a.device = integer(value); break;
+        case ArgKey::kStream: a.stream = integer(value); break;
+        case ArgKey::kContext: a.context = integer(value); break;
+        case ArgKey::kCorrelation: a.correlation = integer(value); break;
+        case ArgKey::kRegisters: a.registers = integer(value); break;
+        case ArgKey::kSharedMemory: a.shared_memory = integer(value); break;
+        case ArgKey::kBytes: a.bytes = integer(value); break;
+        case ArgKey::kExternalId: a.external_id = integer(value); break;
+        case ArgKey::kGrid: a.grid = dim3(value); break;
+        case ArgKey::kBlock: a.block = dim3(value); break;
+        case ArgKey::kName: a.name = text(value).value_or(""); break;
+        case ArgKey::kFullName:
+          if (a.kernel_name.empty()) a.kernel_name = std::string(text(value).value_or(""));
+          break;
+        case ArgKey::kMangledName:
+          if (auto t = text(value)) a.kernel_name = std::string(*t);
+          break;
+        case ArgKey::kLaidOut: {
+          bool b = false;
+          a.laid_out = value.get_bool().get(b) == simdjson::SUCCESS && b;
+          break;
+        }
+      }
+    }
+    return simdjson::SUCCESS;
+  }
+
+  Status use_event(const Event& e, const TracePart& part) {
+    if (e.ph == "\"X\"") {
+      switch (e.category) {
+        case Category::kKernel:
+        case Category::kMemcpy:
+        case Category::kMemset: return add_launch(e, part);
+        case Category::kCudaCall: return add_call(e, e.args.correlation, false, part);
+        case Category::kCpuRange:
+        case Category::kGpuRange: return add_range(e, part);
+        case Category::kFlow:
+        case Category::kOther: return ok_status();
+      }
+    }
+    if (e.ph == "\"s\"" && e.category == Category::kFlow) return add_call(e, integer_token(e.id), true, part);
+    if (e.ph == "\"M\"" && e.name == "process_name") {
+      const std::int64_t pid = track_id(e.pid);
+      if (pid != model::kUnknown && pid < kTextIds) records_.process_names[pid] = std::string(e.args.name);
+    }
+    return ok_status();
+  }
+
+  // An event's "ts", and "dur" unless `dur` is null, in ns; an error names what is wrong.
+  // Times beyond 73 years either way are refused: sums and differences of them then fit.
+  Status times(const Event& e, const TracePart& part, std::int64_t& ts, std::optional<std::int64_t>* dur) {
+    constexpr std::int64_t kMaxNs = std::int64_t{1} << 61;
+    auto t = microseconds_to_ns(e.ts);
+    if (!t || *t < -kMaxNs || *t > kMaxNs) return bad_field(e, part, "\"ts\"", e.ts);
+    ts = *t;
+    if (!dur || e.dur.empty()) return ok_status();
+    auto d = microseconds_to_ns(e.dur);
+    if (!d || *d < 0 || *d > kMaxNs) return bad_field(e, part, "\"dur\"", e.dur);
+    *dur = d;
+    return ok_status();
+  }
+
+  Error bad_field(const Event& e, const TracePart& part, const char* field, std::string_view value) const {
+    const std::string what = value.empty() ? "has no " + std::string(field)
+                                           : std::string(field) + " is not a time in microseconds within 73 years: " +
+                                                 std::string(trim_end(value).substr(0, 40));
+    return ctx_.error(part.line, "event '" + std::string(e.name.substr(0, 80)) + "' (byte " +
+                                     std::to_string(part.offset) + ") " + what);
+  }
+
+  // Sizes the launch list once, from the file's size, so that a big trace does not copy it
+  // over and over as it grows. Capacity that is never written is never faulted in.
+  void reserve_launches() {
+    auto& launches = ctx_.profile.launches;
+    launches.reserve(launches.size() + file_bytes_ / kMinBytesPerGpuEvent + 16);
+    advise_huge_pages(launches.data(), launches.capacity() * sizeof(model::Launch));
+  }
+
+  Status add_launch(const Event& e, const TracePart& part) {
+    if (ctx_.profile.launches.size() == records_.first_launch) reserve_launches();
+    model::Launch l;
+    std::int64_t ts = 0;
+    std::optional<std::int64_t> dur;
+    if (Status s = times(e, part, ts, &dur); !s) return s;
+    if (!dur) return bad_field(e, part, "\"dur\"", {});
+    if (!e.has_name) return ctx_.error(part.line, "a GPU event without \"name\" (byte " + std::to_string(part.offset) + ")");
+    const bool named_in_args = e.category == Category::kKernel && !e.args.kernel_name.empty();
+    l.name = ctx_.profile.names.intern(named_in_args ? std::string_view(e.args.kernel_name) : e.name);
+    l.kind = e.category == Category::kKernel   ? model::LaunchKind::kKernel
+             : e.category == Category::kMemcpy ? model::LaunchKind::kMemcpy
+                                               : model::LaunchKind::kMemset;
+    l.start_ns = ts;
+    l.duration_ns = static_cast<double>(*dur);
+    note_end(ts + *dur);
+    const EventArgs& a = e.args;
+    l.id = a.correlation.value_or(model::kUnknown);
+    l.device_ordinal = fits_int32(a.device ? a.device : integer_token(e.pid)).value_or(-1);
+    l.stream_id = (a.stream ? a.stream : integer_token(e.tid)).value_or(model::kUnknown);
+    l.context_id = a.context.value_or(model::kUnknown);
+    if (l.kind == model::LaunchKind::kKernel) {
+      set_kernel_args(a, l);
+      ++kernels_;
+    } else if (a.bytes && *a.bytes >= 0) {
+      l.bytes = *a.bytes;
+    }
+    l.input = ctx_.input_index;
+    if (e.args.laid_out) laid_out_.push_back(ctx_.profile.launches.size());
+    ctx_.profile.launches.push_back(std::move(l));
+    return ok_status();
+  }
+
+  void set_kernel_args(const EventArgs& a, model::Launch& l) {
+    l.grid = a.grid;
+    l.block = a.block;
+    l.registers_per_thread = fits_int32(a.registers).value_or(-1);
+    // The trace gives static + dynamic shared memory as one number: only 0 splits.
+    if (a.shared_memory && *a.shared_memory == 0) l.static_shared_bytes = l.dynamic_shared_bytes = 0;
+    if (a.shared_memory && *a.shared_memory > 0 && ctx_.wants_metric("shared memory")) {
+      ctx_.profile.add_metric(l, {ctx_.profile.metrics.intern("shared memory", "byte"),
+                                  static_cast<double>(*a.shared_memory)});
+    }
+  }
+
+  Status add_call(const Event& e, std::optional<std::int64_t> correlation, bool from_flow, const TracePart& part) {
+    if (!correlation) return ok_status();  // a call that launched nothing we could match
+    std::int64_t ts = 0;
+    if (Status s = times(e, part, ts, nullptr); !s) return s;
+    note_end(ts);
+    records_.calls.push_back(CudaCall{*correlation, ts, records_.track({track_id(e.pid), track_id(e.tid)}), from_flow});
+    return ok_status();
+  }
+
+  Status add_range(const Event& e, const TracePart& part) {
+    if (!e.has_name) return ctx_.error(part.line, "a range without \"name\" (byte " + std::to_string(part.offset) + ")");
+    std::int64_t ts = 0;
+    std::optional<std::int64_t> dur;
+    if (Status s = times(e, part, ts, &dur); !s) return s;
+    TraceRange r{stage_name(e.name), ts, std::numeric_limits<std::int64_t>::max(),
+                 records_.track({track_id(e.pid), track_id(e.tid)}),
+                 e.args.external_id.value_or(model::kUnknown), e.category == Category::kGpuRange, e.args.laid_out};
+    if (dur) {
+      r.end_ns = ts + *dur;
+      note_end(r.end_ns);
+    } else {
+      ctx_.warn(part.line, "range '" + r.name + "' has no \"dur\": it never ended while the profiler ran; "
+                           "it is taken to end with the trace");
+      note_end(ts);
+    }
+    records_.ranges.push_back(std::move(r));
+    return ok_status();
+  }
+
+  // A pid or tid: a number, or an id for a string.
+  std::int64_t track_id(std::string_view token) {
+    if (auto i = integer_token(token)) return *i;
+    if (token.size() >= 2 && token.front() == '"') return kTextIds + text_ids_.intern(token.substr(1, token.size() - 2));
+    return model::kUnknown;
+  }
+
+  static std::optional<std::int64_t> integer_token(std::string_view token) {
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), v);
+    if (ec != std::errc() || end != token.data() + token.size()) return std::nullopt;
+    return v;
+  }
+
+  static std::optional<std::int32_t> fits_int32(std::optional<std::int64_t> v) {
+    if (!v || *v < 0 || *v > INT32_MAX) return std::nullopt;
+    return static_cast<std::int32_t>(*v);
+  }
+
+  void note_end(std::int64_t ns) { trace_end_ns_ = std::max(trace_end_ns_, ns); }
+
+  ReadContext& ctx_;
+  TraceTokenizer tokens_;
+  std::uint64_t file_bytes_;
+  od::parser parser_;
+  std::string scratch_;
+  const char* window_end_ = nullptr;
+  TraceRecords records_;
+  model::StringTable text_ids_;
+  std::uint64_t kernels_ = 0;
+  std::vector<std::size_t> laid_out_;  // launches whose events were laid out (no real start time)
+  std::int64_t trace_end_ns_ = std::numeric_limits<std::int64_t>::min();
+};
+
+}  // namespace
+
+bool looks_like_chrome_trace(std::string_view bytes) {
+  bytes = bytes.substr(0, 1 << 20);
+  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
+  const std::size_t first = bytes.find_first_not_of(" \t\r\n");
+  return first != std::string_view::npos && bytes[first] == '{' &&
+         bytes.find("\"traceEvents\"", first) != std::string_view::npos;
+}
+
+std::optional<NearMiss> json_near_miss(std::string_view bytes) {
+  // A JSON object, or an array of them (the other form of chrome trace), judged by its first
+  // bytes: no CSV export starts so.
+  if (bytes.substr(0, 3) == "\xEF\xBB\xBF") bytes.remove_prefix(3);
+  constexpr std::string_view kSpace = " \t\r\n";
+  std::size_t at = bytes.find_first_not_of(kSpace);
+  if (at == std::string_view::npos) return std::nullopt;
+  if (bytes[at] == '[') at = bytes.find_first_not_of(kSpace, at + 1);
+  if (at == std::string_view::npos || bytes[at] != '{') return std::nullopt;
+  return NearMiss{"a JSON document without \"traceEvents\" near its start, not a PyTorch profiler trace "
+                  "(torch.profiler's export_chrome_trace writes one)"};
+}
+
+Status read_pytorch_trace(std::string_view bytes, ReadContext& ctx) {
+  TraceReader reader(ctx, bytes.size());
+  if (auto consumed = reader.feed(bytes, true); !consumed) return consumed.error();
+  return reader.finish();
+}
+
+namespace {
+
+// Reads a file window by window from `source` (a ChunkReader or a GzipChunkReader);
+// `file_offset` says how far into the file it has read, for progress.
+template <class Source, class Offset>
+Status read_windows(Source& source, TraceReader& reader, ReadContext& ctx, Offset file_offset) {
+  std::string_view carry;
+  while (true) {
+    auto window = source.next(carry);
+    if (!window) return ctx.error(reader.line(), window.error().message);
+    const bool last = source.at_end();
+    auto consumed = reader.feed(*window, last);
+    if (!consumed) return consumed.error();
+    if (ctx.progress) ctx.progress(file_offset());
+    if (last) return reader.finish();
+    carry = window->substr(*consumed);
+  }
+}
+
+// Windows of 1 MiB: events are a few hundred bytes, and a window's parse stays in cache. An
+// event may be up to 16 MiB long.
+constexpr std::size_t kWindowBytes = 1 << 20;
+constexpr std::size_t kLongestPart = 16 << 20;
+
+}  // namespace
+
+Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
+  auto head = read_file_head(path, 2);
+  if (!head) return head.error();
+  if (is_gzip(*head)) {
+    auto gz = GzipChunkReader::open(path, kWindowBytes, kLongestPart);
+    if (!gz) return gz.error();
+    TraceReader reader(ctx, 0);  // the inflated size is not known: no reservation
+    return read_windows(**gz, reader, ctx, [&] { return (*gz)->file_offset(); });
+  }
+  auto chunks = ChunkReader::open(path, kWindowBytes, kLongestPart, ChunkReader::worth_reading_ahead());
+  if (!chunks) return chunks.error();
+  TraceReader reader(ctx, file_bytes);
+  return read_windows(**chunks, reader, ctx, [&] { return (*chunks)->offset(); });
+}
+
+}  // namespace kernlens::ingest
