@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/analysis/repetitions.h"
 #include "kernlens/common/text.h"
 #include "kernlens/analysis/run_summary.h"
 #include "kernlens/profile/run_reader.h"
@@ -128,6 +129,16 @@ Result<model::RunMeta> manifest_meta(const std::string& dir) {
   return meta;
 }
 
+// The manifest's "options": {"repeat": N} (`profile --repeat`); 1 when absent.
+int manifest_repeat(const std::string& dir) {
+  auto bytes = file_bytes((fs::path(dir) / "manifest.json").string());
+  if (!bytes) return 1;
+  auto j = nlohmann::json::parse(*bytes, nullptr, false);
+  using P = nlohmann::json::json_pointer;
+  if (j.is_discarded() || !j.contains(P("/options/repeat")) || !j[P("/options/repeat")].is_number_integer()) return 1;
+  return std::max(1, j[P("/options/repeat")].get<int>());
+}
+
 // llm_stages.py's flags and defaults (examples/workloads/llm_stages.py).
 struct WorkloadFlag {
   std::string_view flag;
@@ -239,6 +250,11 @@ Result<model::RunRecord> read_run(const std::string& path, const Tags& tags,
   auto analyzed = analysis::analyze(profile, classifier, analysis::AnalysisOptions{});
   if (!analyzed) return analyzed.error();
   model::RunRecord run = analysis::summarize_run(profile, *analyzed);
+  if (profile::is_run_directory(path)) run.repeat = manifest_repeat(path);
+  // Repetitions not found leave the run one sample; compare says so (repeat > 1, none split).
+  if (auto repetitions = analysis::split_repetitions(profile, analyzed->agg, run.repeat)) {
+    run.repetitions = std::move(repetitions).value();
+  }
   meta.source_format = profile.inputs.empty() ? "" : profile.inputs.front().format;
   if (meta.gpu.empty() && run.device) meta.gpu = run.device->name;
   run.meta = std::move(meta);
