@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Validates `kernlens compare --format json` against docs/schema/kernlens.compare-1.schema.json.
+"""Validates `kernlens compare --format json` against docs/schema/kernlens.compare-1.schema.json,
+and group compares (several runs or repetitions per side) against kernlens.compare-groups-1.
 
 Compares the example H100 runs both ways and with themselves, checks each document against
 the schema, and checks that the schema rejects documents that break it (so that a schema
@@ -50,7 +51,40 @@ def main():
         if validator.is_valid(broken):
             print(f"FAIL the schema accepts {path} = {value!r}")
             failures += 1
-    return 1 if failures else 0
+    return 1 if failures or validate_groups(kernlens, root) else 0
+
+
+def validate_groups(kernlens, root):
+    """The group schema on the repetition fixtures and on whole runs; and that it rejects breakage."""
+    schema = json.loads((root / "docs/schema/kernlens.compare-groups-1.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    groups, runs = root / "tests/fixtures/compare_groups", root / "examples/data/runs"
+    cases = [([groups / "saxpy_r5"], [groups / "saxpy_r5_slow10"], 1),
+             ([runs / "llama_prefill", runs / "llama_prefill_b4"], [runs / "llama_prefill_b8"], 0)]
+    failures, doc = 0, None
+    for base, candidate, expected_rc in cases:
+        proc = subprocess.run([kernlens, "compare", *map(str, base), "--vs", *map(str, candidate), "--format", "json"],
+                              capture_output=True, text=True)
+        if proc.returncode != expected_rc:
+            print(f"FAIL groups {base}: exit {proc.returncode}, expected {expected_rc}: {proc.stderr}")
+            failures += 1
+            continue
+        doc = json.loads(proc.stdout)
+        for e in list(validator.iter_errors(doc))[:10]:
+            print(f"FAIL groups {base}: {list(e.absolute_path)}: {e.message[:300]}")
+            failures += 1
+        print(f"ok   groups {[b.name for b in base]} -> {[c.name for c in candidate]}: {doc['verdict']}")
+    for path, value in ((("total", "interval"), [1.0]), (("samples_are",), "maybe"), (("base", "samples"), 0)):
+        broken = copy.deepcopy(doc)
+        target = broken
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+        if validator.is_valid(broken):
+            print(f"FAIL the group schema accepts {path} = {value!r}")
+            failures += 1
+    return failures
 
 
 if __name__ == "__main__":
