@@ -215,6 +215,13 @@ TEST(CliCompareGroups, GroupsNoiseFloorAndFormats) {
   EXPECT_EQ(j["total"]["interval"].size(), 2u);
   EXPECT_TRUE(j["total"]["significant"].get<bool>());
 
+  // --vs takes every run after it, though kernlens's options take one value each elsewhere.
+  auto several = run_cli({"compare", group_dir("saxpy_r5"), group_dir("saxpy_r5"), "--vs", group_dir("saxpy_r5"),
+                          group_dir("saxpy_r5"), group_dir("saxpy_r5"), "--threshold", "5"});
+  EXPECT_EQ(several.exit_code, 0) << several.err;
+  EXPECT_NE(several.out.find("base:      2 runs, 10 samples (repetitions)"), std::string::npos) << several.out;
+  EXPECT_NE(several.out.find("candidate: 3 runs, 15 samples (repetitions)"), std::string::npos) << several.out;
+
   auto same = run_cli({"compare", group_dir("saxpy_r5"), "--vs", group_dir("saxpy_r5")});
   EXPECT_EQ(same.exit_code, 0) << same.err;
   EXPECT_NE(same.out.find("verdict: no significant change"), std::string::npos);

@@ -191,7 +191,10 @@ Command add_compare_command(CLI::App& app) {
       "  kernlens compare --db runs.db --base batch=4 --candidate batch=8 --normalize token\n"
       "  kernlens compare --db runs.db llama qwen --format md -o comment.md");
   cmd->add_option("BASE", opt->base, "The runs before (with one CANDIDATE and no --vs: BASE CANDIDATE)");
-  cmd->add_option("--vs", opt->candidate, "The runs after")->type_name("CANDIDATE...")->expected(1, -1);
+  CLI::Option* vs = cmd->add_option("--vs", opt->candidate, "The runs after")->type_name("CANDIDATE...");
+  // main.cpp gives every option one value per occurrence (keep_separators); --vs takes all the
+  // runs after it, so it gets its several values back when compare's own parsing starts.
+  cmd->preparse_callback([vs](std::size_t) { vs->allow_extra_args(true); });
   cmd->add_option("--db", opt->db, "Database holding runs named by key")->type_name("FILE");
   cmd->add_option("--base", opt->base_tags, "Base runs: those in --db with this tag; repeat for more tags")
       ->type_name("KEY=VALUE");
