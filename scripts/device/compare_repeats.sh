@@ -6,7 +6,7 @@
 #   slow2:   the spin kernel 2% longer, --threshold 1                      (found when the noise floor allows;
 #                                                                          refused, exit 2, when it does not)
 # Every run: the kernlens tracer, discovery only (no ncu), a small llama (prompt 64, 4 decode
-# steps), the measured region 5 times in one process. Stops starting runs after 6.5 minutes.
+# steps), the measured region 5 times in one process. Stops starting runs after 5.5 minutes (each has a 120 s timeout).
 # Needs build/devrun (scripts/device/make_devrun.sh). Writes OUT/compare_repeats.tar.gz.
 #   scripts/device/compare_repeats.sh OUT
 set -uo pipefail
@@ -22,9 +22,9 @@ summary=$work/summary.txt
 
 # profile ID BATCH SPIN_CYCLES
 profile() {
-  if (( SECONDS - start > 390 )); then echo "$1 skipped (time)" | tee -a "$summary"; return; fi
+  if (( SECONDS - start > 330 )); then echo "$1 skipped (time)" | tee -a "$summary"; return; fi
   local t0=$SECONDS
-  "$kl" profile --discovery tracer --discovery-only --repeat 5 --out "$work/runs" --run-id "$1" --quiet -- \
+  "$kl" profile --discovery tracer --discovery-only --repeat 5 --timeout 120 --out "$work/runs" --run-id "$1" --quiet -- \
     python3 examples/workloads/llm_stages.py --model llama --batch "$2" --prompt 64 --decode-steps 4 \
     --spin-cycles "$3" > "$work/$1.report.txt" 2> "$work/$1.err"
   echo "profile $1 exit $? in $((SECONDS - t0)) s" | tee -a "$summary"
