@@ -11,9 +11,16 @@ user_annotation / gpu_user_annotation events) while they do not record NVTX.
 
     python3 llm_stages.py --model llama --batch 4 --prompt 256 --decode-steps 15
     python3 llm_stages.py --torch-trace trace.json.gz   # also write a PyTorch profiler trace
+
+Under `kernlens profile --repeat N` (KERNLENS_REPEAT=N in the environment) the measured
+prefill and decode run N times (the default of --repeat), each time in its own "prefill" and
+"decode" ranges: kernlens finds the repetitions by those ranges. --spin-cycles adds a spin
+kernel of a known length (torch.cuda._sleep) after every forward pass, so that a kernel can be
+slowed on purpose by a known fraction (compare's validation, scripts/device/compare_repeats.sh).
 """
 import argparse
 import contextlib
+import os
 import statistics
 import time
 
@@ -53,19 +60,29 @@ def stage(name):
         yield
 
 
+SPIN_CYCLES = 0  # --spin-cycles: GPU clock cycles of a spin kernel after every forward pass
+
+
+def forward(model, **kwargs):
+    out = model(**kwargs)
+    if SPIN_CYCLES:
+        torch.cuda._sleep(SPIN_CYCLES)
+    return out
+
+
 @torch.inference_mode()
 def generate(model, input_ids, decode_steps):
     """One prefill and decode_steps greedy steps; returns the stages' wall times in seconds."""
     start = time.perf_counter()
     with stage("prefill"):
-        out = model(input_ids=input_ids, use_cache=True)
+        out = forward(model, input_ids=input_ids, use_cache=True)
         past = out.past_key_values
         token = out.logits[:, -1:].argmax(-1)
         torch.cuda.synchronize()
     prefill_end = time.perf_counter()
     with stage("decode"):
         for _ in range(decode_steps):
-            out = model(input_ids=token, past_key_values=past, use_cache=True)
+            out = forward(model, input_ids=token, past_key_values=past, use_cache=True)
             past = out.past_key_values
             token = out.logits[:, -1:].argmax(-1)
         torch.cuda.synchronize()
@@ -81,8 +98,10 @@ def main():
     parser.add_argument("--decode-steps", type=int, default=15)
     parser.add_argument("--dtype", choices=["bf16", "fp16", "fp32"], default="bf16")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs before the measured one")
-    parser.add_argument("--repeat", type=int, default=1,
-                        help="measured runs (overhead measurements); the printed times are their medians")
+    parser.add_argument("--repeat", type=int, default=int(os.environ.get("KERNLENS_REPEAT", "1")),
+                        help="measured runs (default: $KERNLENS_REPEAT or 1); the printed times are their medians")
+    parser.add_argument("--spin-cycles", type=int, default=0,
+                        help="a spin kernel of this many GPU cycles after every forward pass (0: none)")
     parser.add_argument("--compile", action="store_true", help="torch.compile the model")
     parser.add_argument("--sdpa-backend", choices=["default", "flash", "efficient", "cudnn", "math"],
                         default="default", help="force one scaled_dot_product_attention backend")
@@ -91,6 +110,8 @@ def main():
     parser.add_argument("--torch-trace", metavar="PATH",
                         help="also write a PyTorch profiler chrome trace of the measured run")
     args = parser.parse_args()
+    global SPIN_CYCLES
+    SPIN_CYCLES = args.spin_cycles
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     if args.sdpa_backend != "default":

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Validates `kernlens compare --format json` against docs/schema/kernlens.compare-1.schema.json.
+"""Validates `kernlens compare --format json` against docs/schema/kernlens.compare-1.schema.json,
+and group compares (several runs or repetitions per side) against kernlens.compare-groups-1.
 
 Compares the example H100 runs both ways and with themselves, checks each document against
 the schema, and checks that the schema rejects documents that break it (so that a schema
@@ -16,32 +17,33 @@ import sys
 import jsonschema  # Debian: python3-jsonschema
 
 
-def main():
-    kernlens, root = sys.argv[1], pathlib.Path(sys.argv[2])
-    schema = json.loads((root / "docs/schema/kernlens.compare-1.schema.json").read_text())
+def validator_for(root, name):
+    schema = json.loads((root / "docs/schema" / name).read_text())
     jsonschema.Draft202012Validator.check_schema(schema)
-    validator = jsonschema.Draft202012Validator(schema)
-    runs = root / "examples/data/runs"
-    pairs = [("llama_prefill", "qwen_prefill", 0), ("qwen_prefill", "llama_prefill", 1),
-             ("llama_prefill", "llama_prefill", 0)]
-    failures = 0
-    doc = None
-    for base, candidate, expected_rc in pairs:
-        proc = subprocess.run([kernlens, "compare", str(runs / base), str(runs / candidate), "--format", "json"],
-                              capture_output=True, text=True)
+    return jsonschema.Draft202012Validator(schema)
+
+
+def check_outputs(kernlens, validator, cases):
+    """Runs each (label, compare arguments, exit code) and validates its JSON: (failures, last document)."""
+    failures, doc = 0, None
+    for label, args, expected_rc in cases:
+        proc = subprocess.run([kernlens, "compare", *map(str, args), "--format", "json"], capture_output=True, text=True)
         if proc.returncode != expected_rc:
-            print(f"FAIL {base} {candidate}: exit {proc.returncode}, expected {expected_rc}: {proc.stderr}")
+            print(f"FAIL {label}: exit {proc.returncode}, expected {expected_rc}: {proc.stderr}")
             failures += 1
             continue
         doc = json.loads(proc.stdout)
         for e in list(validator.iter_errors(doc))[:10]:
-            print(f"FAIL {base} {candidate}: {list(e.absolute_path)}: {e.message[:300]}")
+            print(f"FAIL {label}: {list(e.absolute_path)}: {e.message[:300]}")
             failures += 1
-        print(f"ok   {base} -> {candidate}: {doc['verdict']}, {len(doc['kernels'])} kernels")
-    if doc is None:
-        return 1
-    for path, value in ((("kernels", 0, "match"), "fuzzy"), (("verdict",), "fine"), (("operations", 0, "base_kernels"), -1),
-                        (("total", "base_ns"), -1), (("schema",), "kernlens.compare/2")):
+        print(f"ok   {label}: {doc['verdict']}, {len(doc['kernels'])} kernels")
+    return failures, doc
+
+
+def check_rejects(validator, doc, breakages):
+    """The schema must reject `doc` with each (path, value) put in: a schema that accepts anything fails."""
+    failures = 0
+    for path, value in breakages:
         broken = copy.deepcopy(doc)
         target = broken
         for key in path[:-1]:
@@ -50,6 +52,32 @@ def main():
         if validator.is_valid(broken):
             print(f"FAIL the schema accepts {path} = {value!r}")
             failures += 1
+    return failures
+
+
+def main():
+    kernlens, root = sys.argv[1], pathlib.Path(sys.argv[2])
+    runs, groups = root / "examples/data/runs", root / "tests/fixtures/compare_groups"
+    pairs = validator_for(root, "kernlens.compare-1.schema.json")
+    failures, doc = check_outputs(kernlens, pairs, [
+        (f"{b} -> {c}", [runs / b, runs / c], rc)
+        for b, c, rc in (("llama_prefill", "qwen_prefill", 0), ("qwen_prefill", "llama_prefill", 1),
+                         ("llama_prefill", "llama_prefill", 0))])
+    if doc is None:
+        return 1
+    failures += check_rejects(pairs, doc, ((("kernels", 0, "match"), "fuzzy"), (("verdict",), "fine"),
+                                           (("operations", 0, "base_kernels"), -1), (("total", "base_ns"), -1),
+                                           (("schema",), "kernlens.compare/2")))
+    # Groups: several runs or repetitions per side, kernlens.compare-groups/1.
+    group = validator_for(root, "kernlens.compare-groups-1.schema.json")
+    group_failures, doc = check_outputs(kernlens, group, [
+        ("groups saxpy_r5 -> saxpy_r5_slow10", [groups / "saxpy_r5", "--vs", groups / "saxpy_r5_slow10"], 1),
+        ("groups llama_prefill llama_prefill_b4 -> llama_prefill_b8",
+         [runs / "llama_prefill", runs / "llama_prefill_b4", "--vs", runs / "llama_prefill_b8"], 0)])
+    if doc is None:
+        return 1
+    failures += group_failures + check_rejects(group, doc, ((("total", "interval"), [1.0]), (("samples_are",), "maybe"),
+                                                            (("base", "samples"), 0)))
     return 1 if failures else 0
 
 

@@ -113,6 +113,29 @@ TEST(ProfileRun, RunDirectoryHoldsDiscoveryDeepPassAndAnalysis) {
   EXPECT_EQ(deep, 18);
 }
 
+// --repeat N: the program gets KERNLENS_REPEAT=N (llm_stages.py's --repeat) and the manifest
+// records N; --discovery-only runs no deep pass.
+TEST(ProfileRun, RepeatReachesTheProgramAndTheManifest) {
+  test::TempDir dir;
+  auto o = options(dir, {"sh", "-c", "echo program sees KERNLENS_REPEAT=$KERNLENS_REPEAT"});
+  o.repeat = 3;
+  o.discovery_only = true;
+  auto r = run(o);
+  ASSERT_EQ(r.result.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("program sees KERNLENS_REPEAT=3\n"), std::string::npos) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["options"]["repeat"], 3);
+  EXPECT_EQ(manifest["options"]["discovery_only"], true);
+  std::vector<std::string> steps;
+  for (const auto& run_record : manifest["runs"]) steps.push_back(run_record["step"]);
+  EXPECT_EQ(steps, (std::vector<std::string>{"discovery (ncu)", "discovery export (ncu)"}));
+  EXPECT_TRUE(std::filesystem::exists(dir.file("runs") + "/r1/analysis.json"));
+  // Without --repeat the program's environment is left alone.
+  test::TempDir plain;
+  auto once = run(options(plain, {"sh", "-c", "echo program sees KERNLENS_REPEAT=${KERNLENS_REPEAT:-unset}"}));
+  EXPECT_NE(once.err.find("program sees KERNLENS_REPEAT=unset\n"), std::string::npos) << once.err;
+}
+
 // A discovery with mangled names (the real llama prefill run): each ncu run of the deep pass
 // profiles one launch of each of its kernels through --kernel-id, and --kill ends the
 // program after the last one.

@@ -71,7 +71,13 @@ struct Comparison {
   std::vector<StageDelta> stages;    // base's stage order, then the candidate's new stages
   CompareVerdict verdict = CompareVerdict::kNoChange;
   std::vector<std::string> reasons;  // why the verdict, for people
+  // What the figures are when the caller normalised the runs (normalize.h): "token", and why.
+  std::string normalization = "none", normalization_reason;
 };
+
+// A single pair of runs has one sample per side: no interval, no significance (group_compare.h).
+inline constexpr std::string_view kNoStatistics =
+    "none possible (one sample per side: run `kernlens profile --repeat N`, or give several runs per side)";
 
 // Both runs must outlive the result (it points into their kernels).
 Comparison compare_runs(const model::RunRecord& base, const model::RunRecord& candidate,

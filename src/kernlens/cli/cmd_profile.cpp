@@ -1,7 +1,8 @@
 // kernlens profile [--discovery auto|nsys|tracer|ncu] [--discovery-from RUN_DIR] [--top N]
 //                  [--coverage F] [--tier T] [--nvtx-include PATH]... [--nvtx-range NAME]...
 //                  [--clock-control none|base] [-o|--output DIR] [-f] [--run-id ID]
-//                  [--tag KEY=VALUE]... [--timeout SEC] [--ranks LIST] [--dry-run] [--verbose]
+//                  [--tag KEY=VALUE]... [--timeout SEC] [--ranks LIST] [--repeat N] [--discovery-only]
+//                  [--dry-run] [--verbose]
 //                  -- CMD ARG...
 #include <unistd.h>
 
@@ -93,6 +94,10 @@ Command add_profile_command(CLI::App& app) {
       "representative launch each, in as few ncu runs as possible, and ncu ends the program after\n"
       "the last one. Clocks are left alone unless --clock-control base.\n"
       "The run directory: OUTPUT/RUN_ID/{manifest.json, discovery/, deep/, analysis.json}.\n"
+      "--repeat N sets KERNLENS_REPEAT=N for the program, which runs its measured region N times\n"
+      "(llm_stages.py takes it as its --repeat); a top-level NVTX range that ran N times marks the\n"
+      "repetitions, each a sample for `kernlens compare` (median, interval). ncu discovery has no\n"
+      "timeline to find them on: use the tracer or nsys.\n"
       "Everything after -- is the program's, verbatim; kernlens's options go before it.\n"
       "Examples:\n"
       "  kernlens profile --nvtx-include prefill -o runs -- python3 examples/workloads/llm_stages.py --model llama\n"
@@ -149,6 +154,12 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_option("--timeout", opt->run.timeout_s, "Stop a profiler run after SEC seconds (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--repeat", opt->run.repeat,
+                  "Run the program's measured region N times in discovery (KERNLENS_REPEAT=N): samples for compare")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_flag("--discovery-only", opt->run.discovery_only,
+                "Skip the deep pass: time every kernel and analyze that (enough for compare)");
   cmd->add_option("--ranks", opt->ranks, "Under torchrun/mpirun/srun, profile only these ranks (others run as is)")
       ->delimiter(',')
       ->type_name("LIST");

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/analysis/repetitions.h"
 #include "kernlens/analysis/run_summary.h"
 #include "kernlens/load/load.h"
 #include "kernlens/rundir/run_key.h"
@@ -108,6 +109,11 @@ Result<model::RunRecord> load_run_record(const std::string& path, const rundir::
   meta.source_path = path;
   if (Status s = apply_tags(meta, tags); !s) return s.error();
   model::RunRecord run = analysis::summarize_run(loaded->profile, loaded->analysis);
+  if (loaded->manifest) run.repeat = loaded->manifest->repeat();
+  // Repetitions not found leave the run one sample; compare says so (repeat > 1, none split).
+  if (auto repetitions = analysis::split_repetitions(loaded->profile, loaded->analysis.agg, run.repeat)) {
+    run.repetitions = std::move(repetitions).value();
+  }
   meta.source_format = loaded->profile.inputs.empty() ? "" : std::string(model::format_id(loaded->profile.inputs.front().format));
   if (meta.gpu.empty() && run.device) meta.gpu = run.device->name;
   run.meta = std::move(meta);

@@ -54,8 +54,26 @@ struct RunStage {
   std::optional<double> flops, mfu;
 };
 
+// One figure of one repetition: a kernel's (by exact name) or a stage's time and launches.
+struct RepetitionFigure {
+  std::string name;
+  double ns = 0;
+  std::uint64_t launches = 0;
+};
+
+// One repetition of the workload's measured region (`kernlens profile --repeat N`,
+// analysis/repetitions.h): a sample for compare's statistics.
+struct RunRepetition {
+  double kernel_time_ns = 0;
+  std::uint64_t launches = 0;
+  std::vector<RepetitionFigure> kernels;  // by total time, descending
+  std::vector<RepetitionFigure> stages;   // stage rows (push/pop paths) the launches count toward
+};
+
 struct RunRecord {
   RunMeta meta;
+  int repeat = 1;  // the manifest's repeat count (`profile --repeat`); 1 for an export
+  std::vector<RunRepetition> repetitions;  // empty: not repeated (the run is one sample)
   std::optional<RunDevice> device;
   std::optional<double> kernel_time_ns;
   std::uint64_t launches = 0;

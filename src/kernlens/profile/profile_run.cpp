@@ -54,6 +54,8 @@ nlohmann::ordered_json options_json(const ProfileRunOptions& opt) {
   j["nvtx_include"] = opt.nvtx_include;
   j["nvtx_ranges"] = opt.nvtx_ranges;
   j["timeout_s"] = opt.timeout_s;
+  j["repeat"] = opt.repeat;
+  if (opt.discovery_only) j["discovery_only"] = true;
   return j;
 }
 
@@ -187,7 +189,7 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
   auto selection = select(run, timeline);
   if (!selection) return run.finish(kExitToolFailed, "failed", selection.error().to_string());
   if (run.stop_requested()) return run.finish_interrupted("selecting the kernels");
-  DeepPassResult deep = deep_pass(run, *selection);
+  DeepPassResult deep = run.opt.discovery_only ? DeepPassResult{} : deep_pass(run, *selection);
   if (run.stop_requested()) {
     return deep.why.empty() ? run.finish_interrupted("running the deep pass")
                             : run.finish(kExitToolFailed, "interrupted", deep.why);

@@ -53,6 +53,10 @@ struct ProfileRunOptions {
   // A previous run directory whose discovery this run reuses instead of running its own.
   std::string discovery_from;
   double timeout_s = 0;                  // per profiler run; 0: none
+  // Repetitions of the workload's measured region (analysis/repetitions.h): every child gets
+  // KERNLENS_REPEAT=<repeat> in its environment when above 1, and the manifest records it.
+  int repeat = 1;
+  bool discovery_only = false;  // skip the deep pass: the timeline and its analysis alone
   bool dry_run = false;
   // End the program once the deep pass has profiled its last planned launch (kernel replay
   // only). Off under a launcher: the other ranks would wait for the killed one.

@@ -102,6 +102,7 @@ Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
   ProcessOptions p;
   p.argv = spec.argv;
   p.env = spec.env;
+  if (run.opt.repeat > 1) p.env.push_back(fmt::format("{}={}", kRepeatVariable, run.opt.repeat));
   p.stdout_log_path = (spec.stdout_file.empty() ? spec.folder / (spec.stem + ".stdout.log") : spec.stdout_file).string();
   p.stderr_log_path = (spec.folder / (spec.stem + ".stderr.log")).string();
   p.timeout_ns = static_cast<std::int64_t>(run.opt.timeout_s * 1e9);

@@ -76,6 +76,9 @@ class TimedStep {
   RunContext::Clock::time_point start_ = RunContext::Clock::now();
 };
 
+// What tells the workload how many times to run its measured region (`profile --repeat`).
+inline constexpr std::string_view kRepeatVariable = "KERNLENS_REPEAT";
+
 // One child run of a step: its argv, where its logs go (`folder/<stem>.stdout.log` and
 // `.stderr.log`, or stdout into `stdout_file`), whether the program's own lines are echoed, a
 // callback for ncu's console events, and variables for its environment.

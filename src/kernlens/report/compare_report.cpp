@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "kernlens/analysis/normalize.h"
 #include "kernlens/common/text.h"
 #include "kernlens/report/format.h"
 
@@ -15,6 +16,8 @@ using analysis::Comparison;
 using analysis::Delta;
 using analysis::KernelDelta;
 using Json = nlohmann::ordered_json;
+
+}  // namespace
 
 std::string run_label(const model::RunRecord& r) {
   std::string s = r.meta.run_key;
@@ -27,6 +30,8 @@ std::string run_label(const model::RunRecord& r) {
   if (!parts.empty()) s += fmt::format(" ({})", fmt::join(parts, ", "));
   return s;
 }
+
+namespace {
 
 std::string ns_or_dash(const std::optional<double>& ns) {
   return ns ? human_duration_ns(*ns) : "-";
@@ -80,10 +85,20 @@ Json opt_json(const std::optional<double>& v) {
   return v ? json_number(*v) : Json(nullptr);
 }
 
+// "kernel time per token (the work differs: batch 4 -> 8)"; empty for plain kernel time.
+std::string figures_text(const Comparison& c) {
+  auto n = analysis::parse_normalization(c.normalization);
+  if (!n || *n == analysis::Normalization::kNone) return "";
+  return fmt::format("kernel time {}{}", analysis::normalization_unit(*n),
+                     c.normalization_reason.empty() ? "" : " (" + c.normalization_reason + ")");
+}
+
 }  // namespace
 
 std::string compare_text(const Comparison& c, const CompareReportOptions& o) {
   std::string out = fmt::format("base:      {}\ncandidate: {}\n", run_label(*c.base), run_label(*c.candidate));
+  if (auto figures = figures_text(c); !figures.empty()) out += "figures:    " + figures + "\n";
+  out += fmt::format("statistics: {}\n", analysis::kNoStatistics);
   out += fmt::format("total kernel time: {} -> {} ({}, {})\n\n", ns_or_dash(c.total.base_ns),
                      ns_or_dash(c.total.candidate_ns), change_text(c.total), signed_ns(c.total.delta_ns()));
   out += fmt::format("kernels, by change ({} of {}):\n", shown(c, o), c.kernels.size());
@@ -122,6 +137,8 @@ std::string compare_text(const Comparison& c, const CompareReportOptions& o) {
 std::string compare_markdown(const Comparison& c, const CompareReportOptions& o) {
   std::string out = fmt::format("### kernlens compare: {}\n\n", analysis::verdict_name(c.verdict));
   out += fmt::format("- base: `{}`\n- candidate: `{}`\n", run_label(*c.base), run_label(*c.candidate));
+  if (auto figures = figures_text(c); !figures.empty()) out += "- figures: " + figures + "\n";
+  out += fmt::format("- statistics: {}\n", analysis::kNoStatistics);
   out += fmt::format("- total kernel time: {} → {} (**{}**)\n", ns_or_dash(c.total.base_ns),
                      ns_or_dash(c.total.candidate_ns), change_text(c.total));
   for (const auto& r : c.reasons) out += fmt::format("- {}\n", r);
@@ -154,6 +171,8 @@ std::string compare_json(const Comparison& c) {
   j["base"] = c.base->meta.run_key;
   j["candidate"] = c.candidate->meta.run_key;
   j["threshold_pct"] = json_number(c.options.threshold_pct);
+  j["normalization"] = c.normalization;
+  j["statistics"] = nullptr;  // one sample per side
   j["total"] = Json{{"base_ns", opt_json(c.total.base_ns)}, {"candidate_ns", opt_json(c.total.candidate_ns)},
                     {"delta_ns", json_number(c.total.delta_ns())}, {"delta_pct", opt_json(c.total.delta_pct())}};
   Json kernels = Json::array();

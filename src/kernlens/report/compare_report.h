@@ -14,6 +14,9 @@ struct CompareReportOptions {
   std::size_t name_width = 80;   // kernel names cut to this in text and md (0: never)
 };
 
+// "run_key (model llama, batch 4, tokens 256, bf16, GPU)": a run as compare's outputs name it.
+std::string run_label(const model::RunRecord& r);
+
 std::string compare_text(const analysis::Comparison& c, const CompareReportOptions& options);
 std::string compare_markdown(const analysis::Comparison& c, const CompareReportOptions& options);
 std::string compare_json(const analysis::Comparison& c);

@@ -1,5 +1,6 @@
 #include "kernlens/rundir/manifest.h"
 
+#include <algorithm>
 #include <array>
 #include <fstream>
 
@@ -161,6 +162,11 @@ std::string Manifest::discovery_method() const { return string_at(options, "disc
 std::vector<std::string> Manifest::nvtx_include() const {
   auto it = options.find("nvtx_include");
   return it != options.end() ? strings_of(*it) : std::vector<std::string>{};
+}
+
+int Manifest::repeat() const {
+  auto it = options.find("repeat");
+  return it != options.end() && it->is_number_integer() ? std::max(1, it->get<int>()) : 1;
 }
 
 std::optional<std::string> Manifest::tag(std::string_view key) const {

@@ -71,6 +71,8 @@ struct Manifest {
   // --nvtx-include paths.
   std::string discovery_method() const;
   std::vector<std::string> nvtx_include() const;
+  // How many times the program ran its measured region (`profile --repeat`); 1 when not given.
+  int repeat() const;
   // The value of tag `key`; nullopt when the manifest has none.
   std::optional<std::string> tag(std::string_view key) const;
   // A string at `pointer` ("/tools/gpu") of the manifest's tools; empty when absent.
