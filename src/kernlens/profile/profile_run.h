@@ -39,6 +39,10 @@ struct ProfileRunOptions {
   // A previous run directory whose discovery this run reuses instead of running its own.
   std::string discovery_from;
   double timeout_s = 0;                  // per profiler run; 0: none
+  // Under a launcher (torchrun, mpirun, srun): the ranks whose kernels the deep pass measures
+  // (empty: every rank); the others run their program untouched, in step (rank_lockstep.h).
+  std::vector<int> ranks;
+  double deep_timeout_s = 0;             // under a launcher, per deep run; 0: from discovery's time
   bool dry_run = false;
   // End the program once the deep pass has profiled its last planned launch (kernel replay
   // only). Off under a launcher: the other ranks would wait for the killed one.
