@@ -59,14 +59,12 @@ std::string run_failure(const RunContext& run, const std::string& step, const St
   if (run.lockstep && outcome.result.stopped) {
     return fmt::format("{}: stopped: {}", step, run.lockstep->partner_lost(k));
   }
-  return failure(step, outcome);
-}
-
-// What a rank's failed deep run most likely means.
-std::string lockstep_hint(const RunContext& run) {
-  return fmt::format(" (rank {}: every rank runs its program {} times in step; a program that waits in a collective "
-                     "for a rank that stopped ends at the deep-run timeout, --deep-timeout)",
-                     run.lockstep->sync().me().rank, run.lockstep->plan().runs);
+  std::string why = failure(step, outcome);
+  if (run.lockstep && outcome.result.timed_out) {
+    why += "; that is the deep-run timeout (--deep-timeout): the program may have waited in a collective for "
+           "another rank";
+  }
+  return why;
 }
 
 // Under a launcher: runs the program untouched as deep run `k` of `runs`, so that the ranks
@@ -126,7 +124,6 @@ DeepPassResult deep_pass(RunContext& run, const Selection& selection) {
     }
     r.why = export_report(run, step, stem, d, r.csvs);
   }
-  if (run.lockstep && !r.why.empty()) r.why += lockstep_hint(run);
   const bool ended_early = !r.why.empty() || run.stop_requested();
   if (ncu_runs > 0) run.err << progress.finish(run.elapsed_s(), ended_early) << std::flush;
   if (ncu_runs > 0 && r.why.empty() && r.csvs.empty() && !run.stop_requested()) {

@@ -255,8 +255,9 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
     auto plan = run.lockstep->agree(*selection, discovery_wall_ns(run.manifest));
     if (!plan) return run.finish(kExitToolFailed, "failed", plan.error().to_string());
     if (plan->runs > selection->invocations.size()) {
-      run.note(fmt::format("deep pass: {} program runs in step with the other ranks, {} of them under ncu", plan->runs,
-                           selection->invocations.size()));
+      run.note(fmt::format("deep pass: {} program runs in step with the other ranks, {} of them under ncu, the others "
+                           "untouched",
+                           plan->runs, selection->invocations.size()));
     }
   }
   DeepPassResult deep = deep_pass(run, *selection);
@@ -283,7 +284,9 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
     }
   }
   if (run.stop_requested()) return run.finish_interrupted("writing the analysis");
-  run.out << report::analysis_text(timeline, *analysis, report::TextOptions{20, 100});
+  // A rank that is not profiled keeps its kernel times in analysis.json; the report is the
+  // profiled ranks'.
+  if (measures_kernels(run)) run.out << report::analysis_text(timeline, *analysis, report::TextOptions{20, 100});
   if (!deep.why.empty()) return run.finish(kExitToolFailed, "failed", deep.why);
   return run.finish(kExitOk, "complete", "");
 }

@@ -39,13 +39,13 @@ std::optional<long long> restart_count() {
 std::int64_t seconds_ns(double s) { return static_cast<std::int64_t>(s * 1e9); }
 
 // How the rank's run went, from its manifest, for the job's manifest.
-nlohmann::json outcome(const Manifest& m, int exit_code, int rank, bool profiled) {
+nlohmann::ordered_json outcome(const Manifest& m, int exit_code, int rank, bool profiled) {
   std::size_t ncu_runs = 0, program_runs = 0;
   for (const auto& r : m.runs) {
     if (r.step.starts_with("deep ") && r.step.find(" export") == std::string::npos) ++ncu_runs;
     if (r.step.starts_with("program run")) ++program_runs;
   }
-  nlohmann::json j = {{"rank", rank},
+  nlohmann::ordered_json j = {{"rank", rank},
                       {"dir", rank_name(rank)},
                       {"profiled", profiled},
                       {"status", m.status},
@@ -77,7 +77,7 @@ Status make_top(const fs::path& top, bool force) {
   return ok_status();
 }
 
-nlohmann::json job_manifest(const std::string& run_id, const LauncherInfo& me, const std::string& status) {
+nlohmann::ordered_json job_manifest(const std::string& run_id, const LauncherInfo& me, const std::string& status) {
   return {{"schema", "kernlens.ranks/1"},
           {"run_id", run_id},
           {"status", status},
@@ -169,7 +169,7 @@ void Lockstep::finish(const Manifest& manifest, int exit_code, const std::vector
   const auto ranks = sync_.collect("finished", wait_ns);
   bool all_complete = true;
   for (const auto& r : ranks) all_complete = all_complete && r.value("status", "") == "complete";
-  nlohmann::json job = job_manifest(sync_.run_id(), sync_.me(), all_complete ? "complete" : "failed");
+  nlohmann::ordered_json job = job_manifest(sync_.run_id(), sync_.me(), all_complete ? "complete" : "failed");
   job["command"] = manifest.command;
   std::vector<int> profiled = profiled_ranks;
   if (profiled.empty()) {

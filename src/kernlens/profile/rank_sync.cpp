@@ -81,6 +81,15 @@ std::optional<nlohmann::json> read_json(const fs::path& path) {
   return j;
 }
 
+// A step as the errors name it: "run-2" is "deep run 2".
+std::string step_words(const std::string& step) {
+  if (step.starts_with("run-")) return "deep run " + step.substr(4);
+  if (step == "selected") return "the end of its discovery";
+  if (step == "plan") return "rank 0's plan";
+  if (step == "finished") return "the end of its run";
+  return step;
+}
+
 std::string seconds(std::int64_t ns) { return fmt::format("{:.0f} s", static_cast<double>(ns) * 1e-9); }
 
 }  // namespace
@@ -189,7 +198,7 @@ std::string RankSync::lost(int r, const std::string& step) const {
   if (!hello || hello->value("host", "") != host_ || alive(hello->value("pid", std::int64_t{0}))) return {};
   // It may have said the step just before it exited.
   if (fs::exists(file(step, r))) return {};
-  return fmt::format("rank {} (pid {}) ended without reaching \"{}\"", r, hello->value("pid", std::int64_t{0}), step);
+  return fmt::format("rank {} (pid {}) died before {}", r, hello->value("pid", std::int64_t{0}), step_words(step));
 }
 
 std::string RankSync::partner_lost(const std::string& step) const {
@@ -214,14 +223,14 @@ Result<std::vector<nlohmann::json>> RankSync::wait_for(const std::string& step, 
       if (auto why = lost(ranks[i], step); !why.empty()) return make_error("", 0, why);
     }
     if (all) break;
-    if (stop_ && stop_()) return make_error("", 0, fmt::format("interrupted while waiting for the other ranks (\"{}\")", step));
+    if (stop_ && stop_()) return make_error("", 0, fmt::format("interrupted while waiting for the other ranks ({})", step_words(step)));
     if (timeout_ns > 0 && Clock::now() - started >= std::chrono::nanoseconds(timeout_ns)) {
       std::string missing;
       for (std::size_t i = 0; i < ranks.size(); ++i) {
         if (!heard[i]) missing += (missing.empty() ? "" : ", ") + std::to_string(ranks[i]);
       }
-      return make_error("", 0, fmt::format("timed out after {} waiting for rank {} to reach \"{}\"", seconds(timeout_ns),
-                                           missing, step));
+      return make_error("", 0, fmt::format("timed out after {} waiting for rank {} (for {})", seconds(timeout_ns),
+                                           missing, step_words(step)));
     }
     std::this_thread::sleep_for(kPollPeriod);
   }
@@ -253,12 +262,12 @@ std::vector<nlohmann::json> RankSync::collect(const std::string& step, std::int6
         break;
       }
       if (auto why = lost(r, step); !why.empty() && !fs::exists(file("abort", r))) {
-        body = {{"lost", why}};
+        body = {{"rank", r}, {"lost", why}};
         break;
       }
       if (Clock::now() >= deadline || (stop_ && stop_())) {
         auto why = lost(r, step);
-        body = {{"lost", why.empty() ? fmt::format("rank {} did not say how it ended", r) : why}};
+        body = {{"rank", r}, {"lost", why.empty() ? fmt::format("rank {} did not say how it ended", r) : why}};
         break;
       }
       std::this_thread::sleep_for(kPollPeriod);
