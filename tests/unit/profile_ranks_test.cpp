@@ -129,6 +129,15 @@ TEST(ProfileRanks, OnlyRankZeroProfiledBothRanksRunTheirProgramInStep) {
     EXPECT_EQ(std::filesystem::exists(rank_dir + "/deep/deep_1_raw.csv"), rank == 0);
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("runs") + "/.kernlens-ranks"));  // the session is closed
+  // The job's folder is not one profile: analyze says which to give.
+  auto analyze = run_and_capture({KERNLENS_BIN, "analyze", top}, 10'000'000'000);
+  ASSERT_TRUE(analyze.ok());
+  EXPECT_EQ(analyze->result.exit_code, 2);
+  EXPECT_NE(analyze->stderr_text.find("a multi-rank run: give one rank's run directory"), std::string::npos)
+      << analyze->stderr_text;
+  auto rank0 = run_and_capture({KERNLENS_BIN, "analyze", top + "/rank-0"}, 10'000'000'000);
+  ASSERT_TRUE(rank0.ok());
+  EXPECT_EQ(rank0->result.exit_code, 0) << rank0->stderr_text;
 }
 
 TEST(ProfileRanks, AllRanksProfiled) {

@@ -118,6 +118,11 @@ Status read_run_directory(const std::string& dir, model::Profile& profile,
   } catch (const nlohmann::json::exception& e) {
     return make_error(manifest_path, 0, fmt::format("not a kernlens manifest: {}", e.what()));
   }
+  // `kernlens profile` under a launcher: one run directory per rank inside (rank_lockstep.h).
+  if (manifest.is_object() && manifest.value("schema", "") == "kernlens.ranks/1") {
+    return make_error(dir, 0, "a multi-rank run: give one rank's run directory (" + (root / "rank-0").string() +
+                                  ", ...); manifest.json says which rank ran what");
+  }
   if (!manifest.is_object() || manifest.value("schema", "") != "kernlens.manifest/1") {
     return make_error(manifest_path, 0, "not a kernlens manifest (schema kernlens.manifest/1 expected)");
   }
