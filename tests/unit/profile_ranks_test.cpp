@@ -245,10 +245,15 @@ TEST(LauncherInfo, EachLaunchersVariables) {
 }
 
 TEST(LauncherInfo, BadValuesAreErrors) {
-  EXPECT_FALSE(info_of({"RANK=1"}).ok());                     // no world size
   EXPECT_FALSE(info_of({"RANK=x", "WORLD_SIZE=2"}).ok());     // not a number
   EXPECT_FALSE(info_of({"RANK=2", "WORLD_SIZE=2"}).ok());     // outside the world
-  EXPECT_NE(info_of({"RANK=1"}).error().message.find("RANK is set but not WORLD_SIZE"), std::string::npos);
+  EXPECT_NE(info_of({"RANK=2", "WORLD_SIZE=2"}).error().message.find("WORLD_SIZE=2 with RANK=2: not a world size"),
+            std::string::npos);
+  // An sbatch script's one process: SLURM_PROCID=0 without SLURM_NTASKS is a world of one (the
+  // sweep's Slurm tasks run `kernlens profile` so).
+  auto batch = info_of({"SLURM_PROCID=0", "SLURM_JOB_ID=7"});
+  ASSERT_TRUE(batch.ok() && batch->has_value());
+  EXPECT_EQ((*batch)->world_size, 1);
 }
 
 // A session an earlier job of the same identity left, whose rank 0 is gone, is not joined: rank

@@ -102,15 +102,13 @@ Result<std::optional<LauncherInfo>> launcher_info(char** environ_list) {
     if (!rank_text) continue;
     auto rank = to_int(*rank_text);
     if (!rank || *rank < 0) return make_error("", 0, fmt::format("{}={}: not a rank", vars.rank, *rank_text));
-    auto size_text = env_value(environ_list, vars.size);
-    if (!size_text) {
-      return make_error("", 0, fmt::format("{} is set but not {}: kernlens needs both to keep the ranks in step",
-                                           vars.rank, vars.size));
-    }
-    auto size = to_int(*size_text);
+    // A rank without a world size is a job step of one process (an sbatch script has
+    // SLURM_PROCID=0 without SLURM_NTASKS unless --ntasks is given).
+    auto size_text = env_value(environ_list, vars.size).value_or("1");
+    auto size = to_int(size_text);
     if (!size || *size <= *rank) {
       return make_error("", 0, fmt::format("{}={} with {}={}: not a world size that holds the rank", vars.size,
-                                           *size_text, vars.rank, *rank_text));
+                                           size_text, vars.rank, *rank_text));
     }
     LauncherInfo info{*rank, *size, std::string(vars.launcher), {}};
     std::string job(vars.launcher);

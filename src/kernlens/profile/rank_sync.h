@@ -43,8 +43,8 @@ struct LauncherInfo {
 
 // This process's place in a launcher job: rank and world size from RANK/WORLD_SIZE (torchrun),
 // OMPI_COMM_WORLD_RANK/_SIZE (Open MPI), PMI_RANK/PMI_SIZE (MPICH), SLURM_PROCID/SLURM_NTASKS.
-// std::nullopt when no rank variable is set. Error: a rank without a world size, a value that
-// is not a number, or a rank outside the world.
+// std::nullopt when no rank variable is set; a world of 1 when only the rank is. Error: a value
+// that is not a number, or a rank outside the world.
 Result<std::optional<LauncherInfo>> launcher_info(char** environ_list);
 
 class RankSync {
