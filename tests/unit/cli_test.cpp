@@ -357,7 +357,8 @@ TEST(CliProfile, EveryOptionWorksRightBeforeTheSeparator) {
       {"--tier", "quick"}, {"--nvtx-include", "prefill"}, {"--nvtx-include", "LLM@prefill/"},
       {"--nvtx-range", "warmup"}, {"--clock-control", "base"}, {"--replay-mode", "application"},
       {"-o", dir.path().string()}, {"--output", dir.path().string()}, {"--out", dir.path().string()}, {"-f"},
-      {"--force-overwrite"}, {"--run-id", "x"}, {"--tag", "batch=16"}, {"--timeout", "30"}, {"--ranks", "0,1"},
+      {"--force-overwrite"}, {"--run-id", "x"}, {"--tag", "batch=16"}, {"--timeout", "30"}, {"--ranks", "0,1"}, {"--ranks", "all"},
+      {"--deep-timeout", "90"},
       {"--ncu", ncu}, {"--nsys", "/nonexistent/nsys"}, {"--tracer", "/nonexistent/tracer.so"}, {"--dry-run"},
       {"--no-kill"}, {"--quiet"}, {"--verbose"}, {"--repeat", "3"}, {"--discovery-only"}, {"--rules", test::fixture("rules/demo_rules.txt")}, {"--help"}, {"-h"}};
   // Every option the help lists has a case.

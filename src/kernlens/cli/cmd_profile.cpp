@@ -1,19 +1,19 @@
 // kernlens profile [--discovery auto|nsys|tracer|ncu] [--discovery-from RUN_DIR] [--top N]
 //                  [--coverage F] [--tier T] [--nvtx-include PATH]... [--nvtx-range NAME]...
 //                  [--clock-control none|base] [-o|--output DIR] [-f] [--run-id ID]
-//                  [--tag KEY=VALUE]... [--timeout SEC] [--ranks LIST] [--repeat N] [--discovery-only]
+//                  [--tag KEY=VALUE]... [--timeout SEC] [--repeat N] [--discovery-only]
+//                  [--ranks LIST|all] [--deep-timeout SEC]
 //                  [--dry-run] [--verbose]
 //                  -- CMD ARG...
 #include <unistd.h>
 
-#include <algorithm>
+#include <charconv>
 #include <iostream>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
-#include "kernlens/profile/process.h"
 #include "kernlens/profile/profile_run.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/text_report.h"
@@ -28,26 +28,30 @@ namespace {
 struct ProfileCliOptions {
   profile::ProfileRunOptions run;
   std::string discovery = "auto", tier = "roofline", clock_control = "none", replay = "kernel";
-  std::vector<int> ranks;
+  std::vector<std::string> ranks;
   bool quiet = false, no_kill = false;
   std::vector<std::string> rule_files, tags;
 };
 
-// Under a launcher, a rank not asked for runs the program as it is, unprofiled.
-std::optional<int> run_unprofiled_rank(const ProfileCliOptions& opt) {
-  if (opt.ranks.empty()) return std::nullopt;
-  auto rank = profile::launcher_rank(environ);
-  if (!rank || std::find(opt.ranks.begin(), opt.ranks.end(), *rank) != opt.ranks.end()) return std::nullopt;
-  profile::ProcessOptions p;
-  p.argv = opt.run.command;
-  p.echo = true;
-  auto result = profile::run_process(p);
-  if (!result) return bad_input(result.error());
-  return result->exit_code.value_or(kExitToolFailed);
+// --ranks: "all" (or nothing) is every rank; else a list of rank numbers.
+std::optional<Error> parse_ranks(const std::vector<std::string>& texts, std::vector<int>& ranks) {
+  for (const auto& text : texts) {
+    if (text == "all") {
+      ranks.clear();
+      return std::nullopt;
+    }
+    int rank = -1;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), rank);
+    if (ec != std::errc() || end != text.data() + text.size() || rank < 0) {
+      return Error{"", 0, fmt::format("--ranks '{}': expected rank numbers (0,1) or all", text)};
+    }
+    ranks.push_back(rank);
+  }
+  return std::nullopt;
 }
 
 int run_profile_command(ProfileCliOptions& opt) {
-  if (auto code = run_unprofiled_rank(opt)) return *code;
+  if (auto e = parse_ranks(opt.ranks, opt.run.ranks)) return bad_input(*e);
   auto discovery = profile::parse_discovery(opt.discovery);
   auto tier = profile::parse_tier(opt.tier);
   auto clocks = profile::parse_clock_control(opt.clock_control);
@@ -104,7 +108,14 @@ Command add_profile_command(CLI::App& app) {
       "  kernlens profile --nvtx-include \"LLM@prefill/\" --tier occupancy -- python3 run.py\n"
       "  kernlens profile --discovery-from runs/RUN_ID --tier detailed -o runs -- python3 run.py\n"
       "  kernlens profile --dry-run -- ./app          (print the commands; run nothing)\n"
-      "  torchrun --nproc-per-node 2 --no-python kernlens profile --ranks 0 -- python3 train.py");
+      "  torchrun --nproc-per-node 2 --no-python kernlens profile --ranks 0 -- python3 train.py\n"
+      "  mpirun -np 2 kernlens profile --ranks all -- ./app\n"
+      "Under a launcher (torchrun needs --no-python: kernlens is not a Python script), every rank runs\n"
+      "kernlens: all of them run discovery, the ranks of --ranks (default: all) run the deep pass, and\n"
+      "every rank runs its program the same number of times, in step, so that collectives complete.\n"
+      "One run directory OUTPUT/RUN_ID/ holds rank-N/ per rank and a manifest of which rank ran what.\n"
+      "Communication kernels (NCCL, NVSHMEM) are never replayed alone: the deep pass leaves them out\n"
+      "(their time is discovery's) and its coverage is a share of compute kernel time.");
   cmd->positionals_at_end();  // the first word of CMD ends kernlens's options, as with ncu and nsys
   cmd->add_option("CMD", opt->run.command, "The program to profile and its arguments (after --)")
       ->required()
@@ -160,9 +171,17 @@ Command add_profile_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--discovery-only", opt->run.discovery_only,
                 "Skip the deep pass: time every kernel and analyze that (enough for compare)");
-  cmd->add_option("--ranks", opt->ranks, "Under torchrun/mpirun/srun, profile only these ranks (others run as is)")
+  cmd->add_option("--ranks", opt->ranks,
+                  "Under torchrun/mpirun/srun: the ranks whose kernels the deep pass measures, or all (the "
+                  "default); the others run their program untouched, in step")
       ->delimiter(',')
-      ->type_name("LIST");
+      ->type_name("LIST|all");
+  cmd->add_option("--deep-timeout", opt->run.deep_timeout_s,
+                  "Under a launcher: stop a deep-pass run (and waiting for another rank) after SEC seconds "
+                  "(0: max(60 s, 5x the slowest rank's discovery) + 10 s per kernel the run profiles); a rank "
+                  "whose partner stopped or died stops at once, exit 3")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_option("--ncu", opt->run.ncu_path, "Path of ncu (default: searched for)");
   cmd->add_option("--nsys", opt->run.nsys_path, "Path of nsys (default: searched for)");
   cmd->add_option("--tracer", opt->run.tracer_path,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/profile/rank_lockstep.h"
 #include "kernlens/rundir/layout.h"
 
 namespace kernlens::profile {
@@ -40,30 +41,83 @@ std::string export_report(RunContext& run, const std::string& step, const std::s
   return {};
 }
 
+// Under a launcher, deep run `k` of every rank: a fresh key space in the launcher's store, the
+// plan's timeout, and an end as soon as another rank stopped or died.
+void lockstep_run(RunContext& run, std::size_t k, StepSpec& spec) {
+  if (!run.lockstep) return;
+  const Lockstep& lockstep = *run.lockstep;
+  for (auto& variable : lockstep.run_environment(k)) spec.env.push_back(std::move(variable));
+  spec.timeout_ns = lockstep.plan().run_timeout_ns[k];
+  spec.should_stop = [&run, &lockstep, k] {
+    std::string why = lockstep.partner_lost(k);
+    if (why.empty()) return false;
+    run.note("stopping the program: " + why);
+    return true;
+  };
+}
+
+// Why deep run `k` is not usable, naming the rank that made this one stop.
+std::string run_failure(const RunContext& run, const std::string& step, const StepOutcome& outcome, std::size_t k) {
+  if (run.lockstep && outcome.result.stopped) {
+    return fmt::format("{}: stopped: {}", step, run.lockstep->partner_lost(k));
+  }
+  std::string why = failure(step, outcome);
+  if (run.lockstep && outcome.result.timed_out) {
+    why += "; that is the deep-run timeout (--deep-timeout): the program may have waited in a collective for "
+           "another rank";
+  }
+  return why;
+}
+
+// Under a launcher: runs the program untouched as deep run `k` of `runs`, so that the ranks
+// this rank talks to complete their collectives. Returns why it failed, or empty.
+std::string run_untouched(RunContext& run, std::size_t k, std::size_t runs) {
+  const std::string step = fmt::format("program run {}/{}", k + 1, runs);
+  StepSpec spec(step, run.opt.command, run.dir.deep, fmt::format("program_{}", k + 1));
+  spec.echo = run.opt.echo_program_output;
+  lockstep_run(run, k, spec);
+  auto result = run_step(run, spec);
+  if (!result) return result.error().to_string();
+  return run_failure(run, step + " (the program, untouched, in step with the profiled ranks)", *result, k);
+}
+
 }  // namespace
 
 DeepPassResult deep_pass(RunContext& run, const Selection& selection) {
   std::uint64_t planned = 0;
   for (const auto& inv : selection.invocations) planned += inv.launch_count;
+  const std::size_t ncu_runs = selection.invocations.size();
+  const std::size_t runs = run.lockstep ? run.lockstep->plan().runs : ncu_runs;
   DeepProgress progress(planned, run.opt.progress_tty);
   DeepPassResult r;
   std::string nothing;  // why the last run that profiled nothing did
-  for (std::size_t i = 0; i < selection.invocations.size() && r.why.empty(); ++i) {
+  for (std::size_t i = 0; i < runs && r.why.empty(); ++i) {
     if (run.stop_requested()) break;
+    if (run.lockstep) {
+      if (Status s = run.lockstep->before_run(i); !s) {
+        r.why = fmt::format("deep run {}/{}: {}", i + 1, runs, s.error().to_string());
+        break;
+      }
+    }
+    if (i >= ncu_runs) {
+      r.why = run_untouched(run, i, runs);
+      continue;
+    }
     const NcuInvocation& inv = selection.invocations[i];
     const std::string stem = fmt::format("deep_{}", i + 1);
     DeepInvocation d{std::string(to_string(selection.name_base)), inv.kernel_name, inv.kernel_id, inv.launch_skip,
                      inv.launch_count, (run.dir.deep / stem).string()};
     auto on_event = [&](const NcuEvent& e) { run.err << progress.on_event(e, run.elapsed_s()) << std::flush; };
-    const std::string step = fmt::format("deep {}/{}", i + 1, selection.invocations.size());
+    const std::string step = fmt::format("deep {}/{}", i + 1, runs);
     StepSpec spec(step, deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command), run.dir.deep, stem);
     spec.on_event = on_event;
+    lockstep_run(run, i, spec);
     auto result = run_step(run, spec);
     if (!result) {
       r.why = result.error().to_string();
       break;
     }
-    if (r.why = failure(step, *result); !r.why.empty()) break;
+    if (r.why = run_failure(run, step, *result, i); !r.why.empty()) break;
     std::error_code ec;
     if (result->no_kernels_profiled || !std::filesystem::is_regular_file(d.report_base + ".ncu-rep", ec)) {
       nothing = ncu_profiled_nothing(step, *result, deep_causes());
@@ -73,8 +127,8 @@ DeepPassResult deep_pass(RunContext& run, const Selection& selection) {
     r.why = export_report(run, step, stem, d, r.csvs);
   }
   const bool ended_early = !r.why.empty() || run.stop_requested();
-  run.err << progress.finish(run.elapsed_s(), ended_early) << std::flush;
-  if (r.why.empty() && r.csvs.empty() && !run.stop_requested()) {
+  if (ncu_runs > 0) run.err << progress.finish(run.elapsed_s(), ended_early) << std::flush;
+  if (ncu_runs > 0 && r.why.empty() && r.csvs.empty() && !run.stop_requested()) {
     r.why = nothing.empty() ? "the deep pass measured no kernel" : "the deep pass measured no kernel: " + nothing;
   }
   return r;

@@ -261,6 +261,7 @@ struct RunState {
   int wait_status = 0;
   Clock::time_point start;
   std::optional<Clock::time_point> timeout_at;
+  std::optional<Clock::time_point> next_stop_check;  // when should_stop is asked next
   std::optional<Clock::time_point> escalate_at;  // SIGTERM after a forwarded SIGINT's grace
   bool term_sent = false;                        // SIGTERM went to the group
   std::optional<Clock::time_point> kill_at;      // SIGKILL once SIGTERM's grace is over
@@ -319,7 +320,7 @@ bool group_has_others(pid_t leader) {
 }
 
 // The run ends by our doing (interrupt, timeout): nothing of the child's group may outlive it.
-bool ending(const ProcessResult& result) { return result.interrupted || result.timed_out; }
+bool ending(const ProcessResult& result) { return result.interrupted || result.timed_out || result.stopped; }
 
 void send_to_group(const RunState& state, ProcessResult& result, int sig) {
   if (state.reaped) return;
@@ -348,6 +349,7 @@ int poll_timeout_ms(const RunState& state, bool pipes_open, bool watch_group) {
     if (t && (!next || *t < *next)) next = t;
   };
   if (!state.exited) consider(state.timeout_at);
+  if (!state.exited) consider(state.next_stop_check);
   if (!state.term_sent) consider(state.escalate_at);
   consider(state.kill_at);
   consider(state.drain_until);
@@ -365,6 +367,13 @@ void check_deadlines(RunState& state, const ProcessOptions& options, ProcessResu
   if (state.timeout_at && !result.timed_out && !state.exited && now >= *state.timeout_at) {
     result.timed_out = true;
     terminate_group(state, options, result);
+  }
+  if (state.next_stop_check && !state.exited && !ending(result) && now >= *state.next_stop_check) {
+    state.next_stop_check = now + std::chrono::nanoseconds(options.stop_check_period_ns);
+    if (options.should_stop()) {
+      result.stopped = true;
+      terminate_group(state, options, result);
+    }
   }
   if (state.escalate_at && now >= *state.escalate_at) terminate_group(state, options, result);
   if (state.kill_at && now >= *state.kill_at) kill_group(state, result);
@@ -421,6 +430,7 @@ std::string ProcessResult::describe() const {
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.2f", static_cast<double>(wall_ns) / 1e9);
   if (timed_out) text += ", timed out after " + std::string(seconds) + " s";
+  if (stopped) text += ", stopped by kernlens after " + std::string(seconds) + " s";
   if (interrupted) {
     text += std::string(", interrupted by ") + (interrupt_signal == SIGTERM ? "SIGTERM" : "SIGINT");
   }
@@ -498,6 +508,8 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
   err_pipe->write_end.reset();
   if (options.timeout_ns > 0)
     state.timeout_at = state.start + std::chrono::nanoseconds(options.timeout_ns);
+  if (options.should_stop)
+    state.next_stop_check = state.start + std::chrono::nanoseconds(options.stop_check_period_ns);
 
   ProcessResult result;
   result.pid = state.pid;

@@ -38,6 +38,11 @@ struct ProcessOptions {
   // report) before its group gets SIGTERM; a second SIGINT does not wait.
   std::int64_t interrupt_grace_ns = 10'000'000'000;
   bool forward_signals = true;  // forward SIGINT/SIGTERM we receive to the child's group
+  // Asked about every `stop_check_period_ns` while the child runs: true ends the child as a
+  // timeout does (SIGTERM to its group, SIGKILL after the grace), with `stopped` set. Under a
+  // launcher, a rank whose partner died stops its own program run this way.
+  std::function<bool()> should_stop;
+  std::int64_t stop_check_period_ns = 250'000'000;
 };
 
 struct ProcessResult {
@@ -46,6 +51,7 @@ struct ProcessResult {
   bool timed_out = false;          // we ended it because the timeout passed
   bool interrupted = false;        // we received SIGINT/SIGTERM and forwarded it
   int interrupt_signal = 0;        // the first signal forwarded (SIGINT or SIGTERM), 0 if none
+  bool stopped = false;            // we ended it because should_stop said so
   bool killed = false;             // we had to send SIGKILL after the grace period
   std::vector<int> signals_sent;   // to the child's group, in order (forwarded, escalated)
   std::int64_t wall_ns = 0;        // from spawn to the child being reaped
@@ -53,8 +59,8 @@ struct ProcessResult {
   std::string stdout_log_path;
   std::string stderr_log_path;
 
-  // Exited with code 0, not timed out, not interrupted.
-  bool succeeded() const { return exit_code == 0 && !timed_out && !interrupted; }
+  // Exited with code 0, not timed out, not interrupted, not stopped.
+  bool succeeded() const { return exit_code == 0 && !timed_out && !interrupted && !stopped; }
   // "exit code 3", "killed by signal 11 (Segmentation fault)", "timed out after 0.30 s", ...
   std::string describe() const;
 };

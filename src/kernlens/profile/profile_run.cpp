@@ -13,12 +13,15 @@
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/common/exit_codes.h"
 #include "kernlens/common/file.h"
+#include "kernlens/profile/comm_kernels.h"
 #include "kernlens/profile/deep_pass.h"
 #include "kernlens/profile/discovery.h"
 #include "kernlens/profile/env_probe.h"
 #include "kernlens/load/nvtx_path.h"
 #include "kernlens/load/timeline.h"
 #include "kernlens/profile/kernels_csv.h"
+#include "kernlens/names/mangled.h"
+#include "kernlens/profile/rank_lockstep.h"
 #include "kernlens/profile/run_context.h"
 #include "kernlens/profile/tools.h"
 #include "kernlens/rundir/manifest.h"
@@ -138,32 +141,77 @@ void print_dry_run(RunContext& run, const nlohmann::ordered_json& tools, const n
   for (const auto& argv : deep_pass_plan(run)) run.out << shell_join(argv) << "\n";
 }
 
-std::string selection_summary(const Selection& s) {
-  return fmt::format("deep pass: {} kernels, {:.1f}% of {:.3f} ms of kernel time, in {} ncu runs", s.picks.size(),
+std::string selection_summary(const Selection& s, bool of_compute) {
+  return fmt::format("deep pass: {} kernels, {:.1f}% of {:.3f} ms of {}kernel time, in {} ncu runs", s.picks.size(),
                      s.total_kernel_ns > 0 ? 100 * s.covered_ns / s.total_kernel_ns : 0.0, s.total_kernel_ns * 1e-6,
-                     s.invocations.size());
+                     of_compute ? "compute " : "", s.invocations.size());
 }
 
-// Ranks the discovery's kernels, writes discovery/kernels.csv and chooses the deep pass's.
+// Says which communication kernels the deep pass leaves out; the manifest's record of them.
+nlohmann::ordered_json note_communication(RunContext& run, const CommSplit& split, double total_ns) {
+  constexpr std::size_t kNamesShown = 3;
+  const double share = total_ns > 0 ? 100 * split.comm_ns / total_ns : 0.0;
+  std::string shown;
+  for (std::size_t i = 0; i < split.comm_names.size() && i < kNamesShown; ++i) {
+    shown += (i ? ", " : "") + std::string(names::kernel_base_name(split.comm_names[i]));
+  }
+  run.note(fmt::format("communication kernels left out of the deep pass: {} kernels ({}{}), {:.1f}% of kernel time, "
+                       "timed by discovery: ncu cannot replay a collective on one rank while the others do not",
+                       split.comm_names.size(), shown, split.comm_names.size() > kNamesShown ? ", ..." : "", share));
+  return {{"kernels", split.comm_names.size()},
+          {"time_ns", split.comm_ns},
+          {"names", split.comm_names},
+          {"why", "communication kernels (NCCL, NVSHMEM, custom all-reduce) are not replayed alone: their time is "
+                  "discovery's, and coverage is a share of compute kernel time"}};
+}
+
+// Whether this process's deep pass measures kernels: not on a rank left out of --ranks.
+bool measures_kernels(const RunContext& run) { return !run.lockstep || run.lockstep->profiled(); }
+
+// Ranks the discovery's kernels, writes discovery/kernels.csv and chooses the deep pass's
+// among the compute kernels (none on a rank that is not profiled).
 Result<Selection> select(RunContext& run, const model::Profile& timeline) {
   TimedStep timed(run, "select kernels");
   auto agg = analysis::aggregate(timeline, run.classifier);
-  auto selection = select_kernels(timeline, agg, run.opt.selection);
-  if (!selection) return make_error("", 0, "selection: " + selection.error().to_string());
+  const CommSplit split = split_communication(timeline, agg);
+  Selection selection;
   std::unordered_set<std::string> chosen;
-  for (const auto& pick : selection->picks) chosen.insert(timeline.names[pick.name]);
+  if (measures_kernels(run)) {
+    auto selected = select_kernels(timeline, split.compute, run.opt.selection);
+    if (!selected) return make_error("", 0, "selection: " + selected.error().to_string());
+    selection = std::move(selected).value();
+    for (const auto& pick : selection.picks) chosen.insert(timeline.names[pick.name]);
+  }
   if (Status s = write_file_atomically(run.dir.kernels_csv().string(), kernels_csv(timeline, agg, chosen)); !s) {
     return s.error();
   }
-  run.note(selection_summary(*selection));
-  for (const auto& note : selection->notes) run.note(note);
-  run.manifest.options["selection"] = {{"kernels", selection->picks.size()},
-                                       {"covered_ns", selection->covered_ns},
-                                       {"total_kernel_ns", selection->total_kernel_ns},
-                                       {"ncu_runs", selection->invocations.size()},
-                                       {"kernel_name_base", to_string(selection->name_base)}};
+  nlohmann::ordered_json communication;
+  if (!split.comm_names.empty()) communication = note_communication(run, split, agg.totals.kernel_time_ns.value_or(0));
+  if (!measures_kernels(run)) {
+    run.note(fmt::format("rank {} is not in --ranks: its program runs untouched, in step with the profiled ranks",
+                         run.lockstep->sync().me().rank));
+    run.save();
+    return selection;
+  }
+  run.note(selection_summary(selection, !split.comm_names.empty()));
+  for (const auto& note : selection.notes) run.note(note);
+  run.manifest.options["selection"] = {{"kernels", selection.picks.size()},
+                                       {"covered_ns", selection.covered_ns},
+                                       {"total_kernel_ns", selection.total_kernel_ns},
+                                       {"ncu_runs", selection.invocations.size()},
+                                       {"kernel_name_base", to_string(selection.name_base)}};
+  if (!communication.empty()) run.manifest.options["selection"]["communication_excluded"] = communication;
   run.save();
   return selection;
+}
+
+// The wall time of discovery's program runs (the tracer's, nsys's or ncu's run).
+std::int64_t discovery_wall_ns(const rundir::Manifest& manifest) {
+  std::int64_t ns = 0;
+  for (const auto& r : manifest.runs) {
+    if (r.step.starts_with("discovery (")) ns += r.wall_ns;
+  }
+  return ns;
 }
 
 void fill_manifest(RunContext& run, const std::string& run_id, const nlohmann::ordered_json& tools,
@@ -178,6 +226,15 @@ void fill_manifest(RunContext& run, const std::string& run_id, const nlohmann::o
   run.manifest.clock_control = std::string(to_string(opt.clock_control));
   run.manifest.options = options_json(opt);
   run.manifest.tags = opt.tags;
+  if (run.lockstep) {
+    const LauncherInfo& me = run.lockstep->sync().me();
+    run.manifest.run_id = fmt::format("{}-{}", run_id, rank_name(me.rank));
+    run.manifest.options["rank"] = {{"rank", me.rank},
+                                    {"world_size", me.world_size},
+                                    {"launcher", me.launcher},
+                                    {"profiled", run.lockstep->profiled()},
+                                    {"job_run_id", run_id}};
+  }
   if (run.manifest.discovery.empty()) {
     run.manifest.discovery = {{"requested", discovery_name(opt.discovery)}};
   }
@@ -189,6 +246,16 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
   auto selection = select(run, timeline);
   if (!selection) return run.finish(kExitToolFailed, "failed", selection.error().to_string());
   if (run.stop_requested()) return run.finish_interrupted("selecting the kernels");
+  if (run.lockstep && !run.opt.discovery_only) {
+    TimedStep timed(run, "agree with the other ranks");
+    auto plan = run.lockstep->agree(*selection, discovery_wall_ns(run.manifest));
+    if (!plan) return run.finish(kExitToolFailed, "failed", plan.error().to_string());
+    if (plan->runs > selection->invocations.size()) {
+      run.note(fmt::format("deep pass: {} program runs in step with the other ranks, {} of them under ncu, the others "
+                           "untouched",
+                           plan->runs, selection->invocations.size()));
+    }
+  }
   DeepPassResult deep = run.opt.discovery_only ? DeepPassResult{} : deep_pass(run, *selection);
   if (run.stop_requested()) {
     return deep.why.empty() ? run.finish_interrupted("running the deep pass")
@@ -213,7 +280,9 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
     }
   }
   if (run.stop_requested()) return run.finish_interrupted("writing the analysis");
-  if (run.opt.writers.summary) run.out << run.opt.writers.summary(timeline, *analysis);
+  // A rank that is not profiled keeps its kernel times in analysis.json; the report is the
+  // profiled ranks'.
+  if (run.opt.writers.summary && measures_kernels(run)) run.out << run.opt.writers.summary(timeline, *analysis);
   if (!deep.why.empty()) return run.finish(kExitToolFailed, "failed", deep.why);
   return run.finish(kExitOk, "complete", "");
 }
@@ -292,12 +361,34 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   if (!opt.discovery_from.empty()) {
     if (Status s = check_discovery_from(run); !s) return usage_error(s.error());
   }
-  auto dir = rundir::create_run_dir(opt.out, run_id, opt.force_overwrite);
-  if (!dir) return usage_error(dir.error());
-  run.dir = *dir;
+  auto launcher = launcher_info(environ);
+  if (!launcher) return usage_error(launcher.error());
+  std::optional<Lockstep> lockstep;
+  std::string job_run_id = run_id;
+  if (*launcher && (*launcher)->world_size > 1) {
+    if (!opt.discovery_from.empty()) {
+      return usage_error(Error{"", 0, "--discovery-from is not supported under a launcher yet: run without it"});
+    }
+    if (Status s = check_ranks(opt, **launcher); !s) return usage_error(s.error());
+    auto ranked = open_ranked_run(opt, **launcher, run_id, [&run] { return run.stop_requested(); });
+    if (!ranked) {
+      err << "kernlens: error: rank " << (*launcher)->rank << ": " << ranked.error().to_string() << "\n";
+      return {kExitToolFailed, {}};
+    }
+    run.dir = ranked->dir;
+    lockstep = std::move(ranked->lockstep);
+    run.lockstep = &*lockstep;
+    job_run_id = lockstep->sync().run_id();
+  } else {
+    if (!opt.ranks.empty()) run.note("warning: --ranks: no launcher's rank variables (RANK and WORLD_SIZE, ...): "
+                                     "profiling this process alone");
+    auto dir = rundir::create_run_dir(opt.out, run_id, opt.force_overwrite);
+    if (!dir) return usage_error(dir.error());
+    run.dir = *dir;
+  }
   InterruptGuard guard;
   run.guard = &guard;
-  fill_manifest(run, run_id, tools, environment);
+  fill_manifest(run, job_run_id, tools, environment);
   run.save();
 
   model::Profile timeline;

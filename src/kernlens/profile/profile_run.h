@@ -57,6 +57,10 @@ struct ProfileRunOptions {
   // KERNLENS_REPEAT=<repeat> in its environment when above 1, and the manifest records it.
   int repeat = 1;
   bool discovery_only = false;  // skip the deep pass: the timeline and its analysis alone
+  // Under a launcher (torchrun, mpirun, srun): the ranks whose kernels the deep pass measures
+  // (empty: every rank); the others run their program untouched, in step (rank_lockstep.h).
+  std::vector<int> ranks;
+  double deep_timeout_s = 0;             // under a launcher, per deep run; 0: from discovery's time
   bool dry_run = false;
   // End the program once the deep pass has profiled its last planned launch (kernel replay
   // only). Off under a launcher: the other ranks would wait for the killed one.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/exit_codes.h"
+#include "kernlens/profile/rank_lockstep.h"
 
 namespace kernlens::profile {
 namespace {
@@ -70,6 +71,7 @@ ProfileRunResult RunContext::finish(int exit_code, std::string status, std::stri
   manifest.status_reason = reason;
   if (manifest.status != "complete") manifest.kept = kept_outputs(dir);
   save();
+  if (lockstep) lockstep->finish(manifest, exit_code, opt.ranks);
   if (!reason.empty()) err << "kernlens: error: " << reason << "\n";
   if (!manifest.kept.empty()) {
     constexpr std::size_t kShown = 8;  // the manifest lists them all
@@ -105,7 +107,8 @@ Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
   if (run.opt.repeat > 1) p.env.push_back(fmt::format("{}={}", kRepeatVariable, run.opt.repeat));
   p.stdout_log_path = (spec.stdout_file.empty() ? spec.folder / (spec.stem + ".stdout.log") : spec.stdout_file).string();
   p.stderr_log_path = (spec.folder / (spec.stem + ".stderr.log")).string();
-  p.timeout_ns = static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
+  p.timeout_ns = spec.timeout_ns >= 0 ? spec.timeout_ns : static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
+  p.should_stop = spec.should_stop;
   StepOutcome outcome;
   rundir::ToolRun record;
   record.step = spec.step;

@@ -24,6 +24,8 @@
 
 namespace kernlens::profile {
 
+class Lockstep;
+
 struct RunContext {
   using Clock = std::chrono::steady_clock;
 
@@ -42,6 +44,7 @@ struct RunContext {
   TracerPaths tracer;   // library empty: not found
   rundir::DiscoveryMethod discovery = rundir::DiscoveryMethod::kNcu;  // the method that ran (or would run)
   const InterruptGuard* guard = nullptr;  // null in a dry run
+  Lockstep* lockstep = nullptr;           // under a launcher: the other ranks (rank_lockstep.h)
   bool interrupted = false;               // a child's run ended because of Ctrl-C
   Clock::time_point started = Clock::now();
 
@@ -95,6 +98,8 @@ struct StepSpec {
   std::function<void(const NcuEvent&)> on_event;
   std::filesystem::path stdout_file;
   std::vector<std::string> env;
+  std::int64_t timeout_ns = -1;        // -1: the run's --timeout
+  std::function<bool()> should_stop;   // asked while it runs: true ends it (ProcessOptions)
 };
 
 struct StepOutcome {

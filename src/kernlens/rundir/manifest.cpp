@@ -190,6 +190,10 @@ Result<Manifest> read_manifest(const std::string& dir) {
   } catch (const nlohmann::json::exception& e) {
     return make_error(path, 0, fmt::format("not a kernlens manifest: {}", e.what()));
   }
+  if (j.is_object() && j.value("schema", "") == kRanksManifestSchema) {
+    return make_error(dir, 0, fmt::format("a multi-rank run: give one rank's run directory ({}/rank-0, ...); "
+                                          "manifest.json says which rank ran what", dir));
+  }
   if (!j.is_object() || j.value("schema", "") != kManifestSchema) {
     return make_error(path, 0, fmt::format("not a kernlens manifest (schema {} expected)", kManifestSchema));
   }

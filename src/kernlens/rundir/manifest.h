@@ -21,6 +21,9 @@
 namespace kernlens::rundir {
 
 inline constexpr std::string_view kManifestSchema = "kernlens.manifest/1";
+// `kernlens profile` under a launcher: the job's manifest, one run directory per rank inside
+// (rank-N/, profile/rank_lockstep.h).
+inline constexpr std::string_view kRanksManifestSchema = "kernlens.ranks/1";
 
 // One profiler or program run, as the manifest records it.
 struct ToolRun {
