@@ -36,6 +36,6 @@ if(KERNLENS_BUILD_TESTS)
   # from there with the source tree's data out of reach (KERNLENS_NO_SOURCE_DATA).
   add_test(NAME install_tree
            COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/tests/install/install_tree.sh ${CMAKE_BINARY_DIR}
-                   ${CMAKE_CURRENT_BINARY_DIR}/install_tree_test)
+                   ${CMAKE_CURRENT_BINARY_DIR}/install_tree_test $<$<BOOL:${KERNLENS_PYTHON_BUILT}>:${KERNLENS_PYTHON}>)
   set_tests_properties(install_tree PROPERTIES TIMEOUT 300 RESOURCE_LOCK install_prefix)
 endif()

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# install_tree.sh BUILD_DIR WORK_DIR: `cmake --install` into WORK_DIR/prefix, move the tree to
-# WORK_DIR/moved (so no path compiled into the binary points at it), and run demo, analyze and
-# report from an empty directory with the source tree's data out of reach.
+# install_tree.sh BUILD_DIR WORK_DIR [PYTHON]: `cmake --install` into WORK_DIR/prefix, move the
+# tree to WORK_DIR/moved (so no path compiled into the binary points at it), and run demo,
+# analyze and report from an empty directory with the source tree's data out of reach; with
+# PYTHON (the module was built), import the installed module through its .pth and load a run.
 set -euo pipefail
-build=$1 work=$2
+build=$1 work=$2 python=${3:-}
 rm -rf "$work" && mkdir -p "$work/cwd"
 cmake --install "$build" --prefix "$work/prefix" >"$work/install.log"
 mv "$work/prefix" "$work/moved"
@@ -38,4 +39,18 @@ set -e
 mv "$p/share/kernlens/examples.away" "$p/share/kernlens/examples"
 [ "$rc" -eq 2 ] || fail "demo without data exited $rc, not 2: $(cat err.txt)"
 grep -q "kernlens: error:" err.txt || fail "demo without data: no error message: $(cat err.txt)"
+
+if [ -n "$python" ]; then
+  [ -f "$p/lib/python3/dist-packages/kernlens/__init__.py" ] || fail "no Python module in lib/python3/dist-packages"
+  site_dir=$(echo "$p"/lib/python3.*/dist-packages)
+  "$python" -c "
+import site, sys
+site.addsitedir(sys.argv[1])  # as Python does for /usr/local/lib/python3.X/dist-packages
+import kernlens
+assert kernlens.__file__.startswith(sys.argv[2]), kernlens.__file__
+run = kernlens.load(sys.argv[2] + '/../../../share/kernlens/examples/runs/llama_prefill')
+print(run.kernels.head())
+assert len(run.kernels) == 27
+" "$site_dir" "$p/lib/python3/dist-packages" >python.txt || fail "the installed Python module: $(cat python.txt)"
+fi
 echo "install_tree: ok ($p)"
