@@ -5,9 +5,14 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(kernlens_modules kernlens_common kernlens_model kernlens_names kernlens_ingest kernlens_analysis
-    kernlens_rundir kernlens_load kernlens_report kernlens_profile kernlens_store kernlens_sweep)
-set_target_properties(${kernlens_modules} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+# Every module's static library (all of them, so that a module added later is covered too).
+get_property(kernlens_targets DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR} PROPERTY BUILDSYSTEM_TARGETS)
+foreach(t ${kernlens_targets})
+  get_target_property(type ${t} TYPE)
+  if(t MATCHES "^kernlens_" AND type STREQUAL "STATIC_LIBRARY")
+    set_target_properties(${t} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  endif()
+endforeach()
 
 set(kernlens_api_deps kernlens_analysis kernlens_common kernlens_load kernlens_model kernlens_names kernlens_report
     kernlens_store)
