@@ -73,10 +73,18 @@ PYBIND11_MODULE(_kernlens, m) {
       .def("warnings", &kl::Analysis::warnings);
   m.def(
       "load",
-      [](const std::vector<std::string>& inputs, const std::vector<std::string>& rule_files) {
-        return released([&] { return kl::Analysis::load(inputs, kl::LoadOptions{rule_files}); });
+      [](const std::vector<std::string>& inputs, const kl::LoadOptions& options) {
+        return released([&] { return kl::Analysis::load(inputs, options); });
       },
-      py::arg("inputs"), py::arg("rule_files"));
+      py::arg("inputs"), py::arg("options"));
+  py::class_<kl::LoadOptions>(m, "LoadOptions")
+      .def(py::init<>())
+      .def_readwrite("rule_files", &kl::LoadOptions::rule_files)
+      .def_readwrite("model_config", &kl::LoadOptions::model_config)
+      .def_readwrite("batch", &kl::LoadOptions::batch)
+      .def_readwrite("prompt_tokens", &kl::LoadOptions::prompt_tokens)
+      .def_readwrite("decode_steps", &kl::LoadOptions::decode_steps)
+      .def_readwrite("runs", &kl::LoadOptions::runs);
 
   py::class_<kl::Database>(m, "Database")
       .def("query", [](const kl::Database& d, const std::string& sql) { return columns(released([&] { return d.query(sql); })); })

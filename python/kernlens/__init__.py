@@ -88,13 +88,20 @@ class Analysis:
         return "<kernlens.Analysis: {} kernels>".format(len(self.document["kernels"]))
 
 
-def load(*paths, rules=()):
+def load(*paths, rules=(), model_config=None, batch=None, prompt_tokens=None, decode_steps=None, runs=None):
     """Reads a run directory of `kernlens profile`, or export files (ncu CSV, nsys SQLite,
-    PyTorch trace, .kltrace), and analyzes them as `kernlens analyze` does. rules: kernel rule
-    files (--rules) read before the built-in ones."""
+    PyTorch trace, .kltrace), and analyzes them as `kernlens analyze` does. The options are
+    analyze's: rules (--rules: kernel rule files read before the built-in ones), and the
+    analytic work, model_config (a Hugging Face config.json), batch, prompt_tokens,
+    decode_steps, runs."""
     if not paths:
         raise TypeError("kernlens.load needs at least one path")
-    return Analysis(_kernlens.load([str(p) for p in paths], _rule_files(rules)))
+    options = _kernlens.LoadOptions()
+    options.rule_files = _rule_files(rules)
+    if model_config is not None:
+        options.model_config = str(model_config)
+    options.batch, options.prompt_tokens, options.decode_steps, options.runs = batch, prompt_tokens, decode_steps, runs
+    return Analysis(_kernlens.load([str(p) for p in paths], options))
 
 
 class Database:

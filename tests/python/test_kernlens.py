@@ -110,6 +110,20 @@ def test_rules_option_is_the_cli_rules():
     assert kernlens.load(*inputs, rules=[rules]).document == cli_json("analyze", *inputs, "--format", "json", "--rules", rules)
 
 
+def test_workload_options_are_the_cli_options():
+    run = paths("run_directory")
+    config = source_path("examples/workloads/configs/llm_stages_llama.json")
+    expected = cli_json("analyze", *run, "--format", "json", "--model-config", config, "--batch", "4",
+                        "--prompt-tokens", "256", "--runs", "2")
+    got = kernlens.load(*run, model_config=config, batch=4, prompt_tokens=256, runs=2).document
+    assert got == expected
+    assert got != kernlens.load(*run).document  # the options changed the analysis
+    with pytest.raises(kernlens.Error):
+        kernlens.load(*run, model_config=source_path("tests/fixtures/model_configs/bad"), batch=4, prompt_tokens=256)
+    with pytest.raises(TypeError):
+        kernlens.load(*run, batch="four")
+
+
 def test_lists_of_dicts_without_pandas():
     code = ("import sys; sys.modules['pandas'] = None\n"
             "import json, kernlens\n"

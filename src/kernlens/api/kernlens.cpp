@@ -67,7 +67,9 @@ struct Analysis::State {
 
 Analysis Analysis::load(const std::vector<std::string>& inputs, const LoadOptions& options) {
   auto classifier = load_classifier(options);
-  auto loaded = value_or_raise(load::load(inputs, *classifier, {}));
+  load::LoadOptions load_options;
+  load_options.workload = {options.model_config, options.batch, options.prompt_tokens, options.decode_steps, options.runs};
+  auto loaded = value_or_raise(load::load(inputs, *classifier, load_options));
   return Analysis(std::make_shared<const State>(State{std::move(classifier), std::move(loaded)}));
 }
 

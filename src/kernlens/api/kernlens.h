@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -46,6 +47,11 @@ struct Table {
 
 struct LoadOptions {
   std::vector<std::string> rule_files;  // --rules: kernel rules read before the built-in ones
+  // The analytic work (analyze --model-config, --batch, --prompt-tokens, --decode-steps,
+  // --runs): a Hugging Face config.json and the sizes the program ran; a run directory's tags
+  // fill what is not given.
+  std::string model_config;
+  std::optional<std::int64_t> batch, prompt_tokens, decode_steps, runs;
 };
 
 // One loaded and analyzed set of inputs: a run directory of `kernlens profile`, or export files
