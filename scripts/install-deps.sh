@@ -16,6 +16,9 @@ packages=(
   clang                                               # libFuzzer harnesses
   chromium                                            # the HTML report checked in a real browser
   slurm-wlm munge                                     # the sweep test's one-node Slurm cluster
+  help2man                                            # the man page, from --help
+  pybind11-dev python3-dev                            # the Python module
+  python3-pytest python3-pandas python3-matplotlib    # its tests and docs/python.md's example
 )
 
 missing() {

@@ -3,6 +3,7 @@
 // five lines a person reads first (where the time goes, the worst stage, the top kernel and
 // why, the MFU, where the report is) and writes the HTML report.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
+#include "kernlens/profile/tracer_command.h"
 #include "kernlens/report/format.h"
 #include "kernlens/report/headline.h"
 
@@ -36,18 +38,31 @@ const DemoRun kDemoRun = {"runs/mixtral_moe_tracer",
 
 struct DemoOptions {
   std::string output = "kernlens-demo-report.html";
-  std::string data_dir;  // empty: examples/data here, else the source tree's
+  std::string data_dir;  // empty: find_data_dir()'s candidates
 };
 
-// examples/data in the working directory (a checkout's root), else the one of the source tree
-// this binary was built from.
+// The demo data: the installed copy (../share/kernlens/examples beside this binary, so that an
+// installed tree works wherever it is moved), else examples/data in the working directory (a
+// checkout's root), else the source tree this binary was built from (not when
+// KERNLENS_NO_SOURCE_DATA is set: the install test's way to prove the installed copy is used).
+std::vector<std::string> data_dir_candidates() {
+  std::vector<std::string> candidates;
+  if (std::string exe_dir = profile::executable_dir(); !exe_dir.empty()) {
+    candidates.push_back((fs::path(exe_dir) / ".." / "share" / "kernlens" / "examples").lexically_normal().string());
+  }
+  candidates.push_back("examples/data");
+  if (!std::getenv("KERNLENS_NO_SOURCE_DATA")) candidates.push_back(KERNLENS_EXAMPLES_DIR);
+  return candidates;
+}
+
 std::string find_data_dir(const std::string& given) {
   if (!given.empty()) return given;
+  std::vector<std::string> candidates = data_dir_candidates();
   std::error_code ec;
-  for (const std::string& candidate : {std::string("examples/data"), std::string(KERNLENS_EXAMPLES_DIR)}) {
+  for (const std::string& candidate : candidates) {
     if (fs::is_directory(fs::path(candidate) / kDemoRun.dir, ec)) return candidate;
   }
-  return KERNLENS_EXAMPLES_DIR;
+  return candidates.front();  // the error then names the installed location
 }
 
 int run_demo(const DemoOptions& opt) {
@@ -76,7 +91,9 @@ Command add_demo_command(CLI::App& app) {
       "demo", "Analyze a real H100 run in examples/data, print what matters most and write an HTML report (no GPU, "
               "no network).");
   cmd->add_option("-o,--output", opt->output, "Where to write the report")->type_name("FILE")->capture_default_str();
-  cmd->add_option("--data", opt->data_dir, "The examples/data directory (default: ./examples/data, else the source tree's)")
+  cmd->add_option("--data", opt->data_dir,
+                  "The examples/data directory (default: the installed one, ../share/kernlens/examples beside "
+                  "kernlens; else ./examples/data; else the source tree's)")
       ->type_name("DIR");
   return {cmd, [opt] { return run_demo(*opt); }};
 }
