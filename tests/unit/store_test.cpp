@@ -11,6 +11,7 @@
 #include <set>
 
 #include "kernlens/store/database.h"
+#include "kernlens/store/ingest_input.h"
 #include "kernlens/store/query.h"
 #include "kernlens/store/run_input.h"
 #include "kernlens/store/schema.h"
@@ -116,6 +117,50 @@ TEST(Store, IngestIsIdempotentAndRoundTrips) {
   EXPECT_NE(std::find(loaded->meta.tags.begin(), loaded->meta.tags.end(),
                       std::pair<std::string, std::string>{"owner", "perf-team"}),
             loaded->meta.tags.end());
+}
+
+// db ingest computes the run key first: an input whose key the database holds is not read at
+// all (here a file no reader could parse, whose key is there: it is skipped without an
+// error), and an input whose bytes changed is read again under its new key.
+TEST(Store, IngestSkipsAKnownKeyUnreadAndRereadsAChangedInput) {
+  test::TempDir dir;
+  const std::string db_path = dir.file("runs.db");
+  auto db = store::open_for_writing(db_path);
+  ASSERT_TRUE(db.ok()) << db.error().to_string();
+  const auto& classifier = test::builtin_classifier();
+
+  dir.write("unreadable.csv", "not an export of any profiler\n");
+  auto key = store::run_key(dir.file("unreadable.csv"));
+  ASSERT_TRUE(key.ok());
+  model::RunRecord known = test::synthetic_run(11, 3);
+  known.meta.run_key = *key;
+  ASSERT_TRUE(store::ingest_run(*db, known).ok());
+  auto skipped = store::ingest_input(*db, db_path, dir.file("unreadable.csv"), {}, classifier);
+  ASSERT_TRUE(skipped.ok()) << skipped.error().to_string();  // parsing it would have failed
+  EXPECT_EQ(skipped->outcome, IngestOutcome::kAlreadyPresent);
+  EXPECT_EQ(skipped->run_key, *key);
+
+  dir.write("unreadable.csv", "not an export of any profiler, changed\n");
+  auto reread = store::ingest_input(*db, db_path, dir.file("unreadable.csv"), {}, classifier);
+  ASSERT_FALSE(reread.ok());
+  EXPECT_NE(reread.error().message.find("unrecognised format"), std::string::npos) << reread.error().to_string();
+
+  const std::string raw = dir.file("raw.csv");
+  std::filesystem::copy_file(test::fixture("ncu/qwen_decode_raw.csv"), raw);
+  auto first = store::ingest_input(*db, db_path, raw, {}, classifier);
+  ASSERT_TRUE(first.ok()) << first.error().to_string();
+  EXPECT_EQ(first->outcome, IngestOutcome::kAdded);
+  EXPECT_GT(first->kernels, 0u);
+  auto again = store::ingest_input(*db, db_path, raw, {}, classifier);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->outcome, IngestOutcome::kAlreadyPresent);
+  std::ofstream(raw, std::ios::app) << "\n";  // the same launches, other bytes: another run key
+  auto changed = store::ingest_input(*db, db_path, raw, {}, classifier);
+  ASSERT_TRUE(changed.ok()) << changed.error().to_string();
+  EXPECT_EQ(changed->outcome, IngestOutcome::kAdded);
+  EXPECT_NE(changed->run_key, first->run_key);
+  EXPECT_EQ(changed->kernels, first->kernels);
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM runs"), 3);
 }
 
 TEST(Store, LoadRunRefusesAnAmbiguousPrefix) {

@@ -10,6 +10,7 @@
 
 #include "kernlens/cli/commands.h"
 #include "kernlens/store/database.h"
+#include "kernlens/store/ingest_input.h"
 #include "kernlens/store/query.h"
 #include "kernlens/store/run_input.h"
 
@@ -33,13 +34,14 @@ int run_ingest(const DbOptions& opt) {
   auto db = store::open_for_writing(opt.db);
   if (!db) return bad_input(db.error());
   for (const auto& path : opt.inputs) {
-    auto run = store::read_run(path, *tags, *classifier);
-    if (!run) return bad_input(run.error());
-    auto outcome = store::ingest_run(*db, *run);
-    if (!outcome) return bad_input(make_error(opt.db, 0, fmt::format("ingesting {}: {}", path, outcome.error().message)));
-    bool added = *outcome == store::IngestOutcome::kAdded;
-    std::printf("%s %s: %s (%zu kernels, %zu stages)\n", added ? "added" : "already in the database", path.c_str(),
-                run->meta.run_key.c_str(), run->kernels.size(), run->stages.size());
+    auto done = store::ingest_input(*db, opt.db, path, *tags, *classifier);
+    if (!done) return bad_input(done.error());
+    if (done->outcome == store::IngestOutcome::kAdded) {
+      std::printf("added %s: %s (%zu kernels, %zu stages)\n", path.c_str(), done->run_key.c_str(), done->kernels,
+                  done->stages);
+    } else {
+      std::printf("already in the database %s: %s (not read again)\n", path.c_str(), done->run_key.c_str());
+    }
   }
   return kExitOk;
 }

@@ -4,7 +4,6 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <optional>
 
 #include <fmt/format.h>
@@ -26,10 +25,15 @@ void fnv1a(std::uint64_t& hash, std::string_view bytes) {
   for (unsigned char c : bytes) hash = (hash ^ c) * kFnvPrime;
 }
 
+// A file's bytes as stored, read in one call (not byte by byte through a stream iterator,
+// which cost as much as hashing them: the run key is computed before every ingest).
 Result<std::string> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return make_error(path, 0, "cannot read the file");
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string bytes(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) return make_error(path, 0, "cannot read the file");
+  return bytes;
 }
 
 // The files of a run directory that hold its measurements, sorted by relative path.
@@ -219,16 +223,19 @@ model::RunMeta workload_meta(const std::vector<std::string>& argv) {
 }
 
 Result<model::RunRecord> read_run(const std::string& path, const Tags& tags,
-                                  const names::KernelClassifier& classifier) {
+                                  const names::KernelClassifier& classifier, std::string key) {
   model::RunMeta meta;
   if (profile::is_run_directory(path)) {
     auto m = manifest_meta(path);
     if (!m) return m.error();
     meta = std::move(m).value();
   }
-  auto key = run_key(path);
-  if (!key) return key.error();
-  meta.run_key = std::move(key).value();
+  if (key.empty()) {
+    auto computed = run_key(path);
+    if (!computed) return computed.error();
+    key = std::move(computed).value();
+  }
+  meta.run_key = std::move(key);
   meta.source_path = path;
   if (Status s = apply_tags(meta, tags); !s) return s.error();
 

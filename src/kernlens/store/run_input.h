@@ -36,8 +36,9 @@ Result<std::string> run_key(const std::string& path);
 // another program). Tags for the flags without a column (decode_steps, compile, ...).
 model::RunMeta workload_meta(const std::vector<std::string>& argv);
 
-// Reads, analyzes and describes the run at `path`; `tags` come last and win.
+// Reads, analyzes and describes the run at `path`; `tags` come last and win. `key`: its run
+// key when the caller has it already (empty: computed).
 Result<model::RunRecord> read_run(const std::string& path, const Tags& tags,
-                                  const names::KernelClassifier& classifier);
+                                  const names::KernelClassifier& classifier, std::string key = {});
 
 }  // namespace kernlens::store
