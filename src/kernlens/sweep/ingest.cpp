@@ -18,7 +18,7 @@ IngestResult ingest_point(const Point& p, const ingest::SqliteDb& db, const name
   if (*present) return {p.index, Outcome::kAlreadyPresent, *key, ""};
   auto tags = read_point_tags(p);
   if (!tags) return {p.index, Outcome::kError, "", tags.error().to_string()};
-  auto run = store::read_run(p.run_dir(), *tags, classifier);
+  auto run = store::read_run(p.run_dir(), *tags, classifier, *key);
   if (!run) return {p.index, Outcome::kError, "", run.error().to_string()};
   auto added = store::ingest_run(db, *run);
   if (!added) return {p.index, Outcome::kError, run->meta.run_key, added.error().to_string()};
