@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "test_util.h"
 
@@ -25,17 +26,23 @@ std::string fixture_lines() {
   return text + "kernel\twith\x01" "controls\r\n\r\nlast_name_without_a_break";
 }
 
-// What classifying each line on its own gives (the reference).
-std::string one_by_one(std::string_view text, const KernelClassifier& classifier) {
-  std::string out;
+// The names of `text`, one a line, as `kernlens names` reads them (the reference).
+std::vector<std::string_view> names_of(std::string_view text) {
+  std::vector<std::string_view> names;
   while (!text.empty()) {
     std::size_t end = text.find('\n');
     std::string_view name = text.substr(0, end);
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     if (!name.empty() && name.back() == '\r') name.remove_suffix(1);
-    if (name.find_first_not_of(" \t") == std::string_view::npos) continue;
-    append_classified_line(out, name, classifier.classify(name));
+    if (name.find_first_not_of(" \t") != std::string_view::npos) names.push_back(name);
   }
+  return names;
+}
+
+// What classifying each line on its own gives.
+std::string one_by_one(std::string_view text, const KernelClassifier& classifier) {
+  std::string out;
+  for (std::string_view name : names_of(text)) append_classified_line(out, name, classifier.classify(name));
   return out;
 }
 
@@ -76,13 +83,7 @@ TEST(NameLines, TheCacheNeverChangesALine) {
   NameLineCache one_slot(classifier, 1), many(classifier);
   const std::string text = fixture_lines();
   std::string a, b;
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    std::size_t end = rest.find('\n');
-    std::string_view name = rest.substr(0, end);
-    rest.remove_prefix(end == std::string_view::npos ? rest.size() : end + 1);
-    if (!name.empty() && name.back() == '\r') name.remove_suffix(1);
-    if (name.find_first_not_of(" \t") == std::string_view::npos) continue;
+  for (std::string_view name : names_of(text)) {
     a += one_slot.line(name);
     b += many.line(name);
   }
