@@ -359,7 +359,8 @@ TEST(CliProfile, EveryOptionWorksRightBeforeTheSeparator) {
       {"-o", dir.path().string()}, {"--output", dir.path().string()}, {"--out", dir.path().string()}, {"-f"},
       {"--force-overwrite"}, {"--run-id", "x"}, {"--tag", "batch=16"}, {"--timeout", "30"}, {"--ranks", "0,1"},
       {"--ncu", ncu}, {"--nsys", "/nonexistent/nsys"}, {"--tracer", "/nonexistent/tracer.so"}, {"--dry-run"},
-      {"--no-kill"}, {"--quiet"}, {"--verbose"}, {"--rules", test::fixture("rules/demo_rules.txt")}, {"--help"}, {"-h"}};
+      {"--no-kill"}, {"--quiet"}, {"--verbose"}, {"--rules", test::fixture("rules/demo_rules.txt")}, {"--threads", "2"},
+      {"--help"}, {"-h"}};
   // Every option the help lists has a case.
   auto help = run_cli({"profile", "--help"});
   std::set<std::string> tested;

@@ -1,7 +1,8 @@
 #include "kernlens/common/chunk_reader.h"
 
+#include "kernlens/common/parallel_chunks.h"
+
 #include <fcntl.h>
-#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -9,12 +10,7 @@
 
 namespace kernlens {
 
-bool ChunkReader::worth_reading_ahead() {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  if (sched_getaffinity(0, sizeof(cpus), &cpus) != 0) return true;
-  return CPU_COUNT(&cpus) > 1;
-}
+bool ChunkReader::worth_reading_ahead() { return usable_cpus() > 1; }
 
 namespace {
 
