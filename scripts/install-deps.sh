@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git   # toolchain
   libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev libre2-dev  # libraries
   libsimdjson-dev                                     # PyTorch trace (JSON) reader
+  libisal-dev                                         # gzip inflation (ISA-L igzip)
+  libdeflate-dev                                      # bench_inflate's peer only
   libsqlite3-dev                                      # Nsight Systems SQLite exports
   libutfcpp-dev                                       # invalid UTF-8 in names repaired
   libtomlplusplus-dev                                 # sweep files (kernlens sweep)

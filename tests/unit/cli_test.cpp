@@ -14,6 +14,9 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "kernlens/rundir/run_key.h"
+#include "kernlens/store/database.h"
+#include "synthetic_runs.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -270,6 +273,52 @@ std::string example_run_dir(const std::string& name) {
   return test::fixture("../../examples/data/runs/" + name);
 }
 
+// db ingest computes the run key first: an input whose key the database holds is not read at
+// all (here a file no reader could parse, whose key is there: it is skipped without an
+// error), and an input whose bytes changed is read again under its new key.
+TEST(CliDb, IngestSkipsAKnownKeyUnreadAndRereadsAChangedInput) {
+  test::TempDir dir;
+  const std::string db_path = dir.file("runs.db");
+  dir.write("unreadable.csv", "not an export of any profiler\n");
+  auto key = rundir::run_key(dir.file("unreadable.csv"));
+  ASSERT_TRUE(key.ok());
+  {
+    auto db = store::open_for_writing(db_path);
+    ASSERT_TRUE(db.ok()) << db.error().to_string();
+    model::RunRecord known = test::synthetic_run(11, 3);
+    known.meta.run_key = *key;
+    ASSERT_TRUE(store::ingest_run(*db, known).ok());
+  }
+  auto skipped = run_cli({"db", "ingest", "--db", db_path, dir.file("unreadable.csv")});
+  ASSERT_EQ(skipped.exit_code, 0) << skipped.err;  // parsing it would have failed
+  EXPECT_NE(skipped.out.find("already in the database " + dir.file("unreadable.csv") + ": " + *key + " (not read again)"),
+            std::string::npos)
+      << skipped.out;
+
+  dir.write("unreadable.csv", "not an export of any profiler, changed\n");
+  auto reread = run_cli({"db", "ingest", "--db", db_path, dir.file("unreadable.csv")});
+  EXPECT_EQ(reread.exit_code, 2);
+  EXPECT_NE(reread.err.find("unrecognised format"), std::string::npos) << reread.err;
+
+  const std::string raw = dir.file("raw.csv");
+  std::filesystem::copy_file(test::fixture("ncu/qwen_decode_raw.csv"), raw);
+  auto first = run_cli({"db", "ingest", "--db", db_path, raw});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out.rfind("added " + raw + ": file-", 0), 0u) << first.out;
+  auto again = run_cli({"db", "ingest", "--db", db_path, raw});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(again.out.find("(not read again)"), std::string::npos) << again.out;
+  std::ofstream(raw, std::ios::app) << "\n";  // the same launches, other bytes: another run key
+  auto changed = run_cli({"db", "ingest", "--db", db_path, raw});
+  ASSERT_EQ(changed.exit_code, 0) << changed.err;
+  EXPECT_EQ(changed.out.rfind("added " + raw + ": file-", 0), 0u) << changed.out;
+  EXPECT_NE(changed.out, first.out);  // another key
+  // The same kernels and stages, read again.
+  EXPECT_EQ(changed.out.substr(changed.out.find(" (")), first.out.substr(first.out.find(" ("))) << changed.out;
+  auto runs = run_cli({"db", "query", "--db", db_path, "SELECT COUNT(*) AS n FROM runs", "--format", "csv"});
+  EXPECT_EQ(runs.out, "n\r\n3\r\n") << runs.err;
+}
+
 TEST(CliDb, IngestQueryAndExport) {
   test::TempDir dir;
   std::string db = dir.file("runs.db");
@@ -360,7 +409,8 @@ TEST(CliProfile, EveryOptionWorksRightBeforeTheSeparator) {
       {"--force-overwrite"}, {"--run-id", "x"}, {"--tag", "batch=16"}, {"--timeout", "30"}, {"--ranks", "0,1"}, {"--ranks", "all"},
       {"--deep-timeout", "90"},
       {"--ncu", ncu}, {"--nsys", "/nonexistent/nsys"}, {"--tracer", "/nonexistent/tracer.so"}, {"--dry-run"},
-      {"--no-kill"}, {"--quiet"}, {"--verbose"}, {"--repeat", "3"}, {"--discovery-only"}, {"--rules", test::fixture("rules/demo_rules.txt")}, {"--help"}, {"-h"}};
+      {"--no-kill"}, {"--quiet"}, {"--verbose"}, {"--repeat", "3"}, {"--discovery-only"}, {"--rules", test::fixture("rules/demo_rules.txt")},
+      {"--threads", "2"}, {"--help"}, {"-h"}};
   // Every option the help lists has a case.
   auto help = run_cli({"profile", "--help"});
   std::set<std::string> tested;

@@ -78,9 +78,9 @@ TEST(InputBuffer, ClearErrors) {
   }
 }
 
-// Everything a GzipChunkReader hands out, less the carried tails: the file's inflated bytes.
-Result<std::string> stream_all(const std::string& path, std::size_t chunk, std::size_t carry) {
-  auto reader = GzipChunkReader::open(path, chunk, carry);
+// Everything a gzip reader hands out, less the carried tails: the file's inflated bytes.
+Result<std::string> stream_all(const std::string& path, std::size_t chunk, std::size_t carry, bool read_ahead) {
+  auto reader = open_gzip_reader(path, chunk, carry, read_ahead);
   if (!reader) return reader.error();
   std::string all;
   std::string_view tail;
@@ -93,28 +93,62 @@ Result<std::string> stream_all(const std::string& path, std::size_t chunk, std::
   }
 }
 
-TEST(GzipChunkReader, WindowsOfConcatenatedMembersAndTheSameErrors) {
+TEST(GzipReader, WindowsOfConcatenatedMembersAndTheSameErrors) {
   test::TempDir dir;
   std::string data;
   for (int i = 0; data.size() < 300000; ++i) data += "line " + std::to_string(i * 7919 % 100003) + "\n";
   dir.write("two.gz", gzip(data.substr(0, 100000)) + gzip(data.substr(100000)));
-  auto all = stream_all(dir.file("two.gz"), 4096, 1024);
-  ASSERT_TRUE(all.ok()) << all.error().to_string();
-  EXPECT_EQ(*all, data);
-  auto head = read_gzip_head(dir.file("two.gz"), 1000);
-  ASSERT_TRUE(head.ok());
-  EXPECT_EQ(*head, data.substr(0, 1000));
-
   const std::string gz = gzip(data);
   dir.write("cut.gz", gz.substr(0, gz.size() / 2));
   dir.write("corrupt.gz", gz.substr(0, 20) + std::string(200, 'x'));
-  for (const auto& [file, message] : {std::pair{"cut.gz", "gzip data ends early: the file is truncated"},
-                                      std::pair{"corrupt.gz", "corrupt gzip data"}}) {
-    auto r = stream_all(dir.file(file), 4096, 1024);
-    ASSERT_FALSE(r.ok()) << file;
-    EXPECT_NE(r.error().message.find(message), std::string::npos) << r.error().to_string();
-    EXPECT_EQ(r.error().file, dir.file(file));
+  for (bool read_ahead : {false, true}) {  // inflated by the caller, or on the reader's thread
+    auto all = stream_all(dir.file("two.gz"), 4096, 1024, read_ahead);
+    ASSERT_TRUE(all.ok()) << all.error().to_string();
+    EXPECT_EQ(*all, data);
+    for (const auto& [file, message] : {std::pair{"cut.gz", "gzip data ends early: the file is truncated"},
+                                        std::pair{"corrupt.gz", "corrupt gzip data"}}) {
+      auto r = stream_all(dir.file(file), 4096, 1024, read_ahead);
+      ASSERT_FALSE(r.ok()) << file;
+      EXPECT_NE(r.error().message.find(message), std::string::npos) << r.error().to_string();
+      EXPECT_EQ(r.error().file, dir.file(file));
+    }
   }
+  auto head = read_gzip_head(dir.file("two.gz"), 1000);
+  ASSERT_TRUE(head.ok());
+  EXPECT_EQ(*head, data.substr(0, 1000));
+}
+
+// The inflater given its input a byte at a time (as a file read in pieces ends anywhere: in
+// the header, a block, the trailer, between members) gives the same bytes, and tells a file
+// that ends early from one that ends between members.
+TEST(Inflater, InputInPiecesOfOneByte) {
+  std::string data;
+  for (int i = 0; data.size() < 50000; ++i) data += "event " + std::to_string(i * 31 % 977) + "\n";
+  const std::string gz = gzip(data.substr(0, 20000)) + gzip(data.substr(20000));
+  auto inflate_bytewise = [](const std::string& in, std::string& out) -> Status {
+    Inflater inflater("x.gz");
+    char buffer[777];
+    for (std::size_t i = 0; i <= in.size() && !inflater.done(); ++i) {
+      std::string_view piece = i < in.size() ? std::string_view(in).substr(i, 1) : std::string_view();
+      const bool last = i == in.size();
+      do {
+        auto n = inflater.inflate(piece, buffer, sizeof(buffer), last);
+        if (!n) return n.error();
+        out.append(buffer, *n);
+        if (*n < sizeof(buffer)) break;
+      } while (true);
+      EXPECT_TRUE(piece.empty());
+    }
+    return ok_status();
+  };
+  std::string out;
+  Status s = inflate_bytewise(gz, out);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  EXPECT_EQ(out, data);
+  out.clear();
+  s = inflate_bytewise(gz.substr(0, gz.size() - 3), out);  // the last trailer cut
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("ends early"), std::string::npos) << s.error().to_string();
 }
 
 TEST(WriteFileAtomically, ReplacesWholeAndLeavesNoTemporaries) {
@@ -288,7 +322,7 @@ TEST(InputBuffer, RefusesAGzipBombBeforeInflatingIt) {
   EXPECT_EQ(buf.error().file, dir.file("bomb.csv.gz"));
   EXPECT_NE(buf.error().message.find("inflates more than 200 times"), std::string::npos) << buf.error().message;
   // Streamed, the same limit.
-  auto reader = GzipChunkReader::open(dir.file("bomb.csv.gz"), 1 << 20, 1 << 20);
+  auto reader = open_gzip_reader(dir.file("bomb.csv.gz"), 1 << 20, 1 << 20, true);
   ASSERT_TRUE(reader.ok());
   std::string error;
   for (int i = 0; i < 1000 && error.empty(); ++i) {

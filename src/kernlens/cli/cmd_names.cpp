@@ -1,17 +1,19 @@
 // kernlens names FILE|- [--rules FILE]: classifies kernel names, one a line.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
+#include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
-#include "kernlens/common/text.h"
+#include "kernlens/common/gzip.h"
 #include "kernlens/names/classify.h"
+#include "kernlens/names/name_lines.h"
 
 namespace kernlens::cli {
 namespace {
@@ -21,47 +23,39 @@ struct NamesOptions {
   std::vector<std::string> rule_files;
 };
 
-// Standard input, read from the descriptor the program was given (not by reopening
-// /dev/stdin, which starts a file over from its beginning).
-Result<std::string> read_stdin() {
-  std::string bytes;
-  char chunk[1 << 16];
-  while (std::size_t n = std::fread(chunk, 1, sizeof(chunk), stdin)) bytes.append(chunk, n);
-  if (std::ferror(stdin)) return make_error("<stdin>", 0, "cannot read standard input");
-  if (bytes.empty()) return make_error("<stdin>", 0, "empty input");
-  return bytes;
+// Names of up to 1 MiB each, read 1 MiB at a time.
+constexpr std::size_t kChunkBytes = 1 << 20;
+constexpr std::size_t kLongestName = 1 << 20;
+
+// The names: FILE (gzip is inflated), or standard input for "-", read from the descriptor the
+// program was given (not by reopening /dev/stdin, which starts a file over from its beginning).
+Result<std::unique_ptr<ChunkReader>> open_names(const std::string& input) {
+  const bool ahead = ChunkReader::worth_reading_ahead();
+  if (input == "-") return ChunkReader::over_descriptor(0, "<stdin>", kChunkBytes, kLongestName, ahead);
+  std::error_code ec;
+  if (std::filesystem::is_directory(input, ec)) return make_error(input, 0, "is a directory, expected a file of names");
+  auto head = read_file_head(input, 2);
+  if (!head) return head.error();
+  if (is_gzip(*head)) return open_gzip_reader(input, kChunkBytes, kLongestName, ahead);
+  return ChunkReader::open(input, kChunkBytes, kLongestName, ahead);
 }
 
-// The names: FILE (gzip is inflated), or standard input for "-".
-Result<std::string> read_names(const std::string& input) {
-  if (input == "-") return read_stdin();
-  auto buffer = InputBuffer::open(input);
-  if (!buffer) return buffer.error();
-  return std::string(buffer->bytes());
-}
-
-std::string classify_lines(std::string_view text, const names::KernelClassifier& classifier) {
-  std::string out;
-  while (!text.empty()) {
-    std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-    names::Classification c = classifier.classify(line);
-    // Tab-separated: a tab or control character inside a name is escaped (common/text.h).
-    out += fmt::format("{}\t{}\t{}\t{}\t{}\n", escape_controls(line), escape_controls(c.base_name), to_string(c.library),
-                       to_string(c.op_class), c.rule);
+Status write_stdout(std::string_view bytes) {
+  if (std::fwrite(bytes.data(), 1, bytes.size(), stdout) != bytes.size()) {
+    return make_error("<stdout>", 0, "cannot write standard output");
   }
-  return out;
+  return ok_status();
 }
 
 int run_names(const NamesOptions& opt) {
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
-  auto input = read_names(opt.input);
+  auto input = open_names(opt.input);
   if (!input) return bad_input(input.error());
-  return write_output("-", classify_lines(*input, *classifier));
+  if (Status s = names::classify_name_lines(**input, *classifier, write_stdout); !s) return bad_input(s.error());
+  if ((*input)->offset() == 0) return bad_input(make_error(opt.input == "-" ? "<stdin>" : opt.input, 0, "empty input"));
+  if (std::fflush(stdout) != 0) return bad_input(make_error("<stdout>", 0, "cannot write standard output"));
+  return kExitOk;
 }
 
 }  // namespace
@@ -75,6 +69,7 @@ Command add_names_command(CLI::App& app) {
       "  name  base_name  library  op_class  rule\n"
       "base_name groups the instantiations of one kernel; library and op_class come from the\n"
       "first rule whose pattern matches the base name, rule is its id ('(none)': no rule).\n"
+      "The input is streamed (gzip inflated): memory stays the same whatever its size.\n"
       "Examples:\n"
       "  kernlens names kernels.txt\n"
       "  kernlens names - --rules my_rules.txt < kernels.txt");

@@ -7,6 +7,7 @@
 
 #include "kernlens/cli/commands.h"
 #include "kernlens/common/file.h"
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/common/text.h"
 
 namespace kernlens::cli {
@@ -81,6 +82,22 @@ void keep_separators(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) keep_separators(sub);
 }
 
+// --threads N on every command that reads inputs (those that take --rules, but for names):
+// how many threads a reader that splits its input uses (common/parallel_chunks.h).
+void add_threads_option(CLI::App* app) {
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    if (sub->get_name() != "names" && sub->get_option_no_throw("--rules")) {
+      sub->add_option_function<unsigned>(
+             "--threads", [](const unsigned& n) { set_default_threads(n); },
+             "Threads for reading large inputs (default: the CPUs kernlens may use, " +
+                 std::to_string(usable_cpus()) + " here); the result is the same whatever the number")
+          ->type_name("N")
+          ->check(CLI::Range(1u, 1024u));
+    }
+    add_threads_option(sub);
+  }
+}
+
 }  // namespace kernlens::cli
 
 int main(int argc, char** argv) {
@@ -104,6 +121,7 @@ int main(int argc, char** argv) {
       add_sweep_command(app),
   };
 
+  add_threads_option(&app);
   keep_separators(&app);
   try {
     app.parse(argc, argv);

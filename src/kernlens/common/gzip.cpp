@@ -1,24 +1,43 @@
 #include "kernlens/common/gzip.h"
 
 #include <fcntl.h>
+#include <isa-l/igzip_lib.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 
+#include "kernlens/common/bits.h"
+
 namespace kernlens {
+namespace {
 
-Inflater::Inflater(std::string path) : path_(std::move(path)), zs_(std::make_unique<z_stream>()) {
-  // 16 + MAX_WBITS: a gzip wrapper, not a bare zlib stream.
-  ready_ = inflateInit2(zs_.get(), 16 + MAX_WBITS) == Z_OK;
+std::string isal_message(int rc) {
+  switch (rc) {
+    case ISAL_INVALID_BLOCK: return "invalid deflate block";
+    case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+    case ISAL_INVALID_LOOKBACK: return "invalid distance too far back";
+    case ISAL_INVALID_WRAPPER: return "not a gzip header";
+    case ISAL_UNSUPPORTED_METHOD: return "unknown compression method";
+    case ISAL_INCORRECT_CHECKSUM: return "incorrect data check";
+    default: return "inflate failed (" + std::to_string(rc) + ")";
+  }
 }
 
-Inflater::~Inflater() {
-  if (ready_) inflateEnd(zs_.get());
+void start_member(inflate_state& state) {
+  isal_inflate_init(&state);
+  state.crc_flag = ISAL_GZIP;  // the gzip wrapper read and its CRC checked
 }
+
+}  // namespace
+
+Inflater::Inflater(std::string path) : path_(std::move(path)), state_(std::make_unique<inflate_state>()) {
+  start_member(*state_);
+}
+
+Inflater::~Inflater() = default;
 
 Error Inflater::error(const std::string& message) const {
   return make_error(path_, lines_ + 1, message + " (compressed byte " + std::to_string(in_bytes_) + ")");
@@ -27,7 +46,7 @@ Error Inflater::error(const std::string& message) const {
 Status Inflater::account(std::size_t in_bytes, const char* out, std::size_t out_bytes) {
   in_bytes_ += in_bytes;
   out_bytes_ += out_bytes;
-  lines_ += std::count(out, out + out_bytes, '\n');
+  lines_ += static_cast<std::int64_t>(count_byte(out, out_bytes, '\n'));
   if (out_bytes_ > kGzipRatioFrom && out_bytes_ > kMaxGzipRatio * in_bytes_) {
     return error("gzip data inflates more than " + std::to_string(kMaxGzipRatio) +
                  " times its size, far beyond any export (a decompression bomb?); refused");
@@ -36,88 +55,96 @@ Status Inflater::account(std::size_t in_bytes, const char* out, std::size_t out_
 }
 
 Result<std::size_t> Inflater::inflate(std::string_view& in, char* out, std::size_t out_size, bool in_is_all) {
-  if (!ready_) return error("cannot start gzip decompression");
-  zs_->next_out = reinterpret_cast<Bytef*>(out);
-  zs_->avail_out = static_cast<uInt>(std::min<std::size_t>(out_size, UINT_MAX));
-  while (zs_->avail_out > 0 && !done_) {
+  inflate_state& st = *state_;
+  std::size_t written = 0;
+  while (written < out_size && !done_) {
     if (between_members_) {
       if (in.empty()) {
         done_ = in_is_all;
         break;
       }
-      inflateReset(zs_.get());  // another member follows
+      start_member(st);  // another member follows
       between_members_ = false;
     }
-    if (in.empty()) {
-      if (in_is_all) return error("gzip data ends early: the file is truncated");
+    st.next_in = reinterpret_cast<std::uint8_t*>(const_cast<char*>(in.data()));
+    st.avail_in = static_cast<std::uint32_t>(std::min<std::size_t>(in.size(), UINT32_MAX));
+    st.next_out = reinterpret_cast<std::uint8_t*>(out + written);
+    st.avail_out = static_cast<std::uint32_t>(std::min<std::size_t>(out_size - written, UINT32_MAX));
+    const std::uint32_t offered = st.avail_in, room = st.avail_out;
+    const int rc = isal_inflate(&st);
+    const std::size_t used = offered - st.avail_in, produced = room - st.avail_out;
+    in.remove_prefix(used);
+    if (Status s = account(used, out + written, produced); !s) return s.error();
+    written += produced;
+    if (rc < 0) return error("corrupt gzip data: " + isal_message(rc));
+    if (st.block_state == ISAL_BLOCK_FINISH) {
+      between_members_ = true;
+    } else if (used == 0 && produced == 0) {  // it needs more input
+      if (in.empty() && in_is_all) return error("gzip data ends early: the file is truncated");
       break;
     }
-    zs_->next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    zs_->avail_in = static_cast<uInt>(std::min<std::size_t>(in.size(), UINT_MAX));
-    const uInt offered = zs_->avail_in, room = zs_->avail_out;
-    char* const produced = reinterpret_cast<char*>(zs_->next_out);
-    const int rc = ::inflate(zs_.get(), Z_NO_FLUSH);
-    in.remove_prefix(offered - zs_->avail_in);
-    if (Status s = account(offered - zs_->avail_in, produced, room - zs_->avail_out); !s) return s.error();
-    if (rc == Z_STREAM_END) {
-      between_members_ = true;
-    } else if (rc != Z_OK) {
-      return error(std::string("corrupt gzip data: ") + (zs_->msg ? zs_->msg : "inflate failed"));
-    }
   }
-  return out_size - zs_->avail_out;
-}
-
-Result<std::unique_ptr<GzipChunkReader>> GzipChunkReader::open(const std::string& path, std::size_t chunk_bytes,
-                                                               std::size_t carry_bytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return make_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
-  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  return std::unique_ptr<GzipChunkReader>(new GzipChunkReader(fd, path, chunk_bytes, carry_bytes));
+  return written;
 }
 
 namespace {
+
 constexpr std::size_t kInputBytes = 256 << 10;
+
+// A gzip file's inflated bytes, front to back.
+class GzipSource : public ChunkSource {
+ public:
+  GzipSource(int fd, const std::string& path) : fd_(fd), path_(path), input_(new char[kInputBytes]), inflater_(path) {}
+  ~GzipSource() override { ::close(fd_); }
+
+  Result<std::size_t> fill(char* dest, std::size_t size) override {
+    std::size_t length = 0;
+    while (length < size && !inflater_.done()) {
+      if (Status s = refill(); !s) return s.error();
+      auto n = inflater_.inflate(pending_, dest + length, size - length, file_ended_);
+      if (!n) return n.error();
+      length += *n;
+    }
+    return length;
+  }
+  std::uint64_t file_offset() const override { return file_offset_; }
+
+ private:
+  // Reads more of the file when the input is used up.
+  Status refill() {
+    if (!pending_.empty() || file_ended_) return ok_status();
+    while (true) {
+      ssize_t n = ::read(fd_, input_.get(), kInputBytes);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return make_error(path_, 0, std::string("cannot read: ") + std::strerror(errno));
+      file_ended_ = n == 0;
+      file_offset_ += static_cast<std::uint64_t>(n);
+      pending_ = std::string_view(input_.get(), static_cast<std::size_t>(n));
+      return ok_status();
+    }
+  }
+
+  int fd_;
+  std::string path_;
+  std::unique_ptr<char[]> input_;
+  std::string_view pending_;  // read, not yet inflated
+  bool file_ended_ = false;
+  std::uint64_t file_offset_ = 0;
+  Inflater inflater_;
+};
+
 }  // namespace
 
-GzipChunkReader::GzipChunkReader(int fd, const std::string& path, std::size_t chunk_bytes, std::size_t carry_bytes)
-    : fd_(fd), path_(path), chunk_bytes_(chunk_bytes), carry_bytes_(carry_bytes),
-      window_(new char[carry_bytes + chunk_bytes]), input_(new char[kInputBytes]), inflater_(path) {}
-
-GzipChunkReader::~GzipChunkReader() { ::close(fd_); }
-
-Status GzipChunkReader::refill() {
-  if (!pending_.empty() || file_ended_) return ok_status();
-  while (true) {
-    ssize_t n = ::read(fd_, input_.get(), kInputBytes);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return make_error(path_, 0, std::string("cannot read: ") + std::strerror(errno));
-    file_ended_ = n == 0;
-    file_offset_ += static_cast<std::uint64_t>(n);
-    pending_ = std::string_view(input_.get(), static_cast<std::size_t>(n));
-    return ok_status();
-  }
-}
-
-Result<std::string_view> GzipChunkReader::next(std::string_view carry) {
-  if (carry.size() > carry_bytes_) {
-    return make_error(path_, 0, "a record longer than " + std::to_string(carry_bytes_) + " bytes");
-  }
-  char* window = window_.get() + carry_bytes_ - carry.size();
-  if (!carry.empty()) std::memmove(window, carry.data(), carry.size());  // it lives in window_
-  char* chunk = window_.get() + carry_bytes_;
-  std::size_t length = 0;
-  while (length < chunk_bytes_ && !inflater_.done()) {
-    if (Status s = refill(); !s) return s.error();
-    auto n = inflater_.inflate(pending_, chunk + length, chunk_bytes_ - length, file_ended_);
-    if (!n) return n.error();
-    length += *n;
-  }
-  return std::string_view(window, carry.size() + length);
+Result<std::unique_ptr<ChunkReader>> open_gzip_reader(const std::string& path, std::size_t chunk_bytes,
+                                                      std::size_t carry_bytes, bool read_ahead) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  return ChunkReader::over(std::make_unique<GzipSource>(fd, path), path, chunk_bytes, carry_bytes, read_ahead);
 }
 
 Result<std::string> read_gzip_head(const std::string& path, std::size_t max_bytes) {
-  auto reader = GzipChunkReader::open(path, max_bytes, 0);
+  auto reader = open_gzip_reader(path, max_bytes, 0, false);
   if (!reader) return reader.error();
   auto window = (*reader)->next({});
   if (!window) return window.error();

@@ -1,5 +1,7 @@
 // gzip inflation in steps: whole inputs (InputBuffer) and files streamed through a bounded
-// window (GzipChunkReader), with the same errors for a truncated or corrupt file.
+// window (open_gzip_reader), with the same errors for a truncated or corrupt file. Inflated by
+// ISA-L's igzip (Debian's libisal-dev), about three times as fast as zlib here and streaming,
+// unlike libdeflate (BENCHMARKS.md, "Inflating gzip").
 #pragma once
 
 #include <cstdint>
@@ -7,9 +9,10 @@
 #include <string>
 #include <string_view>
 
+#include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/error.h"
 
-struct z_stream_s;
+struct inflate_state;
 
 namespace kernlens {
 
@@ -19,7 +22,7 @@ namespace kernlens {
 inline constexpr std::uint64_t kMaxGzipRatio = 200;
 inline constexpr std::uint64_t kGzipRatioFrom = 64 << 20;
 
-// One zlib stream over a gzip file, concatenated members included. Errors name the line of
+// One inflating stream over a gzip file, concatenated members included. Errors name the line of
 // the inflated text where they happen and the compressed byte offset.
 class Inflater {
  public:
@@ -43,45 +46,17 @@ class Inflater {
   std::string path_;
   std::uint64_t in_bytes_ = 0, out_bytes_ = 0;
   std::int64_t lines_ = 0;  // line breaks inflated so far
-  std::unique_ptr<z_stream_s> zs_;
-  bool ready_ = false;           // inflateInit2 succeeded
+  std::unique_ptr<inflate_state> state_;
   bool between_members_ = false;  // a member ended; another may follow
   bool done_ = false;
 };
 
-// Reads a gzip file front to back, inflating it into a bounded window, as ChunkReader reads a
-// plain one: each window is the caller's unparsed tail of the previous window followed by
-// the next chunk of inflated bytes, so memory stays bounded whatever the file's size.
-class GzipChunkReader {
- public:
-  static Result<std::unique_ptr<GzipChunkReader>> open(const std::string& path, std::size_t chunk_bytes = 1 << 20,
-                                                       std::size_t carry_bytes = 16 << 20);
-  ~GzipChunkReader();
-  GzipChunkReader(const GzipChunkReader&) = delete;
-  GzipChunkReader& operator=(const GzipChunkReader&) = delete;
-
-  // The next window: `carry` (up to carry_bytes) followed by the next inflated chunk; an
-  // empty one once the data ends. The previous window's bytes may be overwritten.
-  Result<std::string_view> next(std::string_view carry);
-  // True once a window has included the last inflated byte.
-  bool at_end() const { return inflater_.done(); }
-  // Bytes of the (compressed) file read so far, for progress.
-  std::uint64_t file_offset() const { return file_offset_; }
-
- private:
-  GzipChunkReader(int fd, const std::string& path, std::size_t chunk_bytes, std::size_t carry_bytes);
-  Status refill();  // reads more of the file when the input is used up
-
-  int fd_;
-  std::string path_;
-  std::size_t chunk_bytes_, carry_bytes_;
-  std::unique_ptr<char[]> window_;  // carry_bytes of room, then one chunk
-  std::unique_ptr<char[]> input_;
-  std::string_view pending_;  // read, not yet inflated
-  bool file_ended_ = false;
-  std::uint64_t file_offset_ = 0;
-  Inflater inflater_;
-};
+// Reads a gzip file front to back, inflating it into a bounded window, as ChunkReader::open
+// reads a plain one (same windows and carries); with `read_ahead`, reading and inflating run
+// on the ChunkReader's background thread while the caller parses. file_offset() counts
+// compressed bytes.
+Result<std::unique_ptr<ChunkReader>> open_gzip_reader(const std::string& path, std::size_t chunk_bytes,
+                                                      std::size_t carry_bytes, bool read_ahead);
 
 // The first `max_bytes` of a gzip file's inflated content (fewer when it is shorter), for
 // detecting its format.

@@ -94,7 +94,7 @@ bool tag_fits_column(std::string_view key, std::string_view value) {
 }
 
 Result<model::RunRecord> load_run_record(const std::string& path, const rundir::Tags& tags,
-                                         const names::KernelClassifier& classifier) {
+                                         const names::KernelClassifier& classifier, std::string key) {
   auto loaded = load({path}, classifier);
   if (!loaded) return loaded.error();
   model::RunMeta meta;
@@ -103,9 +103,12 @@ Result<model::RunRecord> load_run_record(const std::string& path, const rundir::
     if (!m) return m.error();
     meta = std::move(m).value();
   }
-  auto key = rundir::run_key(path);
-  if (!key) return key.error();
-  meta.run_key = std::move(key).value();
+  if (key.empty()) {
+    auto computed = rundir::run_key(path);
+    if (!computed) return computed.error();
+    key = std::move(computed).value();
+  }
+  meta.run_key = std::move(key);
   meta.source_path = path;
   if (Status s = apply_tags(meta, tags); !s) return s.error();
   model::RunRecord run = analysis::summarize_run(loaded->profile, loaded->analysis);

@@ -22,8 +22,9 @@ namespace kernlens::load {
 bool tag_fits_column(std::string_view key, std::string_view value);
 
 // Errors: what load() says, a run key that cannot be made (unreadable files), a batch or tokens
-// tag that is not an integer.
+// tag that is not an integer. `key`: the run key of `path` when the caller has it already
+// (db ingest and sweep ingest look it up first; empty: computed).
 Result<model::RunRecord> load_run_record(const std::string& path, const rundir::Tags& tags,
-                                         const names::KernelClassifier& classifier);
+                                         const names::KernelClassifier& classifier, std::string key = {});
 
 }  // namespace kernlens::load

@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -27,10 +26,15 @@ void fnv1a(std::uint64_t& hash, std::string_view bytes) {
   for (unsigned char c : bytes) hash = (hash ^ c) * kFnvPrime;
 }
 
+// A file's bytes as stored, read in one call (not byte by byte through a stream iterator,
+// which cost as much as hashing them: the run key is computed before every ingest).
 Result<std::string> file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return make_error(path, 0, "cannot read the file");
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string bytes(static_cast<std::size_t>(std::max<std::streamoff>(in.tellg(), 0)), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) return make_error(path, 0, "cannot read the file");
+  return bytes;
 }
 
 // The files of a run directory that hold its measurements, sorted by relative path.

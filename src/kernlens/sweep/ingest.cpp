@@ -19,7 +19,7 @@ IngestResult ingest_point(const Point& p, const SqliteDb& db, const names::Kerne
   if (*present) return {p.index, Outcome::kAlreadyPresent, *key, ""};
   auto tags = read_point_tags(p);
   if (!tags) return {p.index, Outcome::kError, "", tags.error().to_string()};
-  auto run = load::load_run_record(p.run_dir(), *tags, classifier);
+  auto run = load::load_run_record(p.run_dir(), *tags, classifier, *key);
   if (!run) return {p.index, Outcome::kError, "", run.error().to_string()};
   auto added = store::ingest_run(db, *run);
   if (!added) return {p.index, Outcome::kError, run->meta.run_key, added.error().to_string()};

@@ -6,10 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "kernlens/common/bits.h"
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
 #include "kernlens/common/memory.h"
 #include "kernlens/common/numeric.h"
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/ingest/csv/scanner.h"
 #include "kernlens/ingest/ncu/page.h"
 #include "kernlens/ingest/ncu/values.h"
@@ -143,11 +145,18 @@ RawLayout make_layout(const ColumnMap& columns, const std::vector<std::string>& 
   return layout;
 }
 
+// The first row of each device a part of the rows saw, in order: its properties are read when
+// the parts are merged, and only for a device no earlier part saw (as one thread reads them
+// from the file's first row on the device only).
+using DeviceRows = std::vector<std::pair<std::int32_t, std::string_view>>;
+
 // Reads data rows (no header) into ctx.profile, one window of a file at a time.
 class RowParser {
  public:
-  RowParser(const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx, std::size_t file_bytes)
-      : layout_(layout), ctx_(ctx), identity_(columns, ctx), file_bytes_(file_bytes) {}
+  // With `device_rows`, a device's first row is recorded there instead of read.
+  RowParser(const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx, std::size_t file_bytes,
+            DeviceRows* device_rows = nullptr)
+      : layout_(layout), ctx_(ctx), identity_(columns, ctx), file_bytes_(file_bytes), device_rows_(device_rows) {}
 
   struct Outcome {
     Status status = ok_status();
@@ -205,6 +214,12 @@ class RowParser {
   }
 
   std::size_t rows() const { return rows_; }
+  void add_rows(std::size_t rows) { rows_ += rows; }
+
+  // A device's properties from its first row, unless this parser has seen the device.
+  void read_device_once(std::int32_t ordinal, std::string_view row_text) {
+    if (!device_seen(ordinal)) read_device(row_text, ordinal);
+  }
 
  private:
   static Outcome stop_at(Outcome& out, std::size_t offset, std::int64_t line) {
@@ -216,7 +231,13 @@ class RowParser {
   Status read_launch(const CsvRecord& rec, std::string_view row_text) {
     model::Launch launch;
     if (auto s = identity_.fill(rec, launch); !s) return s;
-    if (launch.device_ordinal >= 0 && !device_seen(launch.device_ordinal)) read_device(row_text, launch);
+    if (launch.device_ordinal >= 0 && !device_seen(launch.device_ordinal)) {
+      if (device_rows_) {
+        device_rows_->emplace_back(launch.device_ordinal, row_text);
+      } else {
+        read_device(row_text, launch.device_ordinal);
+      }
+    }
     for (const ColumnPlan& plan : layout_.plan) {
       std::string_view cell = rec.fields[plan.index];
       NcuNumber n = parse_ncu_number(cell, plan.pow10);
@@ -240,11 +261,11 @@ class RowParser {
   }
 
   // A device's properties, from the first row that ran on it (scanned again in full).
-  void read_device(std::string_view row_text, const model::Launch& launch) {
+  void read_device(std::string_view row_text, std::int32_t ordinal) {
     CsvScanner scanner(row_text);
     CsvRecord full;
     if (!scanner.next(full) || full.fields.size() != layout_.width) return;
-    model::Device& d = ctx_.profile.device(launch.device_ordinal);
+    model::Device& d = ctx_.profile.device(ordinal);
     for (const auto& [index, column] : layout_.device_plan) {
       set_device_field(d, column->field, full.fields[index], parse_ncu_number(full.fields[index], column->pow10));
     }
@@ -253,19 +274,25 @@ class RowParser {
   // Sizes the metric pool and launch list from the first row, so that a big file does not
   // copy them over and over as they grow.
   void reserve_for(std::size_t first_row_bytes) {
-    if (first_row_bytes == 0) return;
+    reserve_rows(first_row_bytes, ctx_.profile.launches.back().metrics_count);  // before reserve moves it
+  }
+
+ public:
+  // The same from a row's size and metric count (merged parts: their first rows).
+  void reserve_rows(std::size_t row_bytes, std::size_t metrics_per_row) {
+    if (row_bytes == 0) return;
     // Rows vary in length; reserving half again more costs address space, not memory
     // (capacity that is never written is never faulted in).
-    const std::size_t rows = file_bytes_ / first_row_bytes * 3 / 2 + 16;
-    const std::size_t per_row = ctx_.profile.launches.back().metrics_count;  // before reserve moves it
+    const std::size_t rows = file_bytes_ / row_bytes * 3 / 2 + 16;
     auto& launches = ctx_.profile.launches;
     launches.reserve(launches.size() + rows);
     advise_huge_pages(launches.data(), launches.capacity() * sizeof(model::Launch));
     auto& pool = ctx_.profile.metric_samples;
-    pool.reserve(pool.size() + rows * per_row);
+    pool.reserve(pool.size() + rows * metrics_per_row);
     advise_huge_pages(pool.data(), pool.capacity() * sizeof(model::MetricSample));
   }
 
+ private:
   bool device_seen(std::int32_t ordinal) {
     for (auto o : devices_seen_) {
       if (o == ordinal) return true;
@@ -278,9 +305,124 @@ class RowParser {
   ReadContext& ctx_;
   NcuLaunchColumns identity_;
   std::size_t file_bytes_;
+  DeviceRows* device_rows_;
   std::size_t rows_ = 0;
   std::vector<std::int32_t> devices_seen_;
 };
+
+// One part of a region, parsed on a thread of its own into a profile of its own.
+struct Part {
+  std::string_view text;
+  std::int64_t first_line = 0;
+  model::Profile profile;
+  DeviceRows device_rows;
+  RowParser::Outcome out;
+  std::size_t rows = 0;
+
+  // Empty again for the next region, keeping the room of the launch list and metric pool (on
+  // this kind of VM every first touch of a page costs about a microsecond).
+  void reset(std::string_view part_text, std::int64_t line, std::uint32_t input_index) {
+    auto launches = std::move(profile.launches);
+    auto samples = std::move(profile.metric_samples);
+    launches.clear();
+    samples.clear();
+    profile = model::Profile();
+    profile.launches = std::move(launches);
+    profile.metric_samples = std::move(samples);
+    profile.inputs.resize(input_index + 1);
+    device_rows.clear();
+    text = part_text;
+    first_line = line;
+    out = {};
+    rows = 0;
+  }
+};
+
+// Appends what `part` read to `ctx.profile`, as if `main` had read it: names, processes and
+// stages interned again in the order the part first saw them, metric samples moved to the end
+// of the pool, devices read from their first row where `main` never saw them, warnings.
+void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
+  model::Profile& into = ctx.profile;
+  model::Profile& from = part.profile;
+  std::vector<model::NameId> names(from.names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = into.names.intern(from.names[static_cast<model::NameId>(i)]);
+  std::vector<std::uint32_t> processes(from.processes.size(), 0);
+  for (std::size_t i = 1; i < processes.size(); ++i) processes[i] = into.intern_process(from.processes[i]);
+  std::vector<model::StageId> stages(from.stages.size(), 0);
+  for (std::size_t i = 1; i < stages.size(); ++i) stages[i] = into.intern_stage(from.stages[i]);
+  for (const model::Device& d : from.devices) {
+    into.device(d.ordinal);  // created in the order a single thread creates them
+    for (const auto& [ordinal, row] : part.device_rows) {
+      if (ordinal == d.ordinal) main.read_device_once(ordinal, row);
+    }
+    into.device(d.ordinal).fill_from(d);
+  }
+  if (main.rows() == 0 && part.rows > 0) main.reserve_rows(part.text.size() / part.rows, from.launches.front().metrics_count);
+  const std::size_t offset = into.metric_samples.size();
+  into.metric_samples.insert(into.metric_samples.end(), from.metric_samples.begin(), from.metric_samples.end());
+  if (const std::size_t need = into.launches.size() + from.launches.size(); need > into.launches.capacity()) {
+    into.launches.reserve(std::max(need, 2 * into.launches.capacity()));  // geometric: merged often
+  }
+  for (model::Launch& l : from.launches) {
+    l.name = names[l.name];
+    l.process = processes[l.process];
+    l.stage = stages[l.stage];
+    if (l.metrics_count > 0) l.metrics_first += offset;
+    into.launches.push_back(std::move(l));
+  }
+  auto& warnings = into.inputs[ctx.input_index].warnings;
+  for (Error& w : from.inputs[ctx.input_index].warnings) warnings.push_back(std::move(w));
+  main.add_rows(part.rows);
+}
+
+// Reads the rows of `region` as main.parse does, on up to `threads` threads: the region is
+// cut at record boundaries, each part parsed into a profile of its own, and the parts merged
+// in order, so the profile is the one a single thread makes. When a part does not end where
+// the next begins (a cut inside a quoted field, which the quote parity cannot see in a
+// console line), the region is parsed again on one thread.
+// `parts` are kept from one region to the next.
+RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx,
+                                std::vector<Part>& parts, std::string_view region, std::int64_t first_line,
+                                std::uint64_t file_offset, bool last) {
+  const ReadOptions defaults;
+  const ReadOptions& options = ctx.options ? *ctx.options : defaults;
+  const unsigned threads = options.threads ? options.threads : default_threads();
+  const std::vector<std::size_t> cuts = split_csv_records(region, threads, options.min_part_bytes);
+  if (cuts.empty()) return main.parse(region, first_line, file_offset, last);
+  parts.resize(cuts.size() + 1);
+  std::size_t begin = 0;
+  std::int64_t line = first_line;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const std::size_t end = i < cuts.size() ? cuts[i] : region.size();
+    parts[i].reset(region.substr(begin, end - begin), line, ctx.input_index);
+    if (i + 1 < parts.size()) line += static_cast<std::int64_t>(count_byte(region.data() + begin, end - begin, '\n'));
+    begin = end;
+  }
+  run_parallel(parts.size(), [&](std::size_t i) {
+    Part& part = parts[i];
+    ReadContext part_ctx{ctx.path, part.profile, ctx.input_index, nullptr, ctx.options};
+    RowParser parser(layout, columns, part_ctx, part.text.size(), &part.device_rows);
+    part.out = parser.parse(part.text, part.first_line, 0, last && i + 1 == parts.size());
+    part.rows = parser.rows();
+  });
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    if (parts[i].out.status && parts[i].out.consumed != parts[i].text.size()) {
+      return main.parse(region, first_line, file_offset, last);  // a cut fell inside a record
+    }
+    if (!parts[i].out.status) break;
+  }
+  RowParser::Outcome out;
+  std::size_t consumed = 0;
+  for (Part& part : parts) {
+    merge_part(part, main, ctx);
+    if (!part.out.status) return part.out;
+    out.consumed = consumed + part.out.consumed;
+    out.next_line = part.out.next_line;
+    consumed += part.text.size();
+  }
+  if (ctx.progress) ctx.progress(file_offset + out.consumed);
+  return out;
+}
 
 // The header and units rows, and where the data rows begin.
 struct RawStart {
@@ -339,14 +481,19 @@ Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx) {
   auto start = read_start(bytes, ctx);
   if (!start) return start.error();
   RowParser parser(start->layout, start->columns, ctx, bytes.size());
-  auto out = parser.parse(bytes.substr(start->rows_at), start->rows_line, start->rows_at, true);
+  std::vector<Part> parts;
+  auto out = parse_region(parser, start->layout, start->columns, ctx, parts, bytes.substr(start->rows_at),
+                          start->rows_line, start->rows_at, true);
   if (!out.status) return out.status;
   return no_launches_unless(parser, start->rows_line, ctx);
 }
 
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
-  // Chunks that fit a core's L2 cache copy fastest and are read back while still there.
-  return read_ncu_raw_csv_file(path, file_bytes, ctx, 256 << 10, 16 << 20);
+  // Chunks that fit a core's L2 cache copy fastest and are read back while still there; with
+  // several threads, a chunk of 4 MiB for each (a thread is worth starting for that much).
+  const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();
+  const std::size_t chunk = threads > 1 ? std::size_t{threads} * (4 << 20) : 256 << 10;
+  return read_ncu_raw_csv_file(path, file_bytes, ctx, chunk, 16 << 20);
 }
 
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
@@ -365,11 +512,12 @@ Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, 
   }
   RowParser parser(start->layout, start->columns, ctx, static_cast<std::size_t>(file_bytes));
   std::string_view region = window->substr(start->rows_at);
+  std::vector<Part> parts;
   std::int64_t line = start->rows_line;
   std::uint64_t offset = start->rows_at;
   while (true) {
     const bool last = (*reader)->at_end();
-    auto out = parser.parse(region, line, offset, last);
+    auto out = parse_region(parser, start->layout, start->columns, ctx, parts, region, line, offset, last);
     if (!out.status) return out.status;
     if (last) break;
     line = out.next_line;

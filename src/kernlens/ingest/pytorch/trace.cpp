@@ -583,10 +583,8 @@ Status read_pytorch_trace(std::string_view bytes, ReadContext& ctx) {
 
 namespace {
 
-// Reads a file window by window from `source` (a ChunkReader or a GzipChunkReader);
-// `file_offset` says how far into the file it has read, for progress.
-template <class Source, class Offset>
-Status read_windows(Source& source, TraceReader& reader, ReadContext& ctx, Offset file_offset) {
+// Reads a file window by window from `source` (its bytes, or inflated on the fly).
+Status read_windows(ChunkReader& source, TraceReader& reader, ReadContext& ctx) {
   std::string_view carry;
   while (true) {
     auto window = source.next(carry);
@@ -594,7 +592,7 @@ Status read_windows(Source& source, TraceReader& reader, ReadContext& ctx, Offse
     const bool last = source.at_end();
     auto consumed = reader.feed(*window, last);
     if (!consumed) return consumed.error();
-    if (ctx.progress) ctx.progress(file_offset());
+    if (ctx.progress) ctx.progress(source.file_offset());
     if (last) return reader.finish();
     carry = window->substr(*consumed);
   }
@@ -610,16 +608,12 @@ constexpr std::size_t kLongestPart = 16 << 20;
 Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
   auto head = read_file_head(path, 2);
   if (!head) return head.error();
-  if (is_gzip(*head)) {
-    auto gz = GzipChunkReader::open(path, kWindowBytes, kLongestPart);
-    if (!gz) return gz.error();
-    TraceReader reader(ctx, 0);  // the inflated size is not known: no reservation
-    return read_windows(**gz, reader, ctx, [&] { return (*gz)->file_offset(); });
-  }
-  auto chunks = ChunkReader::open(path, kWindowBytes, kLongestPart, ChunkReader::worth_reading_ahead());
+  const bool gz = is_gzip(*head), ahead = ChunkReader::worth_reading_ahead();
+  auto chunks = gz ? open_gzip_reader(path, kWindowBytes, kLongestPart, ahead)
+                   : ChunkReader::open(path, kWindowBytes, kLongestPart, ahead);
   if (!chunks) return chunks.error();
-  TraceReader reader(ctx, file_bytes);
-  return read_windows(**chunks, reader, ctx, [&] { return (*chunks)->offset(); });
+  TraceReader reader(ctx, gz ? 0 : file_bytes);  // a gzip's inflated size is not known: no reservation
+  return read_windows(**chunks, reader, ctx);
 }
 
 }  // namespace kernlens::ingest

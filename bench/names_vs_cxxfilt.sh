@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# `kernlens names` against llvm-cxxfilt on a million mangled kernel names, as whole processes
+# (issue 22): interleaved rounds, medians of wall and CPU time, the largest peak memory.
+# The inputs (scripts/bench_make_names.py): a million distinct names (the worst case for the
+# cache) and a million names repeated as a trace's launches repeat them. llvm-cxxfilt only
+# demangles (kernlens also finds the base name and classifies); it is skipped, and says so,
+# where it is not installed (Debian: llvm).
+#
+#   bench/names_vs_cxxfilt.sh [BUILD_DIR] [WORK_DIR]     (defaults: build, /tmp/kernlens-names-bench)
+# Env: ROUNDS (default 5)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+work=${2:-/tmp/kernlens-names-bench}
+rounds=${ROUNDS:-5}
+kernlens=$build/kernlens
+[[ -x $kernlens ]] || { echo "names_vs_cxxfilt.sh: no $kernlens (build it first)" >&2; exit 2; }
+[[ -f $work/mangled_distinct.txt ]] || python3 "$root/scripts/bench_make_names.py" "$work"
+cxxfilt=$(command -v llvm-cxxfilt || true)
+[[ -n $cxxfilt ]] || echo "== llvm-cxxfilt not found: its rows are skipped"
+
+declare -A wall cpu peak
+run() {  # LABEL CMD...: one timed run, output thrown away
+  local label=$1 t
+  shift
+  t=$(mktemp)
+  /usr/bin/time -o "$t" -f '%e %U %S %M' "$@" > /dev/null
+  read -r w u s m < "$t"
+  rm -f "$t"
+  wall[$label]+="$w "
+  cpu[$label]+="$(awk "BEGIN { print $u + $s }") "
+  peak[$label]="$(printf '%s\n' "${peak[$label]:-0}" "$m" | sort -g | tail -1)"
+}
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+
+labels=()
+for input in distinct launches; do
+  labels+=("kernlens names, $input")
+  [[ -n $cxxfilt ]] && labels+=("llvm-cxxfilt, $input")
+done
+echo "== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $rounds interleaved rounds"
+for _ in $(seq "$rounds"); do
+  for input in distinct launches; do
+    run "kernlens names, $input" "$kernlens" names "$work/mangled_$input.txt"
+    [[ -n $cxxfilt ]] && run "llvm-cxxfilt, $input" sh -c "exec '$cxxfilt' < '$work/mangled_$input.txt'"
+  done
+done
+names=$(wc -l < "$work/mangled_distinct.txt")
+for label in "${labels[@]}"; do
+  w=$(echo "${wall[$label]}" | median)
+  c=$(echo "${cpu[$label]}" | median)
+  printf '%-34s wall %6.2f s %6.0f k names/s   cpu %6.2f s %6.0f k names/s   peak %5.1f MiB\n' "$label" \
+    "$w" "$(awk "BEGIN { print $names / $w / 1000 }")" "$c" "$(awk "BEGIN { print $names / ($c > 0 ? $c : 0.01) / 1000 }")" \
+    "$(awk "BEGIN { print ${peak[$label]} / 1024 }")"
+done

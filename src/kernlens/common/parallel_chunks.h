@@ -1,0 +1,33 @@
+// Splitting text into parts at record boundaries and parsing the parts on several threads:
+// the shared machinery of the readers' --threads. Each reader parses a part into tables of its
+// own and merges them in order, so the result is the one a single thread gives.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace kernlens {
+
+// The CPUs this process may run on (its affinity, as `taskset` sets it), at least 1.
+unsigned usable_cpus();
+
+// The threads a reader uses: kernlens --threads N where given (set_default_threads), else
+// usable_cpus().
+unsigned default_threads();
+void set_default_threads(unsigned threads);  // 0: back to usable_cpus()
+
+// Runs work(0) .. work(n - 1), work(0) on the calling thread and each other on a thread of its
+// own; returns when all have returned. `work` must not throw.
+void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
+
+// Where to cut CSV text that starts at a record boundary into up to `parts` parts of about
+// equal size, none smaller than `min_bytes`: the offsets where parts 1.. start (part 0 starts
+// at 0), each just after a line break outside quotes. The quote state is the parity of the
+// quotes before a point (RFC 4180: an escaped quote is doubled, so it flips the state twice),
+// the rule the CSV scanner follows; a reader still checks that each part ends where the next
+// begins and parses the whole on one thread when not (a stray quote in a console line).
+std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t parts, std::size_t min_bytes);
+
+}  // namespace kernlens

@@ -1,0 +1,191 @@
+// Reading with several threads (--threads) gives the profile one thread gives: every launch,
+// name, metric, device, stage, warning and error alike, on every fixture and on the fuzz
+// harnesses' seeds (cut from the fixtures as scripts/fuzz.sh cuts them) with mutations that aim
+// at the cuts between parts: stray quotes, quoted line breaks, console lines, truncation.
+// KERNLENS_FUZZ_CORPUS=DIR adds the files of a real corpus (build/fuzz/corpus after a run).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "kernlens/common/file.h"
+#include "kernlens/common/parallel_chunks.h"
+#include "kernlens/ingest/ncu/raw.h"
+#include "kernlens/ingest/reader.h"
+#include "kernlens/model/input_format.h"
+#include "test_util.h"
+
+namespace kernlens::ingest {
+namespace {
+
+namespace fs = std::filesystem;
+
+template <class T>
+std::string opt(const std::optional<T>& v) {
+  return v ? fmt::format("{}", *v) : "-";
+}
+
+// Everything a reader put in the profile, as text (doubles exactly, as hex floats).
+std::string describe(const model::Profile& p, const Status& status) {
+  std::ostringstream o;
+  o << "status " << (status ? "ok" : status.error().to_string()) << "\n";
+  for (const auto& in : p.inputs) {
+    o << "input " << in.path << " " << model::format_id(in.format) << "\n";
+    for (const auto& w : in.warnings) o << "  warning " << w.to_string() << "\n";
+  }
+  for (const auto& d : p.devices) {
+    o << fmt::format("device {} '{}' {} {} {:a} {:a} {} {} {} {} {}\n", d.ordinal, d.name, d.cc, opt(d.sm_count),
+                     d.sm_clock_max_hz.value_or(-1), d.memory_clock_max_hz.value_or(-1), opt(d.memory_bus_width_bits),
+                     opt(d.l2_cache_bytes), opt(d.memory_total_bytes), opt(d.max_threads_per_sm),
+                     opt(d.max_shared_memory_per_sm_bytes));
+  }
+  for (const auto& l : p.launches) {
+    const auto& proc = p.processes[l.process];
+    o << fmt::format("launch '{}' {} {} {} {}/{}/{} {} {} {} {} {} ({},{},{}) ({},{},{}) {} {} {} {} {:a} {} '{}' {} [",
+                     p.names[l.name], static_cast<int>(l.kind), l.bytes, l.id, proc.host, proc.pid, proc.name, l.process,
+                     l.thread_id, l.context_id, l.stream_id, l.device_ordinal, l.grid.x, l.grid.y, l.grid.z, l.block.x,
+                     l.block.y, l.block.z, l.registers_per_thread, l.static_shared_bytes, l.dynamic_shared_bytes,
+                     opt(l.start_ns), l.duration_ns.value_or(-1), l.count, model::push_pop_path(p.stages[l.stage]),
+                     l.input);
+    for (const auto& m : p.metrics_of(l)) o << fmt::format("{}={:a} ", p.metrics[m.id].name, m.value);
+    o << "] rules " << l.rules.size() << "\n";
+  }
+  return o.str();
+}
+
+std::string read_bytes(std::string_view bytes, unsigned threads) {
+  model::Profile profile;
+  ReadOptions options;
+  options.threads = threads;
+  options.min_part_bytes = 1;  // split whatever the size
+  Status s = read_input_bytes(bytes, "input.csv", profile, options);
+  return describe(profile, s);
+}
+
+// The streamed path, with windows of `chunk` bytes split in turn.
+std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk) {
+  model::Profile profile;
+  ReadOptions options;
+  options.threads = threads;
+  options.min_part_bytes = 1;
+  profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kNcuRawCsv, "", {}});
+  ReadContext ctx{path, profile, 0, nullptr, &options};
+  Status s = read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
+  return describe(profile, s);
+}
+
+std::vector<fs::path> fixture_files() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::recursive_directory_iterator(test::fixture(""))) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+bool is_ncu_raw(const std::string& bytes) {
+  return bytes.find("\"ID\",") != std::string::npos && bytes.find("gpu__time_duration") != std::string::npos;
+}
+
+// The fuzz seeds of one file (scripts/fuzz.sh) and mutations of them around line breaks and
+// quotes.
+std::vector<std::string> seeds_and_mutations(const std::string& content, std::uint32_t seed) {
+  auto head_lines = [&](int n) {
+    std::size_t at = 0;
+    for (int i = 0; i < n && at != std::string::npos; ++i) at = content.find('\n', at == 0 && i == 0 ? 0 : at + 1);
+    return at == std::string::npos ? content : content.substr(0, at + 1);
+  };
+  std::vector<std::string> out = {content.substr(0, 8192), head_lines(3), head_lines(40), head_lines(400)};
+  std::mt19937 rng(seed);
+  const std::string base = head_lines(400);
+  auto at = [&](std::size_t size) { return std::uniform_int_distribution<std::size_t>(0, size)(rng); };
+  for (int i = 0; i < 12; ++i) {
+    std::string m = base;
+    switch (i % 6) {
+      case 0: m.insert(at(m.size()), "\""); break;                            // a stray quote
+      case 1: m.insert(at(m.size()), "\n"); break;                            // a line break, maybe quoted
+      case 2: {                                                                // a console line, odd quotes
+        std::size_t nl = m.find('\n', at(m.size()));
+        if (nl != std::string::npos) m.insert(nl + 1, "==WARNING== a \"quote\" and \"one more\n");
+        break;
+      }
+      case 3: m.resize(at(m.size())); break;                                   // cut short
+      case 4: m.insert(at(m.size()), "\"\"\n\"\""); break;                     // escaped quotes around a break
+      case 5: if (!m.empty()) m[at(m.size() - 1)] = ','; break;                // a field too many
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {
+  std::size_t compared = 0, raw = 0;
+  for (const auto& file : fixture_files()) {
+    for (unsigned threads : {2u, 3u, 8u}) {
+      model::Profile one, many;
+      ReadOptions o1, on;
+      o1.threads = 1;
+      on.threads = threads;
+      on.min_part_bytes = 1;
+      Status s1 = read_input(file.string(), one, o1);
+      Status sn = read_input(file.string(), many, on);
+      ASSERT_EQ(describe(one, s1), describe(many, sn)) << file << " on " << threads << " threads";
+      ++compared;
+    }
+    auto bytes = InputBuffer::open(file.string());
+    if (bytes && is_ncu_raw(std::string(bytes->bytes())) && file.extension() == ".csv") {
+      ++raw;
+      const std::string expected = read_streamed(file.string(), 1, 1 << 20);
+      for (std::size_t chunk : {std::size_t{4096}, std::size_t{65536}}) {
+        EXPECT_EQ(read_streamed(file.string(), 3, chunk), expected) << file << " streamed in " << chunk;
+      }
+    }
+  }
+  EXPECT_GT(compared, 50u);
+  EXPECT_GT(raw, 5u);  // the raw pages were split, streamed too
+}
+
+TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
+  std::vector<std::string> inputs;
+  std::uint32_t seed = 22;
+  for (const auto& file : fixture_files()) {
+    auto bytes = InputBuffer::open(file.string());
+    if (!bytes || !is_ncu_raw(std::string(bytes->bytes()))) continue;
+    for (auto& m : seeds_and_mutations(std::string(bytes->bytes()), seed++)) inputs.push_back(std::move(m));
+  }
+  if (const char* corpus = std::getenv("KERNLENS_FUZZ_CORPUS"); corpus && *corpus) {
+    for (const auto& e : fs::recursive_directory_iterator(corpus)) {
+      if (!e.is_regular_file()) continue;
+      auto bytes = InputBuffer::open(e.path().string());
+      if (bytes) inputs.emplace_back(bytes->bytes());
+    }
+  }
+  ASSERT_GT(inputs.size(), 100u);
+  std::size_t split = 0;
+  for (const auto& input : inputs) {
+    const std::string expected = read_bytes(input, 1);
+    for (unsigned threads : {2u, 5u}) ASSERT_EQ(read_bytes(input, threads), expected) << input.substr(0, 300);
+    split += split_csv_records(input, 5, 1).size() > 0;
+  }
+  EXPECT_GT(split, inputs.size() / 2);  // most were cut into parts
+}
+
+TEST(SplitCsvRecords, CutsAfterALineBreakOutsideQuotes) {
+  const std::string text = "\"a\",\"b\"\n\"multi\nline\",\"x\"\n\"c\",\"d\"\n\"e\",\"f\"\n";
+  for (std::size_t parts = 2; parts < 8; ++parts) {
+    for (std::size_t cut : split_csv_records(text, parts, 1)) {
+      ASSERT_GT(cut, 0u);
+      EXPECT_EQ(text[cut - 1], '\n');
+      EXPECT_NE(cut, text.find("line\""));  // never inside the quoted line break
+    }
+  }
+  EXPECT_TRUE(split_csv_records(text, 4, text.size()).empty());  // parts would be too small
+  EXPECT_TRUE(split_csv_records(text, 1, 1).empty());
+}
+
+}  // namespace
+}  // namespace kernlens::ingest
