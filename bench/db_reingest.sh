@@ -2,7 +2,7 @@
 # `kernlens db ingest` of 200 run directories into a new database, then the same 200 again,
 # unchanged (issue 22: re-ingesting costs under 5% of the first ingest, as the run key is
 # computed and looked up before anything is read). The runs are written by
-# scripts/bench_make_sweep_runs.py from the real H100 prefill runs in examples/data/runs (2
+# scripts/bench/make_sweep_runs.py from the real H100 prefill runs in examples/data/runs (2
 # models x 10 batch sizes x 10 token counts). Rounds alternate; medians of wall and CPU time.
 #
 #   bench/db_reingest.sh [BUILD_DIR] [WORK_DIR]     (defaults: build, /tmp/kernlens-reingest-bench)
@@ -16,7 +16,7 @@ kernlens=$build/kernlens
 [[ -x $kernlens ]] || { echo "db_reingest.sh: no $kernlens (build it first)" >&2; exit 2; }
 if [[ ! -d $work/runs ]]; then
   echo "== writing 200 run directories under $work"
-  python3 "$root/scripts/bench_make_sweep_runs.py" "$work" --models 2 --batches 10 --tokens 10 > /dev/null
+  python3 "$root/scripts/bench/make_sweep_runs.py" "$work" --models 2 --batches 10 --tokens 10 > /dev/null
 fi
 runs=("$work"/runs/*/run)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `kernlens names` against llvm-cxxfilt on a million mangled kernel names, as whole processes
 # (issue 22): interleaved rounds, medians of wall and CPU time, the largest peak memory.
-# The inputs (scripts/bench_make_names.py): a million distinct names (the worst case for the
+# The inputs (scripts/bench/make_names.py): a million distinct names (the worst case for the
 # cache) and a million names repeated as a trace's launches repeat them. llvm-cxxfilt only
 # demangles (kernlens also finds the base name and classifies); it is skipped, and says so,
 # where it is not installed (Debian: llvm).
@@ -15,7 +15,7 @@ work=${2:-/tmp/kernlens-names-bench}
 rounds=${ROUNDS:-5}
 kernlens=$build/kernlens
 [[ -x $kernlens ]] || { echo "names_vs_cxxfilt.sh: no $kernlens (build it first)" >&2; exit 2; }
-[[ -f $work/mangled_distinct.txt ]] || python3 "$root/scripts/bench_make_names.py" "$work"
+[[ -f $work/mangled_distinct.txt ]] || python3 "$root/scripts/bench/make_names.py" "$work"
 cxxfilt=$(command -v llvm-cxxfilt || true)
 [[ -n $cxxfilt ]] || echo "== llvm-cxxfilt not found: its rows are skipped"
 

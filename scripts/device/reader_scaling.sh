@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 22 on the GPU machine's CPUs (no GPU used): how `kernlens analyze` of an Nsight Compute
 # raw page scales with --threads 1, 2, 4, 8, 16, at 200 MB and 1 GB. The inputs are made here
-# by scripts/bench_make_big_raw.py (the real Qwen decode fixture repeated); the file is read
+# by scripts/bench/make_big_raw.py (the real Qwen decode fixture repeated); the file is read
 # once before timing so it is in the page cache. Uses build/devrun (scripts/device/make_devrun.sh).
 #   scripts/device/reader_scaling.sh OUT        (about 2-3 minutes)
 # Env: SIZES (MB, default "200 1000"), THREADS (default "1 2 4 8 16").
@@ -23,7 +23,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] :
   printf '%-8s %-7s %8s %8s %8s %8s %9s\n' input threads wall_s cpu_s MB/s speedup peak_MiB
   for mb in ${SIZES:-200 1000}; do
     file=$work/raw_${mb}MB.csv
-    python3 "$root/scripts/bench_make_big_raw.py" -s "$mb" -o "$file" > /dev/null
+    python3 "$root/scripts/bench/make_big_raw.py" -s "$mb" -o "$file" > /dev/null
     cat "$file" > /dev/null
     bytes=$(stat -c %s "$file")
     base=""

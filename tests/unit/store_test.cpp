@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -190,12 +191,20 @@ TEST(Store, ConcurrentIngestsFromSeveralProcesses) {
     pid_t child = fork();
     ASSERT_GE(child, 0);
     if (child == 0) {
+      // A failing child says why on stderr (the parent only sees its exit code).
       auto db = store::open_for_writing(path);
-      bool ok = db.ok() && store::ingest_run(*db, test::synthetic_run(999, 100)).ok();
-      for (int r = 0; ok && r < kRunsEach; ++r) {
-        ok = store::ingest_run(*db, test::synthetic_run(static_cast<std::uint64_t>(p * 100 + r), 100)).ok();
+      if (!db) {
+        std::fprintf(stderr, "child %d: open: %s\n", p, db.error().to_string().c_str());
+        _exit(1);
       }
-      _exit(ok ? 0 : 1);
+      for (int r = -1; r < kRunsEach; ++r) {
+        auto run = test::synthetic_run(r < 0 ? 999 : static_cast<std::uint64_t>(p * 100 + r), 100);
+        if (auto outcome = store::ingest_run(*db, run); !outcome) {
+          std::fprintf(stderr, "child %d: ingest %d: %s\n", p, r, outcome.error().to_string().c_str());
+          _exit(1);
+        }
+      }
+      _exit(0);
     }
     children.push_back(child);
   }

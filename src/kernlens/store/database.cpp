@@ -3,7 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <optional>
 
 #include <fmt/format.h>
@@ -39,8 +41,8 @@ Status check_header(const std::string& path) {
   return ok_status();
 }
 
-// Errors when the database was made by something else, or by a newer kernlens.
-Status check_ours(const SqliteDb& db, const std::string& path) {
+// check_ours on one snapshot.
+Status check_snapshot(const SqliteDb& db, const std::string& path) {
   auto version = single_int(db, "PRAGMA user_version");
   if (!version) return make_error(path, 0, "not a readable kernlens database: " + version.error().message);
   auto tables = db.table_names();
@@ -70,6 +72,33 @@ Status check_ours(const SqliteDb& db, const std::string& path) {
                                            *version, schema_version()));
   }
   return ok_status();
+}
+
+// Errors when the database was made by something else, or by a newer kernlens. One read
+// transaction: its version and its tables come from one snapshot, as another process may commit
+// the first migration between two reads (then version 0 with tables looked like a foreign file).
+Status check_ours(const SqliteDb& db, const std::string& path) {
+  if (Status s = db.exec("BEGIN"); !s) return make_error(path, 0, "not a readable kernlens database: " + s.error().message);
+  Status checked = check_snapshot(db, path);
+  if (Status s = db.exec("COMMIT"); !s && checked) return make_error(path, 0, s.error().message);
+  return checked;
+}
+
+// Runs `pragma`. Switching a database another process is creating or converting to WAL can
+// answer "database is locked" at once, without SQLite's busy handler: retried, as the handler
+// would, until the busy timeout.
+Status run_pragma(const SqliteDb& db, const char* pragma) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    auto stmt = db.prepare(pragma);
+    if (!stmt) return stmt.error();
+    while (stmt->step()) {
+    }
+    if (!stmt->error()) return ok_status();
+    const std::string why = *stmt->error();
+    if (why.find("locked") == std::string::npos || std::chrono::steady_clock::now() > deadline) return make_error("", 0, why);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 // Whether this user may create files beside `path`. Where not (a shared results directory,
@@ -118,11 +147,7 @@ Result<SqliteDb> open_for_writing(const std::string& path) {
   // with SQLite's 2 MiB default most inserts read their page back from the OS.
   for (const char* pragma : {"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL", "PRAGMA foreign_keys = ON",
                              "PRAGMA cache_size = -65536"}) {
-    auto stmt = db->prepare(pragma);
-    if (!stmt) return make_error(path, 0, "not a usable kernlens database: " + stmt.error().message);
-    while (stmt->step()) {
-    }
-    if (stmt->error()) return make_error(path, 0, "not a usable kernlens database: " + *stmt->error());
+    if (Status s = run_pragma(*db, pragma); !s) return make_error(path, 0, "not a usable kernlens database: " + s.error().message);
   }
   if (Status s = migrate(*db); !s) return make_error(path, 0, "cannot create the schema: " + s.error().message);
   return db;

@@ -10,7 +10,7 @@ From the real mangled names of tests/fixtures/names (ncu --print-kernel-base man
                             one line per launch of a trace
 Only the standard library is used.
 
-  scripts/bench_make_names.py OUT [-n 1000000]
+  scripts/bench/make_names.py OUT [-n 1000000]
 """
 import argparse, glob, os, random
 
