@@ -172,3 +172,24 @@ TEST(Ranks, PytorchCollectiveMessageSizeFromArgs) {
 
 }  // namespace
 }  // namespace kernlens::analysis
+
+namespace kernlens::analysis {
+namespace {
+
+// Ranks that disagree on the GPU: an A100 trace (HTA) and an H100 trace, both GPU 0.
+TEST(Ranks, GpusThatDisagreeAcrossInputsAreReported) {
+  model::Profile p;
+  ASSERT_TRUE(ingest::read_input(test::fixture("multirank/hta_nccl_allreduce_rank-0.json.gz"), p));
+  ASSERT_TRUE(ingest::read_input(test::fixture("multirank/tp_gloo_rank-1.json.gz"), p));
+  ASSERT_EQ(p.inputs.size(), 2u);
+  EXPECT_TRUE(p.inputs[0].warnings.empty());
+  bool reported = false;
+  for (const auto& w : p.inputs[1].warnings) {
+    reported = reported || (w.to_string().find("GPU 0 is a NVIDIA H100 80GB HBM3 here but a NVIDIA A100") !=
+                            std::string::npos);
+  }
+  EXPECT_TRUE(reported);
+}
+
+}  // namespace
+}  // namespace kernlens::analysis

@@ -208,8 +208,10 @@ void add_gaps(GapStats& into, const GapStats& g) {
   into.largest_ns = std::max(into.largest_ns, g.largest_ns);
 }
 
-// Each rank's stage walls: the union of the stage's extents in the rank's input.
-void add_stage_walls(const model::Profile& profile, const RankMap& map, std::vector<RankRow>& ranks) {
+// Each rank's stage walls: the union of the stage's extents in the rank's input; also kept
+// per stage for the skew table (a late rank shows in wall time, not in kernel time).
+void add_stage_walls(const model::Profile& profile, const RankMap& map, std::vector<RankRow>& ranks,
+                     TimeByRank& walls) {
   std::map<std::pair<std::uint32_t, std::string>, std::vector<Interval>> extents;  // (input, row)
   for (const auto& r : profile.stage_ranges) {
     if (r.stage >= profile.stages.size() || r.end_ns < r.start_ns) continue;
@@ -227,6 +229,7 @@ void add_stage_walls(const model::Profile& profile, const RankMap& map, std::vec
       double wall = 0;
       for (const auto& iv : spans) wall += static_cast<double>(iv.end_ns - iv.begin_ns);
       s.wall_ns = wall;
+      walls[s.name][i] = wall;
     }
   }
 }
@@ -317,7 +320,9 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
     }
     rank.lanes.push_back(lane);
   }
-  add_stage_walls(profile, map, out.ranks);
+  TimeByRank stage_walls;
+  add_stage_walls(profile, map, out.ranks, stage_walls);
+  add_skew(stage_walls, "stage wall", out.ranks, out.skew);
   add_skew(stage_times, "stage", out.ranks, out.skew);
   add_skew(family_times, "family", out.ranks, out.skew);
   std::stable_sort(out.skew.begin(), out.skew.end(),

@@ -98,9 +98,10 @@ struct RankRow {
   }
 };
 
-// Per stage or kernel family: the rank with the most and the least kernel time.
+// Per stage or kernel family: the rank with the most and the least kernel time ("stage",
+// "family"), or per stage the most and least wall time ("stage wall").
 struct SkewRow {
-  std::string what;  // "stage" or "family"
+  std::string what;  // "stage", "stage wall" or "family"
   std::string name;
   std::int64_t slowest_rank = 0, fastest_rank = 0;
   double slowest_ns = 0, fastest_ns = 0;

@@ -59,13 +59,13 @@ void append_collectives(std::string& out, const analysis::RankAnalysis& ranks) {
 
 void append_skew(std::string& out, const analysis::RankAnalysis& ranks, std::size_t top) {
   if (ranks.skew.empty()) return;
-  out += "\nSkew between ranks (kernel time)\n";
-  out += fmt::format("{:>10}  {:>7}  {:>10}  {:>7}  {:>10}  {:>6}  {}\n", "spread", "slowest", "time", "fastest",
+  out += "\nSkew between ranks (kernel time; wall time for \"stage wall\")\n";
+  out += fmt::format("{:>10}  {:>7}  {:>10}  {:>7}  {:>10}  {:>10}  {}\n", "spread", "slowest", "time", "fastest",
                      "time", "kind", "name");
   const std::size_t n = top == 0 ? ranks.skew.size() : std::min(top, ranks.skew.size());
   for (std::size_t i = 0; i < n; ++i) {
     const auto& s = ranks.skew[i];
-    out += fmt::format("{:>10}  {:>7}  {:>10}  {:>7}  {:>10}  {:>6}  {}\n", human_duration_ns(s.spread_ns()),
+    out += fmt::format("{:>10}  {:>7}  {:>10}  {:>7}  {:>10}  {:>10}  {}\n", human_duration_ns(s.spread_ns()),
                        s.slowest_rank, human_duration_ns(s.slowest_ns), s.fastest_rank,
                        human_duration_ns(s.fastest_ns), s.what, escape_controls(s.name));
   }
