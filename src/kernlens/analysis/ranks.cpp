@@ -61,11 +61,12 @@ void add_collective(std::vector<CollectiveRow>& rows, const std::string& kind, c
   else it->bytes.reset();
 }
 
-RankStageRow& stage_of(RankRow& rank, const std::string& name) {
-  auto it = std::find_if(rank.stages.begin(), rank.stages.end(), [&](const RankStageRow& s) { return s.name == name; });
-  if (it != rank.stages.end()) return *it;
-  rank.stages.push_back(RankStageRow{name, 0, std::nullopt, {}});
-  return rank.stages.back();
+// A rank's row for a stage, first seen first; `index` maps (rank, stage name) to its place.
+RankStageRow& stage_of(RankRow& rank, std::size_t unit, const std::string& name,
+                       std::map<std::pair<std::size_t, std::string>, std::size_t>& index) {
+  auto [it, added] = index.try_emplace({unit, name}, rank.stages.size());
+  if (added) rank.stages.push_back(RankStageRow{name, 0, std::nullopt, {}});
+  return rank.stages[it->second];
 }
 
 // Kernel time per (name, rank index) for the skew table.
@@ -252,10 +253,14 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   }
   std::vector<LaneTimeline> timelines(lanes.lanes.size());
   std::vector<LaneRow> lane_rows(lanes.lanes.size());
-  std::vector<std::string> collective(profile.launches.size());
+  // The collective of each launch, classified once per (name, kind).
+  std::map<std::pair<model::NameId, LaunchKind>, std::string> collective_of_name;
+  std::vector<const std::string*> collective(profile.launches.size());
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
-    collective[i] = collective_of(profile.names[l.name], l.kind);
+    auto [known, added] = collective_of_name.try_emplace({l.name, l.kind});
+    if (added) known->second = collective_of(profile.names[l.name], l.kind);
+    collective[i] = &known->second;
     if (l.kind == LaunchKind::kKernel) {
       LaneRow& lane = lane_rows[static_cast<std::size_t>(lanes.lane_of_launch[i])];
       lane.launches += l.count;
@@ -265,7 +270,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
     if (!iv || l.kind != LaunchKind::kKernel) continue;
     auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
     t.all.push_back(*iv);
-    if (collective[i].empty()) t.compute.push_back(*iv);
+    if (collective[i]->empty()) t.compute.push_back(*iv);
   }
   for (auto& t : timelines) merge_intervals(t.compute);
 
@@ -275,6 +280,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   std::vector<std::vector<std::string>> rows_of_stage(profile.stages.size());
   for (std::size_t s = 0; s < profile.stages.size(); ++s) rows_of_stage[s] = stage_row_names(profile.stages[s]);
 
+  std::map<std::pair<std::size_t, std::string>, std::size_t> stage_index;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
     const std::size_t unit = map.unit_of_launch[i];
@@ -287,19 +293,19 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
         family_times[family_of_name[l.name]][unit] += *time;
       }
     }
-    if (!time || (l.kind != LaunchKind::kKernel && collective[i].empty())) continue;
+    if (!time || (l.kind != LaunchKind::kKernel && collective[i]->empty())) continue;
     CommFigures comm;
-    if (!collective[i].empty()) {
+    if (!collective[i]->empty()) {
       comm.comm_ns = *time;
       if (auto iv = interval_of(l)) {
         comm.overlapped_ns = covered_ns(*iv, timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])].compute);
       }
       rank.comm.comm_ns += comm.comm_ns;
       rank.comm.overlapped_ns += comm.overlapped_ns;
-      add_collective(rank.collectives, collective[i], l, *time);
+      add_collective(rank.collectives, *collective[i], l, *time);
     }
     for (const auto& row : rows_of_stage[l.stage]) {
-      RankStageRow& s = stage_of(rank, row);
+      RankStageRow& s = stage_of(rank, unit, row, stage_index);
       if (l.kind == LaunchKind::kKernel) {
         s.kernel_time_ns += *time;
         stage_times[row][unit] += *time;
