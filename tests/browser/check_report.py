@@ -189,6 +189,19 @@ def check_labels(dom, failures):
             failures.append(f"lane label {shown!r} does not end with the leaf of {full!r}")
 
 
+def check_gpu_lanes(dom, failures):
+    """A multi-rank report: one busy lane per GPU of each rank in the timeline (issue 17)."""
+    timeline = element(dom, "svg", "timeline")
+    if not timeline:
+        failures.append("no GPU timeline")
+        return
+    labels = [text_of(t) for t in re.findall(r'<text[^>]*class="lane-label"[^>]*>.*?</text>', timeline, re.S)]
+    lanes = [label for label in labels if re.fullmatch(r"rank \d+ GPU \d+", label)]
+    print(f"timeline: GPU lanes {lanes}")
+    if lanes != ["rank 0 GPU 0", "rank 1 GPU 1"]:
+        failures.append(f"the multi-rank timeline's GPU lanes are {lanes}, not rank 0 GPU 0 and rank 1 GPU 1")
+
+
 def check_charts(dom, failures):
     roofline = element(dom, "svg", "roofline")
     if not roofline:
@@ -240,6 +253,7 @@ def main():
     parser.add_argument("--kernlens", required=True)
     parser.add_argument("--out-dir", required=True)
     parser.add_argument("--roofline-run", required=True, help="a run directory whose report draws every chart")
+    parser.add_argument("--multirank", nargs=2, required=True, help="two ranks' traces (GPU 0 and GPU 1)")
     args = parser.parse_args()
     browser = chromium()
     if not browser:
@@ -252,7 +266,8 @@ def main():
     pages = [("demo-report.html", ["demo"], [check_no_silent_gaps, check_stage_table, check_marks_explained,
                                              check_kernel_names, check_labels]),
              ("roofline-report.html", ["report", args.roofline_run], [check_charts, check_no_silent_gaps,
-                                                                      check_marks_explained, check_chart_labels])]
+                                                                      check_marks_explained, check_chart_labels]),
+             ("multirank-report.html", ["report", *args.multirank], [check_gpu_lanes, check_chart_labels])]
     for name, command, checks in pages:
         report = os.path.abspath(os.path.join(args.out_dir, name))
         made = subprocess.run([args.kernlens, *command, "-o", report], capture_output=True, text=True)

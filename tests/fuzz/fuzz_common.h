@@ -67,7 +67,7 @@ inline void check_profile(const model::Profile& p) {
 // detected.
 inline void run_reader(model::InputFormat format, std::string_view bytes) {
   model::Profile profile;
-  profile.inputs.push_back(model::InputInfo{"fuzz.csv", format, "", {}});
+  profile.inputs.push_back(model::InputInfo{"fuzz.csv", format, "", {}, {}});
   ingest::ReadContext ctx{"fuzz.csv", profile, 0, {}};
   Status status = ingest::find_format(format)->read(bytes, ctx);
   if (!status) check_error_line(status.error(), bytes);

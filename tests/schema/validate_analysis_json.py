@@ -39,6 +39,12 @@ def main():
         [str(runs_dir / "llama_decode_tracer"), "--model-config", llama, "--batch", "1", "--prompt-tokens", "128",
          "--decode-steps", "8"],
     ]
+    # Several ranks (issue 17): the "ranks" section.
+    multirank = fixtures / "multirank"
+    runs += [
+        [str(multirank / "hta_sendrecv_rank-0.json.gz"), str(multirank / "hta_sendrecv_rank-1.json.gz")],
+        [str(multirank / "tp_gloo-487.kltrace"), str(multirank / "tp_gloo-488.kltrace")],
+    ]
     failures = 0
     last_doc = None
     for args in runs:

@@ -378,7 +378,7 @@ Status read_streamed(const std::string& bytes, model::Profile& p, std::size_t ch
                      const ingest::ReadOptions& options = {}) {
   test::TempDir dir;
   dir.write("in.csv", bytes);
-  p.inputs.push_back(model::InputInfo{"in.csv", model::InputFormat::kNcuRawCsv, "", {}});
+  p.inputs.push_back(model::InputInfo{"in.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
   ingest::ReadContext ctx{"in.csv", p, 0, {}, &options};
   return ingest::read_ncu_raw_csv_file(dir.file("in.csv"), bytes.size(), ctx, chunk, carry);
 }

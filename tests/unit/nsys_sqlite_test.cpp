@@ -154,7 +154,7 @@ TEST(NsysSqlite, SaxpyMemoryCopiesWithoutTheEnumTable) {
 TEST(NsysSqlite, FileAndBytesReadTheSame) {
   const std::string path = test::fixture("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite");
   model::Profile from_file;
-  from_file.inputs.push_back(model::InputInfo{path, model::InputFormat::kNsysSqlite, "", {}});
+  from_file.inputs.push_back(model::InputInfo{path, model::InputFormat::kNsysSqlite, "", {}, {}});
   ingest::ReadContext ctx{path, from_file, 0, {}};
   ASSERT_TRUE(ingest::read_nsys_sqlite_file(path, 1613824, ctx).ok());
   auto from_bytes = read_bytes(fixture_bytes("nsys/saxpy-mpi-cuda_nsys2022.2.sqlite"));

@@ -124,7 +124,7 @@ TEST(PerfettoExport, StartEndRangesAreAsyncSlices) {
   const auto stage = p.intern_stage(key);
   p.launches.push_back(kernel(p, "k", 5000, 1000));
   p.launches.back().stage = stage;
-  p.stage_ranges.push_back(model::StageRange{stage, 5000, 6000});
+  p.stage_ranges.push_back(model::StageRange{stage, 5000, 6000, 0});
   const Json trace = Json::parse(perfetto_trace(p, analyze(p)));
   auto begins = events(trace, "b"), ends = events(trace, "e");
   ASSERT_EQ(begins.size(), 1u);

@@ -146,7 +146,7 @@ TEST(Selection, DemangledNcuNamesAreMatchedOnTheFunctionNameAndTopCapsPicks) {
 // A hand-made timeline where the answer is known: A B A B C, A's median 10 ns.
 TEST(Selection, SkipCountsOnlyLaunchesTheFilterMatches) {
   model::Profile p;
-  p.inputs.push_back({"t.json", model::InputFormat::kPytorchTrace, "", {}});
+  p.inputs.push_back({"t.json", model::InputFormat::kPytorchTrace, "", {}, {}});
   auto add = [&](std::string_view name, std::int64_t id, double ns) {
     model::Launch l;
     l.name = p.names.intern(name);
@@ -176,7 +176,7 @@ TEST(Selection, SkipCountsOnlyLaunchesTheFilterMatches) {
 // Exports with --print-kernel-base mangled: C++ kernels mangled, nvjet (not C++) as it is.
 TEST(Selection, OneMangledNameMakesTheMangledSpellingTheFilter) {
   model::Profile p;
-  p.inputs.push_back({"t.csv", model::InputFormat::kNcuRawCsv, "", {}});
+  p.inputs.push_back({"t.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
   for (std::int64_t id = 0; id < 4; ++id) {
     model::Launch l;
     l.name = p.names.intern(id % 2 ? "_Z5scaleifPf" : "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT");
@@ -250,7 +250,7 @@ void add_launch(model::Profile& p, const char* name, double ns) {
 // rest. `cold_first`: all of cold's launches come before hot's.
 model::Profile two_kernels_without_a_common_number(bool cold_first = false) {
   model::Profile p;
-  p.inputs.push_back({"t.csv", model::InputFormat::kNcuRawCsv, "", {}});
+  p.inputs.push_back({"t.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
   auto add = [&](const char* name, double ns) { add_launch(p, name, ns); };
   auto hot = [&] { add("_Z3hotv", 100), add("_Z3hotv", 100), add("_Z3hotv", 1); };
   auto cold = [&] { add("_Z4coldv", 1), add("_Z4coldv", 1), add("_Z4coldv", 50), add("_Z4coldv", 50), add("_Z4coldv", 50); };
@@ -283,7 +283,7 @@ TEST(Selection, KernelsWithoutACommonLaunchNumberGetRunsOfTheirOwn) {
 // saves the rest of the run.
 TEST(Selection, ARepeatedStageIsMeasuredInItsEarliestAcceptablePass) {
   model::Profile p;
-  p.inputs.push_back({"t.csv", model::InputFormat::kNcuRawCsv, "", {}});
+  p.inputs.push_back({"t.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
   auto add = [&](const char* name, double ns) { add_launch(p, name, ns); };
   for (double gemm_ns : {104.0, 100.0, 100.0}) {  // three passes of one stage
     add("_Z4gemmv", gemm_ns);

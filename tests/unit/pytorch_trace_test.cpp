@@ -261,7 +261,7 @@ TEST(PytorchTrace, StreamedWindowsAndWholeBytesAgree) {
   test::TempDir dir;
   dir.write("trace.json", bytes);
   model::Profile streamed, whole, inflated;
-  streamed.inputs.push_back({"trace.json", model::InputFormat::kPytorchTrace, "", {}});
+  streamed.inputs.push_back({"trace.json", model::InputFormat::kPytorchTrace, "", {}, {}});
   ingest::ReadContext ctx{"trace.json", streamed, 0, {}};
   ASSERT_TRUE(ingest::read_pytorch_trace_file(dir.file("trace.json"), bytes.size(), ctx).ok());  // 15 windows
   ASSERT_TRUE(ingest::read_input_bytes(bytes, "trace.json", whole).ok());

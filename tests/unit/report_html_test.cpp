@@ -18,7 +18,7 @@ const std::string kNastyName = "void k<int, \"q\">(a&b, 'c') | </script><script>
 
 model::Profile nasty_profile() {
   model::Profile p;
-  p.inputs.push_back({"runs/<a&b>.csv", model::InputFormat::kNcuRawCsv, "", {}});
+  p.inputs.push_back({"runs/<a&b>.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
   for (double ns : {4000.0, 1000.0}) {
     model::Launch l;
     l.name = p.names.intern(ns > 2000 ? kNastyName : std::string("plain_kernel"));
@@ -170,7 +170,7 @@ TEST(HtmlReport, TimelineLaneLabelsKeepTheirLeaf) {
   l.duration_ns = 500;
   l.stage = stage;
   p.launches.push_back(l);
-  p.stage_ranges.push_back(model::StageRange{stage, 1000, 1500});
+  p.stage_ranges.push_back(model::StageRange{stage, 1000, 1500, 0});
   auto a = analysis::analyze(p, test::builtin_classifier(), {});
   ASSERT_TRUE(a.ok());
   std::string html = analysis_html(p, *a, ReportContext{});

@@ -79,7 +79,7 @@ TEST(SqliteInputs, AWalModeExportReadsWholeAndIsNotWritten) {
   // In memory (a small file), and from the file (as a large one is read).
   auto in_memory = read_export(path);
   model::Profile from_file;
-  from_file.inputs.push_back({path, model::InputFormat::kNsysSqlite, "", {}});
+  from_file.inputs.push_back({path, model::InputFormat::kNsysSqlite, "", {}, {}});
   ingest::ReadContext ctx{path, from_file, 0, {}, nullptr};
   Status file_status = ingest::read_nsys_sqlite_file(path, before.size(), ctx);
   for (const auto* status : {&in_memory.status, &file_status}) {

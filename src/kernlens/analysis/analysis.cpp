@@ -61,6 +61,7 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
                          const AnalysisOptions& options) {
   Analysis a;
   a.agg = aggregate(profile, classifier);
+  a.ranks = analyze_ranks(profile, a.agg);
   MetricResolver resolver(profile);
   a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
   MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};

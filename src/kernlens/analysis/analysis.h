@@ -16,6 +16,7 @@
 #include "kernlens/analysis/kernel_metrics.h"
 #include "kernlens/analysis/mfu.h"
 #include "kernlens/analysis/peaks.h"
+#include "kernlens/analysis/ranks.h"
 #include "kernlens/common/error.h"
 #include "kernlens/model/profile.h"
 
@@ -65,6 +66,7 @@ struct Analysis {
   std::optional<PeakRates> peaks;      // the GPU's peaks (MFU, and roofs the profile lacks)
   std::string no_peaks_reason;         // why peaks is absent
   MetricCoverage coverage;
+  RankAnalysis ranks;  // per rank and GPU; shown when the inputs hold more than one rank
 };
 
 // `classifier` names and classifies the kernels; it must outlive the result.

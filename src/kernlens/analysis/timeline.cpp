@@ -1,5 +1,7 @@
 #include "kernlens/analysis/timeline.h"
 
+#include "kernlens/analysis/ranks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -65,45 +67,76 @@ std::optional<Interval> kernel_interval(const model::Launch& l) {
 
 }  // namespace
 
-void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
-  std::vector<Interval> all;
-  for (const auto& l : profile.launches) {
-    if (auto iv = kernel_interval(l)) all.push_back(*iv);
-  }
-  if (all.empty()) return;
+namespace {
 
+void add_coverage(StageRow& row, const Coverage& c) {
+  row.wall_ns = row.wall_ns.value_or(0) + c.wall_ns;
+  row.busy_ns = row.busy_ns.value_or(0) + c.busy_ns;
+  GapStats g = row.gaps.value_or(GapStats{});
+  g.count += c.gaps.count;
+  g.total_ns += c.gaps.total_ns;
+  g.largest_ns = std::max(g.largest_ns, c.gaps.largest_ns);
+  row.gaps = g;
+}
+
+// One lane's figures for a row: its kernels inside the extents (or their own span).
+Coverage lane_coverage(std::vector<Interval> kernels, std::vector<Interval> spans) {
+  merge_intervals(kernels);
+  if (spans.empty() && !kernels.empty()) spans.push_back(Interval{kernels.front().begin_ns, kernels.back().end_ns});
+  merge_intervals(spans);
+  return coverage(kernels, spans);
+}
+
+using RowIntervals = std::unordered_map<std::string, std::vector<Interval>>;
+
+}  // namespace
+
+// Each lane (one GPU of one rank, ranks.h) is its own timeline: a row's figures are the sums
+// of its lanes' figures, so two GPUs busy half the time each are busy half the time, not all
+// of it. A lane takes the stage extents of its input.
+void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
+  const RankMap ranks = map_ranks(profile);
+  const Lanes lanes = map_lanes(profile, ranks);
+  std::vector<RowIntervals> busy(lanes.lanes.size());
+  std::vector<std::vector<Interval>> all(lanes.lanes.size());
   std::vector<std::vector<std::string>> rows_of_stage(profile.stages.size());
   for (std::size_t s = 0; s < profile.stages.size(); ++s) rows_of_stage[s] = stage_row_names(profile.stages[s]);
-  std::unordered_map<std::string, std::vector<Interval>> busy, extents;
-  for (const auto& l : profile.launches) {
-    if (auto iv = kernel_interval(l)) {
-      for (const auto& row : rows_of_stage[l.stage]) busy[row].push_back(*iv);
-    }
+  bool any = false;
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    auto iv = kernel_interval(profile.launches[i]);
+    if (!iv) continue;
+    any = true;
+    const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
+    all[lane].push_back(*iv);
+    for (const auto& row : rows_of_stage[profile.launches[i].stage]) busy[lane][row].push_back(*iv);
   }
+  if (!any) return;
+  std::unordered_map<std::uint32_t, RowIntervals> extents;  // by input
   for (const auto& r : profile.stage_ranges) {
     if (r.stage < profile.stages.size() && r.end_ns >= r.start_ns) {
-      extents[instance_row(profile.stages[r.stage])].push_back(Interval{r.start_ns, r.end_ns});
+      extents[r.input][instance_row(profile.stages[r.stage])].push_back(Interval{r.start_ns, r.end_ns});
     }
   }
+  // The first lane of each input takes the input's extents of a row no lane of it ran in.
+  std::unordered_map<std::uint32_t, std::size_t> first_lane;
+  for (std::size_t k = 0; k < lanes.lanes.size(); ++k) first_lane.try_emplace(ranks.units[lanes.lanes[k].unit].input, k);
 
-  auto figures = [](StageRow& row, std::vector<Interval> kernels, std::vector<Interval> spans) {
-    merge_intervals(kernels);
-    if (spans.empty() && !kernels.empty()) {  // no range extents: the kernels' own span
-      spans.push_back(Interval{kernels.front().begin_ns, kernels.back().end_ns});
-    }
-    merge_intervals(spans);
-    Coverage c = coverage(kernels, spans);
-    row.wall_ns = c.wall_ns;
-    row.busy_ns = c.busy_ns;
-    row.gaps = c.gaps;
-  };
   for (StageRow& row : agg.stages) {
-    auto b = busy.find(row.name);
-    auto e = extents.find(row.name);
-    if (b == busy.end() && e == extents.end()) continue;
-    if (e != extents.end()) row.instances = e->second.size();
-    figures(row, b == busy.end() ? std::vector<Interval>{} : std::move(b->second),
-            e == extents.end() ? std::vector<Interval>{} : std::move(e->second));
+    for (const auto& [input, rows] : extents) {
+      if (auto e = rows.find(row.name); e != rows.end()) row.instances = row.instances.value_or(0) + e->second.size();
+    }
+    for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
+      const std::uint32_t input = ranks.units[lanes.lanes[k].unit].input;
+      auto b = busy[k].find(row.name);
+      const std::vector<Interval>* spans = nullptr;
+      if (auto in = extents.find(input); in != extents.end()) {
+        if (auto e = in->second.find(row.name); e != in->second.end()) spans = &e->second;
+      }
+      const bool ran_here = b != busy[k].end();
+      if (!ran_here && !(spans && first_lane[input] == k)) continue;
+      add_coverage(row, lane_coverage(ran_here ? b->second : std::vector<Interval>{},
+                                      spans ? *spans : std::vector<Interval>{}));
+    }
   }
 
   StageRow whole;
@@ -115,7 +148,9 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
     whole.kernel_time_ns = *agg.totals.kernel_time_ns;
     whole.has_kernel_time = true;
   }
-  figures(whole, std::move(all), {});
+  for (auto& lane : all) {
+    if (!lane.empty()) add_coverage(whole, lane_coverage(std::move(lane), {}));
+  }
   agg.stages.insert(agg.stages.begin(), std::move(whole));
 }
 

@@ -44,11 +44,13 @@ template <class ReadWith>
 Status run_reader(const std::string& path, model::Profile& profile, const ReadOptions& options,
                   const FormatEntry& format, std::uint64_t bytes, ReadWith read) {
   auto index = static_cast<std::uint32_t>(profile.inputs.size());
-  profile.inputs.push_back(model::InputInfo{path, format.id, std::string(format.description), {}});
+  profile.inputs.push_back(model::InputInfo{path, format.id, std::string(format.description), {}, {}});
   ProgressBar bar("reading " + path, bytes);
   ReadContext ctx{path, profile, index, [&bar](std::uint64_t done) { bar.update(done); }, &options};
+  const std::size_t first_range = profile.stage_ranges.size();
   Status status = read(ctx);
   bar.finish();
+  for (std::size_t r = first_range; r < profile.stage_ranges.size(); ++r) profile.stage_ranges[r].input = index;
   // Where text enters kernlens, it becomes valid UTF-8 (common/text.h), and says so.
   if (std::size_t repaired = profile.rewrite_text(repaired_utf8)) {
     ctx.warn(0, std::to_string(repaired) + " names or labels are not valid UTF-8: each bad byte sequence "
@@ -64,7 +66,7 @@ Status read_input_bytes(std::string_view bytes, const std::string& path, model::
                         const ReadOptions& options) {
   Detection detected = guess_format(bytes);
   if (!detected.format) {
-    profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kUnknown, "", {}});
+    profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kUnknown, "", {}, {}});
     return make_error(path, detected.line,
                       detected.line ? detected.why : "unrecognised format: " + detected.why);
   }

@@ -26,7 +26,7 @@ Status read_run_directory(const std::string& dir, const rundir::Manifest& manife
                                           "discovery ended",
                                           rundir::discovery_export_names()));
   }
-  profile.inputs.push_back({dir, model::InputFormat::kRunDirectory, "", {}});
+  profile.inputs.push_back({dir, model::InputFormat::kRunDirectory, "", {}, {}});
   const bool filter_stages = layout && layout->records_every_launch;
   if (Status s = read_discovery(timeline, manifest.nvtx_include(), filter_stages, profile, options); !s) return s;
   for (const auto& warning : join_deep_exports(rundir::deep_exports(dir), profile, options)) {

@@ -52,7 +52,14 @@ void Profile::start_metrics_at_end(Launch& launch) {
   launch.metrics_first = first;
 }
 
-void Device::fill_from(const Device& other) {
+std::optional<std::string> Device::fill_from(const Device& other) {
+  std::optional<std::string> conflict;
+  if (!name.empty() && !other.name.empty() && name != other.name) {
+    conflict = "GPU " + std::to_string(ordinal) + " is a " + other.name + " here but a " + name + " in an earlier input";
+  } else if (sm_clock_max_hz && other.sm_clock_max_hz && *sm_clock_max_hz != *other.sm_clock_max_hz) {
+    conflict = "GPU " + std::to_string(ordinal) + " has an SM clock of " + std::to_string(*other.sm_clock_max_hz / 1e6) +
+               " MHz here but " + std::to_string(*sm_clock_max_hz / 1e6) + " MHz in an earlier input";
+  }
   if (name.empty()) name = other.name;
   if (cc.empty()) cc = other.cc;
   auto fill = [](auto& mine, const auto& theirs) {
@@ -66,6 +73,7 @@ void Device::fill_from(const Device& other) {
   fill(memory_total_bytes, other.memory_total_bytes);
   fill(max_threads_per_sm, other.max_threads_per_sm);
   fill(max_shared_memory_per_sm_bytes, other.max_shared_memory_per_sm_bytes);
+  return conflict;
 }
 
 std::uint32_t StringTable::intern(std::string_view s) {

@@ -86,7 +86,7 @@ enum class LaunchKind : std::uint8_t { kKernel, kMemcpy, kMemset };
 struct Launch {
   NameId name = 0;  // index into Profile::names; the name as the source spells it
   LaunchKind kind = LaunchKind::kKernel;
-  std::int64_t bytes = kUnknown;  // memcpy/memset size
+  std::int64_t bytes = kUnknown;  // memcpy/memset size; a collective kernel's message size
   std::int64_t id = kUnknown;  // ncu launch ID, or the correlation id of a timeline
   std::uint32_t process = 0;   // index into Profile::processes (0: unknown)
   std::int64_t thread_id = kUnknown;
@@ -127,8 +127,10 @@ struct Device {
   std::optional<std::int64_t> max_threads_per_sm;
   std::optional<std::int64_t> max_shared_memory_per_sm_bytes;
 
-  // Fills what this one lacks from `other` (same GPU seen by another input).
-  void fill_from(const Device& other);
+  // Fills what this one lacks from `other` (same GPU seen by another input). When both know
+  // the GPU's model or SM clock and they differ (ranks on different GPUs under one ordinal),
+  // what differs, for a warning; this one's values are kept.
+  std::optional<std::string> fill_from(const Device& other);
 };
 
 struct ProcessInfo {
@@ -145,6 +147,14 @@ struct StageRange {
   StageId stage;
   std::int64_t start_ns;
   std::int64_t end_ns;
+  std::uint32_t input = 0;  // index into Profile::inputs (set by ingest for every reader)
+};
+
+// What a PyTorch trace's top-level "distributedInfo" says about the process that wrote it.
+struct DistributedInfo {
+  std::int64_t rank = kUnknown;
+  std::int64_t world_size = kUnknown;
+  std::string backend;  // "nccl", "gloo", ...
 };
 
 struct InputInfo {
@@ -152,6 +162,7 @@ struct InputInfo {
   InputFormat format = InputFormat::kUnknown;
   std::string description;      // the format for people, as its reader names it; empty: format_id
   std::vector<Error> warnings;  // problems that did not stop the read
+  std::optional<DistributedInfo> distributed;  // the rank the input says it is, when it says
 };
 
 // A correction of one string: the new text, or nullopt to keep it.

@@ -1,5 +1,7 @@
 #include "kernlens/report/charts.h"
 
+#include "kernlens/analysis/ranks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -233,9 +235,37 @@ std::string op_class_chart(const analysis::Analysis& analysis) {
   return svg.finish();
 }
 
+// One busy strip per GPU of each rank (analysis/ranks.h): "GPU busy" when there is one lane,
+// "rank R GPU D" otherwise; timelines are never merged across GPUs.
+struct GpuStrip {
+  std::string label;
+  std::vector<Busy> intervals;
+};
+
+std::vector<GpuStrip> gpu_strips(const model::Profile& profile) {
+  const analysis::RankMap ranks = analysis::map_ranks(profile);
+  const analysis::Lanes lanes = analysis::map_lanes(profile, ranks);
+  std::vector<GpuStrip> strips(lanes.lanes.size());
+  for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
+    const auto& lane = lanes.lanes[k];
+    strips[k].label = fmt::format("rank {} GPU {}", ranks.units[lane.unit].rank,
+                                  lane.device >= 0 ? std::to_string(lane.device) : "?");
+  }
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const auto& l = profile.launches[i];
+    if (l.kind != model::LaunchKind::kKernel || !l.start_ns || !l.duration_ns || l.count != 1) continue;
+    strips[static_cast<std::size_t>(lanes.lane_of_launch[i])].intervals.push_back(
+        {*l.start_ns, *l.start_ns + static_cast<std::int64_t>(std::llround(*l.duration_ns))});
+  }
+  std::erase_if(strips, [](const GpuStrip& s) { return s.intervals.empty(); });
+  if (strips.size() == 1) strips[0].label = "GPU busy";
+  return strips;
+}
+
 std::string timeline_chart(const model::Profile& profile) {
   auto intervals = kernel_intervals(profile);
   if (intervals.empty()) return "";
+  const std::vector<GpuStrip> strips = gpu_strips(profile);
   std::int64_t t0 = intervals.front().start_ns, t1 = intervals.front().end_ns;
   for (const auto& iv : intervals) {
     t0 = std::min(t0, iv.start_ns);
@@ -255,6 +285,7 @@ std::string timeline_chart(const model::Profile& profile) {
   constexpr double kCharPx = 7.2, kLinePx = 14, kWidth = 1100, kRight = 1080, kStrip = 34;
   std::vector<std::vector<std::string>> labels;
   std::size_t widest = std::string_view("GPU busy").size();
+  for (const auto& strip : strips) widest = std::max(widest, strip.label.size());
   for (const auto& lane : lanes) {
     labels.push_back(lane_label_lines(lane, kLabelChars));
     for (const auto& line : labels.back()) widest = std::max(widest, display_width(line));
@@ -267,7 +298,8 @@ std::string timeline_chart(const model::Profile& profile) {
     y += std::max(20.0, kLinePx * static_cast<double>(lines.size()) + 6);
   }
   const double strip_y = y;
-  Svg svg("timeline", "chart", kWidth, strip_y + kStrip + 34, "GPU busy and idle over the run, with the stages");
+  const double strips_end = strip_y + (kStrip + 6) * static_cast<double>(strips.size()) - 6;
+  Svg svg("timeline", "chart", kWidth, strips_end + 34, "GPU busy and idle over the run, with the stages");
   LinearAxis x{static_cast<double>(t0), static_cast<double>(t1), left, kRight};
   for (const auto& r : profile.stage_ranges) {
     auto lane = static_cast<std::size_t>(std::find(lanes.begin(), lanes.end(), stage_label(profile, r.stage)) - lanes.begin());
@@ -278,18 +310,21 @@ std::string timeline_chart(const model::Profile& profile) {
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     svg.text_lines(left - 8, lane_y[i] + 12, labels[i], kLinePx, "lane-label", "end", lanes[i]);
   }
-  svg.rect(left, strip_y, kRight - left, kStrip, "idle", "GPU idle");
-  auto busy = busy_per_bin(intervals, t0, t1, kBins);
   const double bin_px = (kRight - left) / static_cast<double>(kBins);
-  for (std::size_t b = 0; b < kBins; ++b) {
-    if (busy[b] <= 0) continue;
-    svg.rect(left + bin_px * static_cast<double>(b), strip_y, bin_px + 0.2, kStrip, "busy", "",
-             fmt::format("opacity:{:.2f}", 0.15 + 0.85 * busy[b]));
+  for (std::size_t k = 0; k < strips.size(); ++k) {
+    const double top = strip_y + (kStrip + 6) * static_cast<double>(k);
+    svg.rect(left, top, kRight - left, kStrip, "idle", strips.size() == 1 ? "GPU idle" : strips[k].label + " idle");
+    auto busy = busy_per_bin(strips[k].intervals, t0, t1, kBins);
+    for (std::size_t b = 0; b < kBins; ++b) {
+      if (busy[b] <= 0) continue;
+      svg.rect(left + bin_px * static_cast<double>(b), top, bin_px + 0.2, kStrip, "busy", "",
+               fmt::format("opacity:{:.2f}", 0.15 + 0.85 * busy[b]));
+    }
+    svg.text(left - 8, top + 21, strips[k].label, "lane-label", "end");
   }
-  svg.text(left - 8, strip_y + 21, "GPU busy", "lane-label", "end");
   for (int tick = 0; tick <= 4; ++tick) {
     double t = static_cast<double>(t0) + (static_cast<double>(t1 - t0) * tick) / 4;
-    svg.text(x.map(t), strip_y + kStrip + 16, human_duration_ns(t - static_cast<double>(t0)), "tick",
+    svg.text(x.map(t), strips_end + 16, human_duration_ns(t - static_cast<double>(t0)), "tick",
              tick == 0 ? "start" : tick == 4 ? "end" : "middle");
   }
   return svg.finish();

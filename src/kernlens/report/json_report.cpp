@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/report/format.h"
+#include "kernlens/report/rank_tables.h"
 
 namespace kernlens::report {
 namespace {
@@ -304,6 +305,7 @@ std::string analysis_json(const model::Profile& profile, const analysis::Analysi
     }
     doc["memory_ops"] = std::move(ops);
   }
+  if (analysis.ranks.multi_rank()) doc["ranks"] = ranks_json(analysis.ranks);
   // Names come from files; a byte that is not UTF-8 becomes U+FFFD rather than an error.
   return doc.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }

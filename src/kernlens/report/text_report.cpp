@@ -7,6 +7,7 @@
 
 #include "kernlens/common/text.h"
 #include "kernlens/report/format.h"
+#include "kernlens/report/rank_tables.h"
 #include "kernlens/report/summary.h"
 
 namespace kernlens::report {
@@ -304,6 +305,7 @@ std::string analysis_text(const model::Profile& profile, const analysis::Analysi
   append_stages(out, analysis);
   append_whole_mfu(out, analysis);
   append_memory_ops(out, profile, agg);
+  out += ranks_text(analysis.ranks, options.top);
   return out;
 }
 

@@ -60,7 +60,7 @@ class KltraceReader {
       if (d.core_clock_khz > 0) dev.sm_clock_max_hz = d.core_clock_khz * 1e3;
       if (d.global_memory_bytes > 0 && d.global_memory_bytes <= kMaxPlausibleNs)
         dev.memory_total_bytes = static_cast<std::int64_t>(d.global_memory_bytes);
-      ctx_.profile.device(dev.ordinal).fill_from(dev);
+      if (auto conflict = ctx_.profile.device(dev.ordinal).fill_from(dev)) ctx_.warn(0, *conflict + "; ranks that disagree on the GPU are not one GPU: peaks and MFU use the earlier input's");
     }
   }
 

@@ -176,7 +176,8 @@ class NsysReader {
   void fill_devices() {
     for (std::int32_t ordinal : devices_used_) {
       auto it = gpus_.find(ordinal);
-      if (it != gpus_.end()) ctx_.profile.device(ordinal).fill_from(it->second);
+      if (it == gpus_.end()) continue;
+      if (auto conflict = ctx_.profile.device(ordinal).fill_from(it->second)) ctx_.warn(0, *conflict + "; ranks that disagree on the GPU are not one GPU: peaks and MFU use the earlier input's");
     }
   }
 

@@ -204,9 +204,9 @@ void link_launches(const TraceRecords& records, ReadContext& ctx) {
     const TraceRange& range = records.ranges[r];
     if (range.laid_out) continue;
     if (range.gpu) {
-      profile.stage_ranges.push_back(model::StageRange{in.stage, range.start_ns, range.end_ns});
+      profile.stage_ranges.push_back(model::StageRange{in.stage, range.start_ns, range.end_ns, 0});
     } else if (in.first_ns <= in.last_ns) {
-      profile.stage_ranges.push_back(model::StageRange{in.stage, in.first_ns, in.last_ns});
+      profile.stage_ranges.push_back(model::StageRange{in.stage, in.first_ns, in.last_ns, 0});
     }
   }
 }

@@ -98,7 +98,7 @@ constexpr std::array<std::pair<std::string_view, EventKey>, 9> kEventKeys = {{
 
 enum class ArgKey : std::uint8_t {
   kDevice, kStream, kContext, kCorrelation, kRegisters, kSharedMemory, kBytes, kGrid, kBlock, kExternalId, kName,
-  kFullName, kMangledName, kLaidOut
+  kFullName, kMangledName, kLaidOut, kMessageElements, kDtype
 };
 
 // Kineto's names. "shared memory" is static + dynamic shared memory per block. "full name" and
@@ -106,12 +106,28 @@ enum class ArgKey : std::uint8_t {
 // keeps the kernel's name in them, so that reading the export back finds the same kernels), and
 // so is "laid out": an event of a launch that had no start time, which the export placed end to
 // end with the others (it reads back without a start time, so no wall time is made up).
-constexpr std::array<std::pair<std::string_view, ArgKey>, 14> kArgKeys = {{
+// "In msg nelems" and "dtype" are PyTorch's on a collective's kernel (NCCL backend): the
+// message size is their product.
+constexpr std::array<std::pair<std::string_view, ArgKey>, 16> kArgKeys = {{
     {"device", ArgKey::kDevice}, {"stream", ArgKey::kStream}, {"context", ArgKey::kContext},
     {"correlation", ArgKey::kCorrelation}, {"registers per thread", ArgKey::kRegisters},
     {"shared memory", ArgKey::kSharedMemory}, {"bytes", ArgKey::kBytes}, {"grid", ArgKey::kGrid},
     {"block", ArgKey::kBlock}, {"External id", ArgKey::kExternalId}, {"name", ArgKey::kName},
     {"full name", ArgKey::kFullName}, {"mangled name", ArgKey::kMangledName}, {"laid out", ArgKey::kLaidOut},
+    {"In msg nelems", ArgKey::kMessageElements}, {"dtype", ArgKey::kDtype},
+}};
+
+// Bytes per element of the dtypes PyTorch writes in a collective's args (c10's ScalarType
+// names); an unknown dtype leaves the message size unknown.
+constexpr std::array<std::pair<std::string_view, std::int64_t>, 13> kDtypeBytes = {{
+    {"Float", 4}, {"Double", 8}, {"Half", 2}, {"BFloat16", 2}, {"Int", 4}, {"Long", 8}, {"Short", 2},
+    {"Char", 1}, {"Byte", 1}, {"Bool", 1}, {"Float8_e4m3fn", 1}, {"Float8_e5m2", 1}, {"ComplexFloat", 8},
+}};
+
+enum class DistributedKey : std::uint8_t { kRank, kWorldSize, kBackend };
+
+constexpr std::array<std::pair<std::string_view, DistributedKey>, 3> kDistributedKeys = {{
+    {"rank", DistributedKey::kRank}, {"world_size", DistributedKey::kWorldSize}, {"backend", DistributedKey::kBackend},
 }};
 
 enum class DeviceKey : std::uint8_t {
@@ -175,6 +191,8 @@ model::Dim3 dim3(od::value& v) {
 
 struct EventArgs {
   std::optional<std::int64_t> device, stream, context, correlation, registers, shared_memory, bytes, external_id;
+  std::optional<std::int64_t> message_elements;
+  std::string_view dtype;
   model::Dim3 grid, block;
   std::string_view name;  // metadata events: the process's name
   std::string kernel_name;  // "mangled name", else "full name" (kernlens export), else empty
@@ -267,6 +285,7 @@ class TraceReader {
 
   Status read_member(const TracePart& part) {
     if (part.key == "traceEvents") return ctx_.error(part.line, "\"traceEvents\" is not an array");
+    if (part.key == "distributedInfo") return read_distributed(part);
     if (part.key != "deviceProperties") return ok_status();
     od::document doc;
     od::array devices;
@@ -277,6 +296,31 @@ class TraceReader {
       if (auto code = device.get_object().get(props); code) return malformed(part, code);
       if (auto code = read_device(props); code) return malformed(part, code);
     }
+    return ok_status();
+  }
+
+  // The top-level "distributedInfo" {"rank", "world_size", "backend", ...} of a trace written
+  // by a process of a torch.distributed job.
+  Status read_distributed(const TracePart& part) {
+    od::document doc;
+    od::object object;
+    if (auto code = iterate(part.value, doc); code) return malformed(part, code);
+    if (auto code = doc.get_object().get(object); code) return malformed(part, code);
+    model::DistributedInfo info;
+    for (auto field_result : object) {
+      od::field field;
+      if (auto code = std::move(field_result).get(field); code) return malformed(part, code);
+      auto key = find_key(field.key(), kDistributedKeys);
+      if (!key) continue;
+      od::value& v = field.value();
+      switch (*key) {
+        case DistributedKey::kRank: info.rank = integer(v).value_or(model::kUnknown); break;
+        case DistributedKey::kWorldSize: info.world_size = integer(v).value_or(model::kUnknown); break;
+        case DistributedKey::kBackend: info.backend = std::string(text(v).value_or("")); break;
+      }
+    }
+    if (info.rank < 0) return ctx_.error(part.line, "\"distributedInfo\" has no non-negative \"rank\"");
+    ctx_.profile.inputs[ctx_.input_index].distributed = std::move(info);
     return ok_status();
   }
 
@@ -307,8 +351,7 @@ class TraceReader {
     }
     if (d.ordinal < 0) return simdjson::SUCCESS;  // a device without an id cannot be matched
     if (major && minor) d.cc = std::to_string(*major) + "." + std::to_string(*minor);
-    model::Device& into = ctx_.profile.device(d.ordinal);
-    into.fill_from(d);
+    if (auto conflict = ctx_.profile.device(d.ordinal).fill_from(d)) ctx_.warn(0, *conflict + "; ranks that disagree on the GPU are not one GPU: peaks and MFU use the earlier input's");
     return simdjson::SUCCESS;
   }
 
@@ -383,6 +426,8 @@ class TraceReader {
         case ArgKey::kMangledName:
           if (auto t = text(value)) a.kernel_name = std::string(*t);
           break;
+        case ArgKey::kMessageElements: a.message_elements = integer(value); break;
+        case ArgKey::kDtype: a.dtype = text(value).value_or(""); break;
         case ArgKey::kLaidOut: {
           bool b = false;
           a.laid_out = value.get_bool().get(b) == simdjson::SUCCESS && b;
@@ -478,6 +523,9 @@ class TraceReader {
   }
 
   void set_kernel_args(const EventArgs& a, model::Launch& l) {
+    if (auto size = lookup(a.dtype, kDtypeBytes); size && a.message_elements && *a.message_elements >= 0) {
+      l.bytes = *a.message_elements * *size;
+    }
     l.grid = a.grid;
     l.block = a.block;
     l.registers_per_thread = fits_int32(a.registers).value_or(-1);

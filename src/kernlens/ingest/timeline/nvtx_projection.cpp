@@ -154,7 +154,7 @@ std::vector<model::StageId> project_nvtx(const std::vector<ApiCall>& calls,
   }
   for (const Extent& e : extents) {
     if (e.stage != kNoStage)
-      profile.stage_ranges.push_back(model::StageRange{e.stage, e.start, e.end});
+      profile.stage_ranges.push_back(model::StageRange{e.stage, e.start, e.end, 0});
   }
 
   std::vector<model::StageId> stage_of_call(calls.size());

@@ -1,0 +1,340 @@
+#include "kernlens/analysis/ranks.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <set>
+#include <utility>
+
+#include "kernlens/analysis/timeline.h"
+
+namespace kernlens::analysis {
+namespace {
+
+using model::Launch;
+using model::LaunchKind;
+
+// What marks a launch as communication, and which collective it is: the first pattern found
+// in its name wins (so "AllReduce" before "Reduce"). NCCL names its kernels
+// ncclKernel_<Collective>_... (older) and ncclDevKernel_<Collective>_... (2.19+).
+constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kCollectives = {{
+    {"allreduce", "all-reduce"}, {"allgather", "all-gather"}, {"reducescatter", "reduce-scatter"},
+    {"alltoall", "all-to-all"}, {"sendrecv", "send/recv"}, {"send", "send/recv"}, {"recv", "send/recv"},
+    {"broadcast", "broadcast"}, {"reduce", "reduce"}, {"nvshmem", "nvshmem"},
+}};
+constexpr std::array<std::string_view, 2> kCommKernelPrefixes = {"nccl", "nvshmem"};
+// Peer copies: CUPTI's kind PTOP as the readers spell it (memcpy_kinds.h, PyTorch's "PtoP").
+constexpr std::array<std::string_view, 2> kPeerCopyMarks = {"ptop", "peer"};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<Interval> interval_of(const Launch& l) {
+  if (!l.start_ns || !l.duration_ns) return std::nullopt;
+  return Interval{*l.start_ns, *l.start_ns + std::llround(*l.duration_ns)};
+}
+
+// Length of `iv` covered by `merged` (sorted, disjoint).
+double covered_ns(const Interval& iv, const std::vector<Interval>& merged) {
+  auto it = std::upper_bound(merged.begin(), merged.end(), iv.begin_ns,
+                             [](std::int64_t t, const Interval& m) { return t < m.end_ns; });
+  double ns = 0;
+  for (; it != merged.end() && it->begin_ns < iv.end_ns; ++it) {
+    ns += static_cast<double>(std::min(it->end_ns, iv.end_ns) - std::max(it->begin_ns, iv.begin_ns));
+  }
+  return ns;
+}
+
+void add_collective(std::vector<CollectiveRow>& rows, const std::string& kind, const Launch& l, double ns) {
+  auto it = std::find_if(rows.begin(), rows.end(), [&](const CollectiveRow& r) { return r.kind == kind; });
+  if (it == rows.end()) {
+    rows.push_back(CollectiveRow{kind, 0, 0, 0});
+    it = rows.end() - 1;
+  }
+  it->count += l.count;
+  it->time_ns += ns;
+  if (it->bytes && l.bytes >= 0) *it->bytes += l.bytes * static_cast<std::int64_t>(l.count);
+  else it->bytes.reset();
+}
+
+// A rank's row for a stage, first seen first; `index` maps (rank, stage name) to its place.
+RankStageRow& stage_of(RankRow& rank, std::size_t unit, const std::string& name,
+                       std::map<std::pair<std::size_t, std::string>, std::size_t>& index) {
+  auto [it, added] = index.try_emplace({unit, name}, rank.stages.size());
+  if (added) rank.stages.push_back(RankStageRow{name, 0, std::nullopt, {}});
+  return rank.stages[it->second];
+}
+
+// Kernel time per (name, rank index) for the skew table.
+using TimeByRank = std::map<std::string, std::map<std::size_t, double>>;
+
+void add_skew(const TimeByRank& times, std::string_view what, const std::vector<RankRow>& ranks,
+              std::vector<SkewRow>& out) {
+  for (const auto& [name, by_rank] : times) {
+    if (by_rank.size() < 2) continue;
+    auto [lo, hi] = std::minmax_element(by_rank.begin(), by_rank.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+    out.push_back(SkewRow{std::string(what), name, ranks[hi->first].rank, ranks[lo->first].rank, hi->second, lo->second});
+  }
+}
+
+// The straggler is the rank whose communication time is far below the largest: the others sat
+// in their collectives waiting for it.
+void name_roles(std::vector<RankRow>& ranks) {
+  if (ranks.size() < 2) return;
+  auto by_comm = [](const RankRow& a, const RankRow& b) { return a.comm.comm_ns < b.comm.comm_ns; };
+  auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end(), by_comm);
+  if (hi->comm.comm_ns <= 0 || lo->comm.comm_ns >= kStragglerCommShare * hi->comm.comm_ns) return;
+  lo->role = RankRow::Role::kStraggler;
+  for (auto& r : ranks) {
+    if (&r != &*lo && r.comm.comm_ns >= lo->comm.comm_ns / kStragglerCommShare) r.role = RankRow::Role::kWaiting;
+  }
+}
+
+// The input's "distributedInfo", when the input is known and says it.
+const model::DistributedInfo* distributed_of(const model::Profile& profile, std::uint32_t input) {
+  if (input >= profile.inputs.size() || !profile.inputs[input].distributed) return nullptr;
+  return &*profile.inputs[input].distributed;
+}
+
+}  // namespace
+
+std::string collective_of(std::string_view name, LaunchKind kind) {
+  const std::string low = lower(name);
+  if (kind == LaunchKind::kMemcpy) {
+    for (auto mark : kPeerCopyMarks) {
+      if (low.find(mark) != std::string::npos) return "peer copy";
+    }
+    return {};
+  }
+  if (kind != LaunchKind::kKernel) return {};
+  bool comm = false;
+  for (auto prefix : kCommKernelPrefixes) comm = comm || low.find(prefix) != std::string::npos;
+  if (!comm) return {};
+  for (const auto& [pattern, collective] : kCollectives) {
+    if (low.find(pattern) != std::string::npos) return std::string(collective);
+  }
+  return "other";
+}
+
+RankMap map_ranks(const model::Profile& profile) {
+  RankMap map;
+  // The one pid of an input whose launches all name the same process (launches without one
+  // belong to it too); kUnknown when none or several.
+  std::vector<std::set<std::int64_t>> pids(profile.inputs.size());
+  for (const auto& l : profile.launches) {
+    if (l.process != 0 && l.input < pids.size()) pids[l.input].insert(profile.processes[l.process].pid);
+  }
+  auto pid_of = [&](const Launch& l) {
+    if (l.process != 0) return profile.processes[l.process].pid;
+    return l.input < pids.size() && pids[l.input].size() == 1 ? *pids[l.input].begin() : model::kUnknown;
+  };
+  std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> unit_index;
+  for (const auto& l : profile.launches) unit_index.try_emplace({l.input, pid_of(l)}, 0);
+  std::map<std::uint32_t, std::size_t> units_per_input;
+  for (const auto& [key, _] : unit_index) ++units_per_input[key.first];
+
+  bool explicit_ranks = !unit_index.empty();
+  std::set<std::int64_t> seen;
+  for (const auto& [key, _] : unit_index) {
+    const model::DistributedInfo* d = distributed_of(profile, key.first);
+    if (!d || units_per_input[key.first] != 1) {
+      explicit_ranks = false;
+    } else if (!seen.insert(d->rank).second) {
+      map.warnings.push_back("two inputs say they are rank " + std::to_string(d->rank) +
+                             ": ranks are numbered in input order instead");
+      explicit_ranks = false;
+    }
+  }
+  std::int64_t next = 0;
+  for (auto& [key, index] : unit_index) {
+    RankMap::Unit u{key.first, key.second, next++, explicit_ranks};
+    if (explicit_ranks) u.rank = distributed_of(profile, key.first)->rank;
+    index = static_cast<std::uint32_t>(map.units.size());
+    map.units.push_back(u);
+  }
+  // By rank: renumber the indexes.
+  std::vector<std::uint32_t> order(map.units.size());
+  for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return map.units[a].rank < map.units[b].rank; });
+  std::vector<std::uint32_t> new_index(order.size());
+  std::vector<RankMap::Unit> sorted;
+  for (std::uint32_t i = 0; i < order.size(); ++i) {
+    new_index[order[i]] = i;
+    sorted.push_back(map.units[order[i]]);
+  }
+  map.units = std::move(sorted);
+  map.unit_of_launch.reserve(profile.launches.size());
+  for (const auto& l : profile.launches) map.unit_of_launch.push_back(new_index[unit_index.at({l.input, pid_of(l)})]);
+  return map;
+}
+
+Lanes map_lanes(const model::Profile& profile, const RankMap& ranks) {
+  Lanes out;
+  std::map<std::pair<std::uint32_t, std::int32_t>, std::int32_t> index;
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const std::int32_t device = profile.launches[i].device_ordinal;
+    const std::uint32_t unit = ranks.unit_of_launch[i];
+    auto [it, added] = index.try_emplace({unit, device}, static_cast<std::int32_t>(out.lanes.size()));
+    if (added) out.lanes.push_back(Lanes::Lane{unit, device});
+    out.lane_of_launch.push_back(it->second);
+  }
+  return out;
+}
+
+namespace {
+
+// Busy, wall and gaps of each lane, and the overlap of each communication launch with the
+// compute kernels of its lane.
+struct LaneTimeline {
+  std::vector<Interval> compute, all;
+};
+
+void fill_lane_figures(LaneRow& row, std::vector<Interval> all) {
+  if (all.empty()) return;
+  merge_intervals(all);
+  Coverage c = coverage(all, {Interval{all.front().begin_ns, all.back().end_ns}});
+  row.busy_ns = c.busy_ns;
+  row.wall_ns = c.wall_ns;
+  row.gaps = c.gaps;
+}
+
+void add_gaps(GapStats& into, const GapStats& g) {
+  into.count += g.count;
+  into.total_ns += g.total_ns;
+  into.largest_ns = std::max(into.largest_ns, g.largest_ns);
+}
+
+// Each rank's stage walls: the union of the stage's extents in the rank's input; also kept
+// per stage for the skew table (a late rank shows in wall time, not in kernel time).
+void add_stage_walls(const model::Profile& profile, const RankMap& map, std::vector<RankRow>& ranks,
+                     TimeByRank& walls) {
+  std::map<std::pair<std::uint32_t, std::string>, std::vector<Interval>> extents;  // (input, row)
+  for (const auto& r : profile.stage_ranges) {
+    if (r.stage >= profile.stages.size() || r.end_ns < r.start_ns) continue;
+    const auto& key = profile.stages[r.stage];
+    std::string row = key.push_pop.empty() ? (key.start_end.empty() ? std::string() : model::range_label(key.start_end.front()))
+                                           : model::push_pop_path(key);
+    extents[{r.input, row}].push_back(Interval{r.start_ns, r.end_ns});
+  }
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    for (auto& s : ranks[i].stages) {
+      auto it = extents.find({map.units[i].input, s.name});
+      if (it == extents.end()) continue;
+      std::vector<Interval> spans = it->second;
+      merge_intervals(spans);
+      double wall = 0;
+      for (const auto& iv : spans) wall += static_cast<double>(iv.end_ns - iv.begin_ns);
+      s.wall_ns = wall;
+      walls[s.name][i] = wall;
+    }
+  }
+}
+
+}  // namespace
+
+RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) {
+  RankAnalysis out;
+  RankMap map = map_ranks(profile);
+  out.warnings = map.warnings;
+  Lanes lanes = map_lanes(profile, map);
+  for (const auto& u : map.units) {
+    RankRow r;
+    r.rank = u.rank;
+    r.rank_from_input = u.rank_from_input;
+    if (const auto* d = distributed_of(profile, u.input)) r.distributed = *d;
+    if (u.input < profile.inputs.size()) r.input = profile.inputs[u.input].path;
+    r.pid = u.pid;
+    out.ranks.push_back(std::move(r));
+  }
+  std::vector<LaneTimeline> timelines(lanes.lanes.size());
+  std::vector<LaneRow> lane_rows(lanes.lanes.size());
+  // The collective of each launch, classified once per (name, kind).
+  std::map<std::pair<model::NameId, LaunchKind>, std::string> collective_of_name;
+  std::vector<const std::string*> collective(profile.launches.size());
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const Launch& l = profile.launches[i];
+    auto [known, added] = collective_of_name.try_emplace({l.name, l.kind});
+    if (added) known->second = collective_of(profile.names[l.name], l.kind);
+    collective[i] = &known->second;
+    if (l.kind == LaunchKind::kKernel) {
+      LaneRow& lane = lane_rows[static_cast<std::size_t>(lanes.lane_of_launch[i])];
+      lane.launches += l.count;
+      lane.kernel_time_ns += l.total_duration_ns().value_or(0);
+    }
+    auto iv = interval_of(l);
+    if (!iv || l.kind != LaunchKind::kKernel) continue;
+    auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
+    t.all.push_back(*iv);
+    if (collective[i]->empty()) t.compute.push_back(*iv);
+  }
+  for (auto& t : timelines) merge_intervals(t.compute);
+
+  std::map<model::NameId, std::string> family_of_name;
+  for (const auto& k : agg.kernels) family_of_name[k.name] = agg.families[k.family].cls.base_name;
+  TimeByRank stage_times, family_times;
+  std::vector<std::vector<std::string>> rows_of_stage(profile.stages.size());
+  for (std::size_t s = 0; s < profile.stages.size(); ++s) rows_of_stage[s] = stage_row_names(profile.stages[s]);
+
+  std::map<std::pair<std::size_t, std::string>, std::size_t> stage_index;
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const Launch& l = profile.launches[i];
+    const std::size_t unit = map.unit_of_launch[i];
+    RankRow& rank = out.ranks[unit];
+    const auto time = l.total_duration_ns();
+    if (l.kind == LaunchKind::kKernel) {
+      rank.launches += l.count;
+      if (time) {
+        rank.kernel_time_ns += *time;
+        family_times[family_of_name[l.name]][unit] += *time;
+      }
+    }
+    if (!time || (l.kind != LaunchKind::kKernel && collective[i]->empty())) continue;
+    CommFigures comm;
+    if (!collective[i]->empty()) {
+      comm.comm_ns = *time;
+      if (auto iv = interval_of(l)) {
+        comm.overlapped_ns = covered_ns(*iv, timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])].compute);
+      }
+      rank.comm.comm_ns += comm.comm_ns;
+      rank.comm.overlapped_ns += comm.overlapped_ns;
+      add_collective(rank.collectives, *collective[i], l, *time);
+    }
+    for (const auto& row : rows_of_stage[l.stage]) {
+      RankStageRow& s = stage_of(rank, unit, row, stage_index);
+      if (l.kind == LaunchKind::kKernel) {
+        s.kernel_time_ns += *time;
+        stage_times[row][unit] += *time;
+      }
+      s.comm.comm_ns += comm.comm_ns;
+      s.comm.overlapped_ns += comm.overlapped_ns;
+    }
+  }
+  for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
+    RankRow& rank = out.ranks[lanes.lanes[k].unit];
+    LaneRow& lane = lane_rows[k];
+    lane.device = lanes.lanes[k].device;
+    fill_lane_figures(lane, timelines[k].all);
+    if (lane.busy_ns) {
+      rank.busy_ns = rank.busy_ns.value_or(0) + *lane.busy_ns;
+      rank.wall_ns = rank.wall_ns.value_or(0) + *lane.wall_ns;
+      add_gaps(rank.gaps, lane.gaps);
+    }
+    rank.lanes.push_back(lane);
+  }
+  TimeByRank stage_walls;
+  add_stage_walls(profile, map, out.ranks, stage_walls);
+  add_skew(stage_walls, "stage wall", out.ranks, out.skew);
+  add_skew(stage_times, "stage", out.ranks, out.skew);
+  add_skew(family_times, "family", out.ranks, out.skew);
+  std::stable_sort(out.skew.begin(), out.skew.end(),
+                   [](const SkewRow& a, const SkewRow& b) { return a.spread_ns() > b.spread_ns(); });
+  name_roles(out.ranks);
+  return out;
+}
+
+}  // namespace kernlens::analysis
