@@ -94,7 +94,9 @@ PYBIND11_MODULE(_kernlens, m) {
   m.def(
       "compare_json",
       [](const std::string& base, const std::string& candidate, const std::vector<std::string>& rule_files) {
-        return released([&] { return kl::compare_json(base, candidate, kl::LoadOptions{rule_files}); });
+        kl::LoadOptions options;
+        options.rule_files = rule_files;
+        return released([&] { return kl::compare_json(base, candidate, options); });
       },
       py::arg("base"), py::arg("candidate"), py::arg("rule_files"));
   m.attr("__version__") = kl::version();
