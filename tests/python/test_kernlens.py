@@ -215,14 +215,12 @@ def test_load_needs_a_path():
         kernlens.load()
 
 
-def test_reading_releases_the_gil():
-    """While another thread reads, this one keeps running: with the GIL held for a whole read,
-    the longest pause here would be a whole read long."""
-    inputs = paths("run_directory_tracer")
+def longest_pause_while_reading(inputs, reads=4):
+    """The longest gap between two iterations of this thread's loop while another thread reads
+    `inputs` `reads` times, and the time of one read alone."""
     start = time.perf_counter()
     kernlens.load(*inputs)
     one_read_s = time.perf_counter() - start
-    reads = 4
     worker = threading.Thread(target=lambda: [kernlens.load(*inputs) for _ in range(reads)])
     longest_pause_s, last = 0.0, time.perf_counter()
     worker.start()
@@ -230,4 +228,13 @@ def test_reading_releases_the_gil():
         now = time.perf_counter()
         longest_pause_s, last = max(longest_pause_s, now - last), now
     worker.join()
-    assert longest_pause_s < max(0.75 * one_read_s, 0.02), (longest_pause_s, one_read_s)
+    return longest_pause_s, one_read_s
+
+
+def test_reading_releases_the_gil():
+    """While another thread reads, this one keeps running: with the GIL held for a whole read,
+    the longest pause here would be a whole read long, in every attempt. A loaded machine (CI's
+    two cores running other tests) can pause this thread for a while too: three attempts."""
+    inputs = paths("run_directory_tracer")
+    attempts = [longest_pause_while_reading(inputs) for _ in range(3)]
+    assert any(pause < max(0.75 * one_read, 0.02) for pause, one_read in attempts), attempts
