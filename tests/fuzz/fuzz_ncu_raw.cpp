@@ -9,7 +9,7 @@ namespace {
 std::string read_on(std::string_view bytes, unsigned threads) {
   using namespace kernlens;
   model::Profile p;
-  p.inputs.push_back(model::InputInfo{"fuzz.csv", model::InputFormat::kNcuRawCsv, "", {}});
+  p.inputs.push_back(model::InputInfo{"fuzz.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
   ingest::ReadOptions options;
   options.threads = threads;
   options.min_part_bytes = 1;

@@ -72,7 +72,7 @@ std::string read_streamed(const std::string& path, unsigned threads, std::size_t
   ReadOptions options;
   options.threads = threads;
   options.min_part_bytes = 1;
-  profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kNcuRawCsv, "", {}});
+  profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kNcuRawCsv, "", {}, {}});
   ReadContext ctx{path, profile, 0, nullptr, &options};
   Status s = read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
   return describe(profile, s);
