@@ -9,13 +9,16 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
+#include "kernlens/profile/early_start.h"
 #include "profile_test_util.h"
 
 namespace kernlens::profile {
@@ -44,15 +47,21 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
       "gpu__time_duration.sum --nvtx --nvtx-include prefill/ -o " + runs + "/discovery/timing python3 run.py "
       "--prompt 'it'\\''s'\n" +
       kFakeNcu + " --import " + runs + "/discovery/timing.ncu-rep --page raw --csv --print-units base --print-kernel-base mangled\n"
+      "# deep pass: its program starts beside discovery under ncu --mode launch and waits at its first CUDA\n"
+      "# call; the first ncu run attaches to it once discovery has chosen the kernels (--no-early-start:\n"
+      "# the program starts after discovery instead)\n"
       "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first; the\n"
       "# kernels, the launch number they share and --launch-count, one per kernel, come from discovery)\n" +
-      kFakeNcu + " --target-processes all --replay-mode kernel --clock-control none --section SpeedOfLight "
+      kFakeNcu + " --mode launch --target-processes application-only --nvtx --port '<A FREE PORT>' "
+      "--max-connections 1 python3 run.py --prompt 'it'\\''s'\n" +
+      kFakeNcu + " --mode attach --hostname 127.0.0.1 --port '<A FREE PORT>' --max-connections 1 --replay-mode kernel "
+      "--clock-control none --section SpeedOfLight "
       "--section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats "
       "--section WarpStateStats --section SpeedOfLight_RooflineChart --section "
       "SpeedOfLight_HierarchicalTensorRooflineChart --section SpeedOfLight_HierarchicalSingleRooflineChart "
-      "--section SpeedOfLight_HierarchicalDoubleRooflineChart --nvtx --nvtx-include prefill/ "
+      "--section SpeedOfLight_HierarchicalDoubleRooflineChart --nvtx-include prefill/ "
       "--kernel-name-base mangled --kernel-id '::regex:<THE KERNELS DISCOVERY SELECTS>:<LAUNCH NUMBER>' "
-      "--launch-count 1 --kill 1 -o " + runs + "/deep/deep_1 python3 run.py --prompt 'it'\\''s'\n" +
+      "--launch-count 1 --kill 1 -o " + runs + "/deep/deep_1\n" +
       kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page raw --csv --print-units base --print-kernel-base mangled\n" +
       kFakeNcu + " --import " + runs + "/deep/deep_1.ncu-rep --page details --csv --print-kernel-base mangled\n";
   // The environment line depends on this machine (its Python; nvidia-smi when there is one).
@@ -62,6 +71,14 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
   EXPECT_NE(r.out.substr(env_at, env_end - env_at).find("\"python_version\":"), std::string::npos);
   EXPECT_EQ(without_environment_line(r.out), expected);
   EXPECT_FALSE(std::filesystem::exists(dir.file("runs")));
+  // --no-early-start: one ncu command that starts the program after discovery.
+  o.early_start = false;
+  auto after = run(o);
+  EXPECT_EQ(after.result.exit_code, 0) << after.err;
+  EXPECT_EQ(after.out.find("--mode"), std::string::npos) << after.out;
+  EXPECT_NE(after.out.find("\n" + kFakeNcu + " --target-processes all --replay-mode kernel --clock-control none "),
+            std::string::npos)
+      << after.out;
 }
 
 TEST(ProfileRun, RunDirectoryHoldsDiscoveryDeepPassAndAnalysis) {
@@ -92,9 +109,12 @@ TEST(ProfileRun, RunDirectoryHoldsDiscoveryDeepPassAndAnalysis) {
     EXPECT_EQ(run_record["exit_code"], 0);
     EXPECT_TRUE(std::filesystem::exists(root + "/" + run_record["stderr_log"].get<std::string>()));
   }
-  EXPECT_EQ(steps, (std::vector<std::string>{"discovery (ncu)", "discovery export (ncu)", "deep 1/2", "deep 1/2 export raw",
-                                             "deep 1/2 export details", "deep 2/2", "deep 2/2 export raw",
-                                             "deep 2/2 export details"}));
+  // The first deep run attached to the program started beside discovery (early_start.h).
+  EXPECT_EQ(steps, (std::vector<std::string>{"discovery (ncu)", "discovery export (ncu)", "deep 1/2",
+                                             "deep 1/2 program (started beside discovery under ncu --mode launch)",
+                                             "deep 1/2 export raw", "deep 1/2 export details", "deep 2/2",
+                                             "deep 2/2 export raw", "deep 2/2 export details"}));
+  EXPECT_EQ(manifest["options"]["early_start"]["used"], true);
   EXPECT_EQ(manifest["options"]["selection"]["kernels"], 18);
   auto analysis = read_json(root + "/analysis.json");
   EXPECT_EQ(analysis["totals"]["launches"], 396);
@@ -169,6 +189,123 @@ TEST(ProfileRun, MangledDiscoveryProfilesOneLaunchPerKernelThroughKernelId) {
   // the GEMM's place were not measured on the H100).
   EXPECT_EQ(analysis["coverage"]["measured_kernels"], 14);
   EXPECT_EQ(analysis["coverage"]["deep_launches"], 14);
+}
+
+// Issue 15's cost: the deep pass's program starts beside discovery under `ncu --mode launch` and
+// the first deep run attaches to it. What it measures is what the same run measures when the
+// program starts after discovery, and nothing of it is left running.
+std::string without_run_id(std::string text, const std::string& run_id) {
+  for (std::size_t at; (at = text.find("/" + run_id + "/")) != std::string::npos;) text.replace(at, run_id.size() + 2, "/");
+  return text;
+}
+
+// Live processes whose command line holds `needle` (arguments joined by spaces).
+std::vector<int> processes_running(const std::string& needle) {
+  std::vector<int> found;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const std::string pid = entry.path().filename().string();
+    if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(entry.path() / "cmdline");
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    std::ifstream stat(entry.path() / "stat");
+    std::string line;
+    std::getline(stat, line);
+    const bool zombie = line.find(") Z ") != std::string::npos;
+    if (!zombie && cmdline.find(needle) != std::string::npos) found.push_back(std::stoi(pid));
+  }
+  return found;
+}
+
+std::string early_launch_needle(const nlohmann::json& manifest) {
+  return "--mode launch --target-processes application-only --port " +
+         std::to_string(manifest["options"]["early_start"]["port"].get<int>()) + " ";
+}
+
+TEST(ProfileRun, EarlyStartMeasuresWhatAStartAfterDiscoveryMeasures) {
+  test::TempDir dir;
+  setenv("FAKE_NCU_DATA", "llama_prefill", 1);
+  auto early = run(options(dir, {"echo", "hello from the program"}));
+  auto o = options(dir, {"echo", "hello from the program"});
+  o.run_id = "r2";
+  o.early_start = false;
+  auto after = run(o);
+  unsetenv("FAKE_NCU_DATA");
+  ASSERT_EQ(early.result.exit_code, 0) << early.err;
+  ASSERT_EQ(after.result.exit_code, 0) << after.err;
+  const std::string root = dir.file("runs") + "/r1";
+  auto manifest = read_json(root + "/manifest.json");
+  const auto& started = manifest["options"]["early_start"];
+  EXPECT_EQ(started["started"], true);
+  EXPECT_EQ(started["used"], true);
+  EXPECT_GT(started["port"].get<int>(), 0);
+  // The attach, then the program it measured (ended by --kill 1 after the last launch).
+  const auto& attach = manifest["runs"][2];
+  EXPECT_EQ(attach["argv"][1], "--mode");
+  EXPECT_EQ(attach["argv"][2], "attach");
+  const auto& program = manifest["runs"][3];
+  EXPECT_EQ(program["argv"][1], "--mode");
+  EXPECT_EQ(program["argv"][2], "launch");
+  EXPECT_EQ(program["exit_code"], 0);
+  EXPECT_TRUE(std::filesystem::exists(root + "/" + program["stdout_log"].get<std::string>()));
+  EXPECT_EQ(read_json(dir.file("runs") + "/r2/manifest.json")["options"]["early_start"]["why_not"], "--no-early-start");
+  // The same measurements, whichever way the program started.
+  std::ifstream a(root + "/analysis.json"), b(dir.file("runs") + "/r2/analysis.json");
+  std::string early_text((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+  std::string after_text((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(without_run_id(early_text, "r1"), without_run_id(after_text, "r2"));
+  EXPECT_NE(early_text.find("\"measured_kernels\": 14"), std::string::npos);
+  EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
+}
+
+// An attach that fails (ncu could not connect) costs a run, not the measurements: the early
+// program is ended and the deep pass starts the program the usual way.
+TEST(ProfileRun, AFailedAttachEndsTheEarlyProgramAndRunsTheDeepPassAsUsual) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "attach-fails");
+  ASSERT_EQ(r.result.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: the deep pass's program started early: deep 1/2: exit code 1"), std::string::npos)
+      << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["options"]["early_start"]["used"], false);
+  EXPECT_NE(manifest["options"]["early_start"]["why_not"].get<std::string>().find("exit code 1"), std::string::npos);
+  EXPECT_EQ(manifest["runs"][2]["exit_code"], 1);  // the attach
+  EXPECT_EQ(manifest["runs"][3]["step"], "deep 1/2");
+  EXPECT_EQ(manifest["runs"][3]["argv"][1], "--target-processes");
+  EXPECT_EQ(manifest["status"], "complete");
+  EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
+}
+
+// Discovery fails (the program exits 3): the program waiting for its attach is ended too.
+TEST(ProfileRun, AFailedDiscoveryEndsTheEarlyProgram) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"sh", "-c", "exit 3"}));
+  EXPECT_EQ(r.result.exit_code, 3) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["options"]["early_start"]["started"], true);
+  EXPECT_EQ(manifest["options"]["early_start"]["why_not"], "discovery failed");
+  EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
+}
+
+// ncu launches only the program's own process: a discovery that saw kernels of two processes
+// does not use the early program.
+TEST(ProfileRun, EarlyProgramServesOnlyAOneProcessTimeline) {
+  model::Profile timeline;
+  model::ProcessInfo first, second;
+  first.pid = 10;
+  second.pid = 11;
+  const std::uint32_t a = timeline.intern_process(first);
+  const std::uint32_t b = timeline.intern_process(second);
+  model::Launch launch;
+  launch.process = a;
+  timeline.launches.push_back(launch);
+  EXPECT_EQ(early_program_unusable(timeline), "");
+  launch.process = 0;  // unknown: no evidence of a second process
+  timeline.launches.push_back(launch);
+  EXPECT_EQ(early_program_unusable(timeline), "");
+  launch.process = b;
+  timeline.launches.push_back(launch);
+  EXPECT_EQ(early_program_unusable(timeline), "discovery saw kernels of 2 processes: ncu launched only the program's own");
 }
 
 TEST(ProfileRun, AFailingProgramFailsTheRunWithExitCode3) {

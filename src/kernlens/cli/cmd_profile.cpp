@@ -29,7 +29,7 @@ struct ProfileCliOptions {
   profile::ProfileRunOptions run;
   std::string discovery = "auto", tier = "roofline", clock_control = "none", replay = "kernel";
   std::vector<std::string> ranks;
-  bool quiet = false, no_kill = false;
+  bool quiet = false, no_kill = false, no_early_start = false;
   std::vector<std::string> rule_files, tags;
 };
 
@@ -69,6 +69,7 @@ int run_profile_command(ProfileCliOptions& opt) {
   opt.run.progress_tty = isatty(STDERR_FILENO) == 1;
   opt.run.echo_program_output = !opt.quiet;
   opt.run.kill_after_last = !opt.no_kill && !profile::launcher_rank(environ);
+  opt.run.early_start = !opt.no_early_start;
   // The run directory's analysis.json and the tables printed at the end.
   opt.run.writers.analysis_json = [](const model::Profile& p, const analysis::Analysis& a) {
     return report::analysis_json(p, a, {});
@@ -191,6 +192,10 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_flag("--no-kill", opt->no_kill,
                 "Let the program run to its end after the deep pass profiled its last kernel (by default "
                 "ncu ends it there; never under a launcher)");
+  cmd->add_flag("--no-early-start", opt->no_early_start,
+                "Start the deep pass's program after discovery (by default it starts beside discovery under "
+                "`ncu --mode launch`, waits at its first CUDA call, and ncu attaches to it once the kernels are "
+                "chosen: the program's start-up is paid once; use this for a program that cannot run twice at once)");
   cmd->add_flag("--quiet", opt->quiet, "Do not echo the program's output (it is still logged)");
   cmd->add_flag("--verbose", opt->run.verbose, "Print where the time went, step by step (also in manifest.json)");
   add_rules_option(cmd, opt->rule_files);

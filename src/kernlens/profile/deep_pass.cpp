@@ -1,10 +1,12 @@
 #include "kernlens/profile/deep_pass.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <ostream>
 
 #include <fmt/format.h>
 
+#include "kernlens/profile/early_start.h"
 #include "kernlens/profile/rank_lockstep.h"
 #include "kernlens/rundir/layout.h"
 
@@ -12,6 +14,7 @@ namespace kernlens::profile {
 namespace {
 
 constexpr std::string_view kDeepPlaceholder = "regex:<THE KERNELS DISCOVERY SELECTS>";
+constexpr std::string_view kPortPlaceholder = "<A FREE PORT>";
 constexpr std::string_view kDeepIdPlaceholder = "::regex:<THE KERNELS DISCOVERY SELECTS>:<LAUNCH NUMBER>";
 
 // What usually makes a deep-pass run profile nothing.
@@ -81,9 +84,50 @@ std::string run_untouched(RunContext& run, std::size_t k, std::size_t runs) {
   return run_failure(run, step + " (the program, untouched, in step with the profiled ranks)", *result, k);
 }
 
+// One ncu run of the deep pass: its outcome, or an Error when it could not start.
+Result<StepOutcome> run_ncu(RunContext& run, StepSpec spec, DeepProgress& progress, std::size_t k) {
+  spec.on_event = [&](const NcuEvent& e) { run.err << progress.on_event(e, run.elapsed_s()) << std::flush; };
+  lockstep_run(run, k, spec);
+  return run_step(run, spec);
+}
+
+bool profiled_something(const StepOutcome& outcome, const DeepInvocation& d) {
+  std::error_code ec;
+  return !outcome.no_kernels_profiled && std::filesystem::is_regular_file(d.report_base + ".ncu-rep", ec);
+}
+
+// The first ncu run attached to the program started beside discovery; then waits for that
+// program to end (ncu's --kill ends it after the last launch). std::nullopt when the attach did
+// not measure anything: the early program is ended and the run goes the usual way.
+std::optional<Result<StepOutcome>> run_attached(RunContext& run, const std::string& step, const DeepInvocation& d,
+                                                DeepProgress& progress, std::optional<EarlyProgram>& early) {
+  StepSpec spec(step, attach_argv(run.ncu, run.opt.tier, run.opt.replay, d, early->port), run.dir.deep,
+                std::filesystem::path(d.report_base).filename().string());
+  auto outcome = run_ncu(run, spec, progress, 0);
+  if (!outcome || !outcome->result.succeeded() || !profiled_something(*outcome, d)) {
+    const std::string why = !outcome ? outcome.error().to_string()
+                            : !outcome->result.succeeded() ? failure(spec.step, *outcome)
+                                                           : "ncu profiled no kernel in it";
+    if (!run.stop_requested()) run.note("warning: the deep pass's program started early: " + why + "; running it again");
+    drop_early_program(run, early, why);
+    if (run.stop_requested()) return outcome;
+    return std::nullopt;
+  }
+  ProcessResult program = early->process.wait(static_cast<std::int64_t>(run.opt.timeout_s * 1e9));
+  if (run.guard) run.guard->end_group_when_interrupted_twice(0);
+  record_early_program(run, *early, step + " program (started beside discovery under ncu --mode launch)", program);
+  if (!program.succeeded() && !outcome->result.interrupted) {
+    run.note(fmt::format("warning: the program started early ended with {} after ncu measured it (deep/{})",
+                         program.describe(), std::filesystem::path(program.stderr_log_path).filename().string()));
+  }
+  run.manifest.options["early_start"]["used"] = true;
+  early.reset();
+  return outcome;
+}
+
 }  // namespace
 
-DeepPassResult deep_pass(RunContext& run, const Selection& selection) {
+DeepPassResult deep_pass(RunContext& run, const Selection& selection, std::optional<EarlyProgram>& early) {
   std::uint64_t planned = 0;
   for (const auto& inv : selection.invocations) planned += inv.launch_count;
   const std::size_t ncu_runs = selection.invocations.size();
@@ -107,20 +151,22 @@ DeepPassResult deep_pass(RunContext& run, const Selection& selection) {
     const std::string stem = fmt::format("deep_{}", i + 1);
     DeepInvocation d{std::string(to_string(selection.name_base)), inv.kernel_name, inv.kernel_id, inv.launch_skip,
                      inv.launch_count, (run.dir.deep / stem).string()};
-    auto on_event = [&](const NcuEvent& e) { run.err << progress.on_event(e, run.elapsed_s()) << std::flush; };
     const std::string step = fmt::format("deep {}/{}", i + 1, runs);
-    StepSpec spec(step, deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command), run.dir.deep, stem);
-    spec.on_event = on_event;
-    lockstep_run(run, i, spec);
-    auto result = run_step(run, spec);
-    if (!result) {
-      r.why = result.error().to_string();
+    std::optional<Result<StepOutcome>> result;
+    if (i == 0 && early) result = run_attached(run, step, d, progress, early);
+    if (!result && !run.stop_requested()) {
+      result = run_ncu(run, StepSpec(step, deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command),
+                                     run.dir.deep, stem),
+                       progress, i);
+    }
+    if (!result) break;
+    if (!*result) {
+      r.why = result->error().to_string();
       break;
     }
-    if (r.why = run_failure(run, step, *result, i); !r.why.empty()) break;
-    std::error_code ec;
-    if (result->no_kernels_profiled || !std::filesystem::is_regular_file(d.report_base + ".ncu-rep", ec)) {
-      nothing = ncu_profiled_nothing(step, *result, deep_causes());
+    if (r.why = run_failure(run, step, **result, i); !r.why.empty()) break;
+    if (!profiled_something(**result, d)) {
+      nothing = ncu_profiled_nothing(step, **result, deep_causes());
       run.note("warning: " + nothing);
       continue;
     }
@@ -137,7 +183,17 @@ DeepPassResult deep_pass(RunContext& run, const Selection& selection) {
 std::vector<std::vector<std::string>> deep_pass_plan(const RunContext& run) {
   DeepInvocation d{"mangled", std::string(kDeepPlaceholder), std::string(kDeepIdPlaceholder), 0, 1,
                    (run.dir.deep / "deep_1").string()};
-  std::vector<std::vector<std::string>> argvs = {deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command)};
+  std::vector<std::vector<std::string>> argvs;
+  if (early_start_refused(run).empty()) {
+    argvs.push_back(launch_argv(run.ncu, 0, run.opt.command));
+    argvs.push_back(attach_argv(run.ncu, run.opt.tier, run.opt.replay, d, 0));
+    for (auto& argv : argvs) {
+      auto port = std::find(argv.begin(), argv.end(), "--port");
+      if (port != argv.end() && port + 1 != argv.end()) *(port + 1) = kPortPlaceholder;
+    }
+  } else {
+    argvs.push_back(deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command));
+  }
   for (auto& argv : export_argvs(run.ncu.ncu, d.report_base + ".ncu-rep")) argvs.push_back(std::move(argv));
   return argvs;
 }

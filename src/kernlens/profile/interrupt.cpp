@@ -26,6 +26,7 @@ volatile sig_atomic_t g_first_signal = 0;
 // memory.
 std::atomic<const LastWords*> g_last_words{nullptr};
 std::vector<std::unique_ptr<LastWords>> g_kept_words;
+volatile sig_atomic_t g_group_to_end = 0;
 
 void write_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
@@ -36,11 +37,12 @@ void write_all(int fd, std::string_view bytes) {
   }
 }
 
-// Only async-signal-safe calls: open, write, close, rename, _exit.
+// Only async-signal-safe calls: kill, open, write, close, rename, _exit.
 extern "C" void on_guard_signal(int sig) {
   if (g_first_signal == 0) g_first_signal = sig;
   g_signal_count = g_signal_count + 1;
   if (g_signal_count < 2) return;
+  if (g_group_to_end > 0) ::kill(-static_cast<pid_t>(g_group_to_end), SIGKILL);
   if (const LastWords* words = g_last_words.load()) {
     int fd = ::open(words->temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
@@ -73,6 +75,7 @@ InterruptGuard::~InterruptGuard() {
   sigaction(SIGTERM, &g_previous_term, nullptr);
   g_last_words = nullptr;
   g_kept_words.clear();
+  g_group_to_end = 0;
 }
 
 bool InterruptGuard::interrupted() const { return g_first_signal != 0; }
@@ -84,6 +87,8 @@ void InterruptGuard::prepare_last_words(const std::string& path, const std::stri
   g_last_words = words.get();
   g_kept_words.push_back(std::move(words));
 }
+
+void InterruptGuard::end_group_when_interrupted_twice(int process_group) const { g_group_to_end = process_group; }
 
 std::string signal_name(int sig) {
   if (sig == SIGINT) return "SIGINT";

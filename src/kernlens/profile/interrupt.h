@@ -24,6 +24,9 @@ class InterruptGuard {
   // What a second signal writes before exiting: `bytes` to `path`, through a temporary file
   // beside it renamed over it. Each call replaces the previous one.
   void prepare_last_words(const std::string& path, const std::string& bytes) const;
+  // A process group that a second signal kills on its way out (a child left running in the
+  // background: early_start.h); 0: none.
+  void end_group_when_interrupted_twice(int process_group) const;
 };
 
 // "SIGINT", "SIGTERM", or "signal N".

@@ -117,19 +117,21 @@ std::vector<std::string> discovery_argv(const NcuSettings& settings, const std::
   return argv;
 }
 
-std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, ReplayMode replay,
-                                   const DeepInvocation& invocation,
-                                   std::span<const std::string> program) {
-  std::vector<std::string> argv{settings.ncu};
-  append(argv, {"--target-processes", "all", "--replay-mode", to_string(replay), "--clock-control",
-                to_string(settings.clock_control)});
+namespace {
+
+// What one deep-pass run measures: replay, clocks, the tier's sections, the NVTX filters, the
+// kernel filter, the count, --kill and the report. `with_nvtx`: whether --nvtx goes too (ncu
+// refuses it with --mode attach, where the launch gave it).
+void append_deep_options(std::vector<std::string>& argv, const NcuSettings& settings, Tier tier, ReplayMode replay,
+                         const DeepInvocation& invocation, bool with_nvtx) {
+  append(argv, {"--replay-mode", to_string(replay), "--clock-control", to_string(settings.clock_control)});
   const TierSpec& spec = tier_spec(tier);
   if (!spec.set.empty()) append(argv, {"--set", spec.set});
   for (auto section : spec.sections) {
     if (section_available(settings, section)) append(argv, {"--section", section});
   }
   if (!settings.nvtx_include.empty()) {
-    argv.emplace_back("--nvtx");
+    if (with_nvtx) argv.emplace_back("--nvtx");
     append_nvtx_filters(argv, settings);
   }
   append(argv, {"--kernel-name-base", invocation.kernel_name_base});
@@ -146,7 +148,43 @@ std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, Repla
   // counted launch and ncu exited 0 (ncu_filter_probe.sh on the H100).
   if (settings.kill_after_last) append(argv, {"--kill", "1"});
   append(argv, {"-o", invocation.report_base});
+}
+
+// One target on one port: the launch listens there only, the attach looks there only, so two
+// runs on one host never attach to each other's program.
+void append_port(std::vector<std::string>& argv, int port) {
+  append(argv, {"--port", std::to_string(port), "--max-connections", "1"});
+}
+
+}  // namespace
+
+std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, ReplayMode replay,
+                                   const DeepInvocation& invocation,
+                                   std::span<const std::string> program) {
+  std::vector<std::string> argv{settings.ncu};
+  append(argv, {"--target-processes", "all"});
+  append_deep_options(argv, settings, tier, replay, invocation, true);
   append_program(argv, program);
+  return argv;
+}
+
+// application-only: a child process that uses CUDA would otherwise wait for an attach that
+// never comes (the early start is used only when discovery saw one process).
+std::vector<std::string> launch_argv(const NcuSettings& settings, int port, std::span<const std::string> program) {
+  std::vector<std::string> argv{settings.ncu};
+  append(argv, {"--mode", "launch", "--target-processes", "application-only"});
+  if (!settings.nvtx_include.empty()) argv.emplace_back("--nvtx");
+  append_port(argv, port);
+  append_program(argv, program);
+  return argv;
+}
+
+std::vector<std::string> attach_argv(const NcuSettings& settings, Tier tier, ReplayMode replay,
+                                     const DeepInvocation& invocation, int port) {
+  std::vector<std::string> argv{settings.ncu};
+  append(argv, {"--mode", "attach", "--hostname", "127.0.0.1"});
+  append_port(argv, port);
+  append_deep_options(argv, settings, tier, replay, invocation, false);
   return argv;
 }
 

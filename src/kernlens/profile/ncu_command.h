@@ -1,6 +1,7 @@
 // Nsight Compute command lines, as argv vectors (never shell strings):
 //
 //   discovery_argv()   timing mode: every launch, only gpu__time_duration.sum, into a report
+//   launch_argv(), attach_argv()   the deep pass's first run in two halves (early_start.h)
 //   deep_argv()        one deep-pass invocation: the tier's sections, one kernel filter and
 //                      an invocation number or a window of its launches, into
 //                      <out>/deep/<name>.ncu-rep
@@ -74,6 +75,14 @@ struct DeepInvocation {
 std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, ReplayMode replay,
                                    const DeepInvocation& invocation,
                                    std::span<const std::string> program);
+
+// The same run in two halves (early_start.h): launch_argv() starts the program, which waits at
+// its first CUDA call on `port` (127.0.0.1); attach_argv() connects there later with what to
+// measure. ncu 2025.3.1 on the H100 refused --nvtx at attach and took the NVTX filters there
+// when the launch had --nvtx (scripts/device/ncu_attach_probe.sh).
+std::vector<std::string> launch_argv(const NcuSettings& settings, int port, std::span<const std::string> program);
+std::vector<std::string> attach_argv(const NcuSettings& settings, Tier tier, ReplayMode replay,
+                                     const DeepInvocation& invocation, int port);
 
 // The exports of one report: [0] raw page in base units, [1] details page. Each writes CSV
 // to stdout; the caller sends it to a file.

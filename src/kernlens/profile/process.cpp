@@ -567,6 +567,102 @@ Result<ProcessResult> run_process(const ProcessOptions& options) {
   return result;
 }
 
+namespace {
+std::int64_t steady_now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+Result<Fd> open_log_or_null(const std::string& path) {
+  if (!path.empty()) return open_log(path);
+  int fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return make_error("/dev/null", 0, "cannot open: " + errno_text(errno));
+  return Fd(fd);
+}
+}  // namespace
+
+Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options) {
+  if (options.argv.empty()) return make_error("", 0, "cannot run an empty command");
+  auto path = find_executable(options.argv[0]);
+  if (!path) return path.error();
+  auto out = open_log_or_null(options.stdout_log_path);
+  if (!out) return out.error();
+  auto err = open_log_or_null(options.stderr_log_path);
+  if (!err) return err.error();
+  BackgroundProcess p;
+  p.started_ns_ = steady_now_ns();
+  auto pid = spawn_in_new_group(*path, options.argv, options.env, out->get(), err->get());
+  if (!pid) return pid.error();
+  p.pid_ = *pid;
+  p.reaped_ = false;
+  p.result_.pid = *pid;
+  p.result_.stdout_log_path = options.stdout_log_path;
+  p.result_.stderr_log_path = options.stderr_log_path;
+  return p;
+}
+
+BackgroundProcess::BackgroundProcess(BackgroundProcess&& other) noexcept { *this = std::move(other); }
+
+BackgroundProcess& BackgroundProcess::operator=(BackgroundProcess&& other) noexcept {
+  if (this == &other) return *this;
+  kill_group();
+  pid_ = other.pid_;
+  reaped_ = other.reaped_;
+  wait_status_ = other.wait_status_;
+  started_ns_ = other.started_ns_;
+  result_ = std::move(other.result_);
+  other.reaped_ = true;  // the moved-from object owns nothing
+  return *this;
+}
+
+BackgroundProcess::~BackgroundProcess() { kill_group(); }
+
+// Reaps the child when it exited (or waits for it, `block`); true once reaped.
+bool BackgroundProcess::reap(bool block) {
+  if (reaped_) return true;
+  pid_t r;
+  do {
+    r = ::waitpid(pid_, &wait_status_, block ? 0 : WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_ || (r < 0 && errno == ECHILD)) {
+    reaped_ = true;
+    result_.wall_ns = steady_now_ns() - started_ns_;
+    if (r == pid_ && WIFEXITED(wait_status_)) result_.exit_code = WEXITSTATUS(wait_status_);
+    if (r == pid_ && WIFSIGNALED(wait_status_)) result_.term_signal = WTERMSIG(wait_status_);
+  }
+  return reaped_;
+}
+
+bool BackgroundProcess::running() { return !reap(false); }
+
+ProcessResult BackgroundProcess::wait(std::int64_t timeout_ns, std::int64_t kill_grace_ns) {
+  const std::int64_t deadline = timeout_ns > 0 ? steady_now_ns() + timeout_ns : 0;
+  std::int64_t kill_at = 0;
+  while (!reap(false)) {
+    const std::int64_t now = steady_now_ns();
+    if (deadline && now >= deadline && !result_.timed_out) {
+      result_.timed_out = true;
+      ::kill(-pid_, SIGTERM);
+      result_.signals_sent.push_back(SIGTERM);
+      kill_at = now + kill_grace_ns;
+    }
+    if (kill_at && now >= kill_at && !result_.killed) {
+      result_.killed = true;
+      ::kill(-pid_, SIGKILL);
+      result_.signals_sent.push_back(SIGKILL);
+    }
+    ::usleep(10'000);
+  }
+  return result_;
+}
+
+void BackgroundProcess::kill_group() {
+  if (reaped_) return;
+  ::kill(-pid_, SIGKILL);
+  result_.killed = true;
+  result_.signals_sent.push_back(SIGKILL);
+  reap(true);
+}
+
 Result<CapturedOutput> run_and_capture(const std::vector<std::string>& argv,
                                        std::int64_t timeout_ns) {
   CapturedOutput captured;

@@ -69,6 +69,39 @@ struct ProcessResult {
 // executable, log file not writable); a child that fails or crashes is a ProcessResult.
 Result<ProcessResult> run_process(const ProcessOptions& options);
 
+// A child left running while kernlens does other work (the deep pass's program started beside
+// discovery, early_start.h): in its own process group, stdout and stderr straight into their
+// log files (nobody reads pipes meanwhile), no signal forwarding (its owner ends it). Its group
+// is killed when the object goes away while the child still runs.
+class BackgroundProcess {
+ public:
+  // Uses `options`' argv, env and log paths; the rest is for run_process().
+  static Result<BackgroundProcess> start(const ProcessOptions& options);
+  BackgroundProcess(BackgroundProcess&& other) noexcept;
+  BackgroundProcess& operator=(BackgroundProcess&& other) noexcept;
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+  ~BackgroundProcess();
+
+  int pid() const { return pid_; }  // also its process group
+  bool running();                   // false once it exited (it is reaped then)
+  // Waits for it to exit; after `timeout_ns` (0: no limit) its group gets SIGTERM, and SIGKILL
+  // `kill_grace_ns` later. wall_ns counts from start().
+  ProcessResult wait(std::int64_t timeout_ns, std::int64_t kill_grace_ns = 5'000'000'000);
+  // Kills its group at once and reaps it; nothing when it already exited.
+  void kill_group();
+
+ private:
+  BackgroundProcess() = default;
+  bool reap(bool block);
+
+  int pid_ = 0;
+  bool reaped_ = true;
+  int wait_status_ = 0;
+  std::int64_t started_ns_ = 0;  // steady clock
+  ProcessResult result_;
+};
+
 // The path `name` would be run from: itself when it holds a '/', else the first executable
 // file of that name in the directories of `path_env` (a PATH-style list).
 Result<std::string> find_executable(std::string_view name, std::string_view path_env);

@@ -16,6 +16,7 @@
 #include "kernlens/profile/comm_kernels.h"
 #include "kernlens/profile/deep_pass.h"
 #include "kernlens/profile/discovery.h"
+#include "kernlens/profile/early_start.h"
 #include "kernlens/profile/env_probe.h"
 #include "kernlens/load/nvtx_path.h"
 #include "kernlens/load/timeline.h"
@@ -136,6 +137,11 @@ void print_dry_run(RunContext& run, const nlohmann::ordered_json& tools, const n
   run.out << "# environment: " << environment.dump() << "\n";
   run.out << "# run directory: " << run.dir.root.string() << "\n";
   print_discovery_plan(run);
+  if (early_start_refused(run).empty()) {
+    run.out << "# deep pass: its program starts beside discovery under ncu --mode launch and waits at its first CUDA\n"
+               "# call; the first ncu run attaches to it once discovery has chosen the kernels (--no-early-start:\n"
+               "# the program starts after discovery instead)\n";
+  }
   run.out << "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first; the\n"
              "# kernels, the launch number they share and --launch-count, one per kernel, come from discovery)\n";
   for (const auto& argv : deep_pass_plan(run)) run.out << shell_join(argv) << "\n";
@@ -241,11 +247,22 @@ void fill_manifest(RunContext& run, const std::string& run_id, const nlohmann::o
 }
 
 // After discovery: select, measure, join, analyze, write. The exit code.
-ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) {
+ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline, std::optional<EarlyProgram>& early) {
   if (!timeline.devices.empty()) run.manifest.tools["gpu"] = timeline.devices[0].name;
+  if (std::string why = early_program_unusable(timeline); early && !why.empty()) {
+    run.note("the deep pass's program, started early, is not used: " + why);
+    drop_early_program(run, early, why);
+  }
   auto selection = select(run, timeline);
-  if (!selection) return run.finish(kExitToolFailed, "failed", selection.error().to_string());
-  if (run.stop_requested()) return run.finish_interrupted("selecting the kernels");
+  if (!selection) {
+    drop_early_program(run, early, "selection failed");
+    return run.finish(kExitToolFailed, "failed", selection.error().to_string());
+  }
+  if (selection->invocations.empty()) drop_early_program(run, early, "no kernel to measure");
+  if (run.stop_requested()) {
+    drop_early_program(run, early, "interrupted");
+    return run.finish_interrupted("selecting the kernels");
+  }
   if (run.lockstep && !run.opt.discovery_only) {
     TimedStep timed(run, "agree with the other ranks");
     auto plan = run.lockstep->agree(*selection, discovery_wall_ns(run.manifest));
@@ -256,7 +273,7 @@ ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline) 
                            plan->runs, selection->invocations.size()));
     }
   }
-  DeepPassResult deep = run.opt.discovery_only ? DeepPassResult{} : deep_pass(run, *selection);
+  DeepPassResult deep = run.opt.discovery_only ? DeepPassResult{} : deep_pass(run, *selection, early);
   if (run.stop_requested()) {
     return deep.why.empty() ? run.finish_interrupted("running the deep pass")
                             : run.finish(kExitToolFailed, "interrupted", deep.why);
@@ -391,10 +408,17 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   fill_manifest(run, job_run_id, tools, environment);
   run.save();
 
+  std::optional<EarlyProgram> early = start_early_program(run);
   model::Profile timeline;
-  if (auto why = discover(run, timeline); !why.empty()) return run.finish(kExitToolFailed, "failed", why);
-  if (run.stop_requested()) return run.finish_interrupted("reading the discovery");
-  return measure_and_analyze(run, timeline);
+  if (auto why = discover(run, timeline); !why.empty()) {
+    drop_early_program(run, early, "discovery failed");
+    return run.finish(kExitToolFailed, "failed", why);
+  }
+  if (run.stop_requested()) {
+    drop_early_program(run, early, "interrupted");
+    return run.finish_interrupted("reading the discovery");
+  }
+  return measure_and_analyze(run, timeline, early);
 }
 
 }  // namespace kernlens::profile

@@ -65,6 +65,9 @@ struct ProfileRunOptions {
   // End the program once the deep pass has profiled its last planned launch (kernel replay
   // only). Off under a launcher: the other ranks would wait for the killed one.
   bool kill_after_last = true;
+  // Start the deep pass's program beside discovery under `ncu --mode launch`, and attach to it
+  // once the kernels are chosen (early_start.h).
+  bool early_start = true;
   std::string ncu_path, nsys_path;       // empty: searched for
   std::string tracer_path;               // libkernlens_tracer.so; empty: beside kernlens
   bool progress_tty = false;             // redraw a progress bar (stderr is a terminal)

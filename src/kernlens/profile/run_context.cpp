@@ -100,11 +100,31 @@ std::string format_seconds(std::int64_t ns) {
   return fmt::format("{:.1f} s", static_cast<double>(ns) * 1e-9);
 }
 
+std::vector<std::string> child_environment_overrides(const RunContext& run, std::vector<std::string> env) {
+  if (run.opt.repeat > 1) env.push_back(fmt::format("{}={}", kRepeatVariable, run.opt.repeat));
+  return env;
+}
+
+rundir::ToolRun tool_run_record(const RunContext& run, const std::string& step, const std::vector<std::string>& argv,
+                                const ProcessResult& result) {
+  rundir::ToolRun record;
+  record.step = step;
+  record.argv = argv;
+  record.exit_code = result.exit_code;
+  record.signal = result.term_signal;
+  record.timed_out = result.timed_out;
+  record.interrupted = result.interrupted;
+  record.signals_sent = result.signals_sent;
+  record.wall_ns = result.wall_ns;
+  if (!result.stdout_log_path.empty()) record.stdout_log = relative(run.dir, result.stdout_log_path);
+  if (!result.stderr_log_path.empty()) record.stderr_log = relative(run.dir, result.stderr_log_path);
+  return record;
+}
+
 Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
   ProcessOptions p;
   p.argv = spec.argv;
-  p.env = spec.env;
-  if (run.opt.repeat > 1) p.env.push_back(fmt::format("{}={}", kRepeatVariable, run.opt.repeat));
+  p.env = child_environment_overrides(run, spec.env);
   p.stdout_log_path = (spec.stdout_file.empty() ? spec.folder / (spec.stem + ".stdout.log") : spec.stdout_file).string();
   p.stderr_log_path = (spec.folder / (spec.stem + ".stderr.log")).string();
   p.timeout_ns = spec.timeout_ns >= 0 ? spec.timeout_ns : static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
@@ -149,16 +169,12 @@ Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
     return result.error();
   }
   outcome.result = *result;
-  record.exit_code = result->exit_code;
-  record.signal = result->term_signal;
-  record.timed_out = result->timed_out;
-  record.interrupted = result->interrupted;
-  record.signals_sent = result->signals_sent;
+  const auto first_kernel_ns = record.first_kernel_ns, last_kernel_ns = record.last_kernel_ns;
+  record = tool_run_record(run, spec.step, spec.argv, *result);
+  record.first_kernel_ns = first_kernel_ns;
+  record.last_kernel_ns = last_kernel_ns;
   record.kernels_profiled = outcome.kernels_profiled;
   run.interrupted = run.interrupted || result->interrupted;
-  record.wall_ns = result->wall_ns;
-  record.stdout_log = relative(run.dir, p.stdout_log_path);
-  record.stderr_log = relative(run.dir, p.stderr_log_path);
   run.manifest.runs.push_back(record);
   run.manifest.step_wall_ns[spec.step] += result->wall_ns;
   run.record_time(spec.step, result->wall_ns);

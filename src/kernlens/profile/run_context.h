@@ -110,6 +110,13 @@ struct StepOutcome {
   std::uint64_t kernels_profiled = 0;   // ncu's "Profiling ... passes" lines
 };
 
+// The variables every child of the run gets on top of `env` (KERNLENS_REPEAT under --repeat).
+std::vector<std::string> child_environment_overrides(const RunContext& run, std::vector<std::string> env);
+
+// A child's run as the manifest records it (its logs relative to the run directory).
+rundir::ToolRun tool_run_record(const RunContext& run, const std::string& step, const std::vector<std::string>& argv,
+                                const ProcessResult& result);
+
 // Runs the child and records it in the manifest (runs, step_wall_ns, timings). An Error: it
 // could not be started.
 Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec);
