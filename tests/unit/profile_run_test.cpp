@@ -53,8 +53,8 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
       "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first; the\n"
       "# kernels, the launch number they share and --launch-count, one per kernel, come from discovery)\n" +
       kFakeNcu + " --mode launch --target-processes application-only --nvtx --port '<A FREE PORT>' "
-      "--max-connections 1 python3 run.py --prompt 'it'\\''s'\n" +
-      kFakeNcu + " --mode attach --hostname 127.0.0.1 --port '<A FREE PORT>' --max-connections 1 --replay-mode kernel "
+      "--max-connections 4 python3 run.py --prompt 'it'\\''s'\n" +
+      kFakeNcu + " --mode attach --hostname 127.0.0.1 --port '<A FREE PORT>' --max-connections 4 --replay-mode kernel "
       "--clock-control none --section SpeedOfLight "
       "--section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats --section SchedulerStats "
       "--section WarpStateStats --section SpeedOfLight_RooflineChart --section "
@@ -218,7 +218,7 @@ std::vector<int> processes_running(const std::string& needle) {
 }
 
 std::string early_launch_needle(const nlohmann::json& manifest) {
-  return "--mode launch --target-processes application-only --port " +
+  return "--mode launch --target-processes application-only --nvtx --port " +
          std::to_string(manifest["options"]["early_start"]["port"].get<int>()) + " ";
 }
 
@@ -262,17 +262,46 @@ TEST(ProfileRun, EarlyStartMeasuresWhatAStartAfterDiscoveryMeasures) {
 // program is ended and the deep pass starts the program the usual way.
 TEST(ProfileRun, AFailedAttachEndsTheEarlyProgramAndRunsTheDeepPassAsUsual) {
   test::TempDir dir;
-  auto r = run(options(dir, {"true"}), "attach-fails");
+  auto o = options(dir, {"true"});
+  o.attach_patience_s = 2;
+  auto r = run(o, "attach-fails");
   ASSERT_EQ(r.result.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("warning: the deep pass's program started early: deep 1/2: exit code 1"), std::string::npos)
       << r.err;
+  EXPECT_NE(r.err.find("ncu: No attachable process found."), std::string::npos) << r.err;
   auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
   EXPECT_EQ(manifest["options"]["early_start"]["used"], false);
   EXPECT_NE(manifest["options"]["early_start"]["why_not"].get<std::string>().find("exit code 1"), std::string::npos);
-  EXPECT_EQ(manifest["runs"][2]["exit_code"], 1);  // the attach
-  EXPECT_EQ(manifest["runs"][3]["step"], "deep 1/2");
-  EXPECT_EQ(manifest["runs"][3]["argv"][1], "--target-processes");
+  // ncu found no process each time; the attach tried for its patience, then gave up.
+  std::size_t attaches = 0, usual = 0;
+  for (const auto& record : manifest["runs"]) {
+    if (record["step"] != "deep 1/2") continue;
+    if (record["argv"][1] == "--mode") {
+      ++attaches;
+      EXPECT_EQ(record["exit_code"], 1);
+      EXPECT_EQ(record["stdout_log"], "deep/deep_1.stdout.log");
+    } else {
+      ++usual;
+      EXPECT_EQ(record["stdout_log"], "deep/deep_1_again.stdout.log");
+    }
+  }
+  EXPECT_GE(attaches, 2u);
+  EXPECT_EQ(usual, 1u);
   EXPECT_EQ(manifest["status"], "complete");
+  EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
+}
+
+// ncu said "No attachable process found" while the early program had not reached its first
+// CUDA call: the attach tries again and then measures it.
+TEST(ProfileRun, AnAttachTooEarlyTriesAgain) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "attach-not-yet");
+  ASSERT_EQ(r.result.exit_code, 0) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["options"]["early_start"]["used"], true);
+  EXPECT_EQ(manifest["runs"][2]["exit_code"], 1);
+  EXPECT_EQ(manifest["runs"][3]["argv"][2], "attach");
+  EXPECT_EQ(manifest["runs"][3]["exit_code"], 0);
   EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
 }
 

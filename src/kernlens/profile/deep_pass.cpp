@@ -1,7 +1,9 @@
 #include "kernlens/profile/deep_pass.h"
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -96,6 +98,16 @@ bool profiled_something(const StepOutcome& outcome, const DeepInvocation& d) {
   return !outcome.no_kernels_profiled && std::filesystem::is_regular_file(d.report_base + ".ncu-rep", ec);
 }
 
+// ncu found nothing to attach to while the early program still runs: it has not reached its
+// first CUDA call yet (discovery's copy of the program may have been quicker).
+bool not_attachable_yet(const Result<StepOutcome>& outcome, EarlyProgram& early) {
+  if (!outcome || outcome->result.succeeded() || outcome->result.interrupted) return false;
+  const bool none_found = std::any_of(outcome->ncu_lines.begin(), outcome->ncu_lines.end(), [](const std::string& line) {
+    return line.find("No attachable process found") != std::string::npos;
+  });
+  return none_found && early.process.running();
+}
+
 // The first ncu run attached to the program started beside discovery; then waits for that
 // program to end (ncu's --kill ends it after the last launch). std::nullopt when the attach did
 // not measure anything: the early program is ended and the run goes the usual way.
@@ -104,6 +116,12 @@ std::optional<Result<StepOutcome>> run_attached(RunContext& run, const std::stri
   StepSpec spec(step, attach_argv(run.ncu, run.opt.tier, run.opt.replay, d, early->port), run.dir.deep,
                 std::filesystem::path(d.report_base).filename().string());
   auto outcome = run_ncu(run, spec, progress, 0);
+  const auto give_up_at = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(static_cast<std::int64_t>(run.opt.attach_patience_s * 1000));
+  while (not_attachable_yet(outcome, *early) && !run.stop_requested() && std::chrono::steady_clock::now() < give_up_at) {
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    outcome = run_ncu(run, spec, progress, 0);
+  }
   if (!outcome || !outcome->result.succeeded() || !profiled_something(*outcome, d)) {
     const std::string why = !outcome ? outcome.error().to_string()
                             : !outcome->result.succeeded() ? failure(spec.step, *outcome)
@@ -153,10 +171,12 @@ DeepPassResult deep_pass(RunContext& run, const Selection& selection, std::optio
                      inv.launch_count, (run.dir.deep / stem).string()};
     const std::string step = fmt::format("deep {}/{}", i + 1, runs);
     std::optional<Result<StepOutcome>> result;
-    if (i == 0 && early) result = run_attached(run, step, d, progress, early);
+    const bool attach = i == 0 && early;
+    if (attach) result = run_attached(run, step, d, progress, early);
     if (!result && !run.stop_requested()) {
+      // After an attach that failed, its logs stay beside this run's.
       result = run_ncu(run, StepSpec(step, deep_argv(run.ncu, run.opt.tier, run.opt.replay, d, run.opt.command),
-                                     run.dir.deep, stem),
+                                     run.dir.deep, attach ? stem + "_again" : stem),
                        progress, i);
     }
     if (!result) break;

@@ -33,20 +33,50 @@ std::string early_start_refused(const RunContext& run) {
   return {};
 }
 
-Result<int> free_local_port() {
+namespace {
+
+// Whether `port` of 127.0.0.1 can be bound now.
+bool port_free(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return make_error("", 0, std::string("socket: ") + std::strerror(errno));
+  if (fd < 0) return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = 0;
-  socklen_t length = sizeof address;
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-  const int err = errno;
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
   ::close(fd);
-  if (!ok) return make_error("", 0, std::string("no free port on 127.0.0.1: ") + std::strerror(err));
-  return static_cast<int>(ntohs(address.sin_port));
+  return ok;
+}
+
+// A port the kernel picks as free now.
+int kernel_picked_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof address;
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
+    port = ntohs(address.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+}  // namespace
+
+Result<int> free_local_ports(int count) {
+  constexpr int kTries = 50;
+  for (int i = 0; i < kTries; ++i) {
+    const int base = kernel_picked_port();
+    if (base == 0) return make_error("", 0, std::string("no free port on 127.0.0.1: ") + std::strerror(errno));
+    bool all_free = base + count <= 65536;
+    for (int p = base + 1; all_free && p < base + count; ++p) all_free = port_free(p);
+    if (all_free) return base;
+  }
+  return make_error("", 0, fmt::format("no {} free ports in a row on 127.0.0.1", count));
 }
 
 std::optional<EarlyProgram> start_early_program(RunContext& run) {
@@ -54,7 +84,7 @@ std::optional<EarlyProgram> start_early_program(RunContext& run) {
     set_manifest(run, false, false, why, 0);
     return std::nullopt;
   }
-  auto port = free_local_port();
+  auto port = free_local_ports(kEarlyStartPorts);
   if (!port) {
     run.note("warning: the deep pass's program starts after discovery: " + port.error().to_string());
     set_manifest(run, false, false, port.error().to_string(), 0);

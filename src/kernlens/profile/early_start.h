@@ -43,7 +43,7 @@ void drop_early_program(RunContext& run, std::optional<EarlyProgram>& early, con
 void record_early_program(RunContext& run, const EarlyProgram& early, const std::string& step,
                           const ProcessResult& result);
 
-// A free TCP port of 127.0.0.1 (the kernel picks it), or an Error.
-Result<int> free_local_port();
+// The first of `count` TCP ports of 127.0.0.1 in a row that are free now, or an Error.
+Result<int> free_local_ports(int count);
 
 }  // namespace kernlens::profile

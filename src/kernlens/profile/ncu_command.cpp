@@ -150,10 +150,12 @@ void append_deep_options(std::vector<std::string>& argv, const NcuSettings& sett
   append(argv, {"-o", invocation.report_base});
 }
 
-// One target on one port: the launch listens there only, the attach looks there only, so two
-// runs on one host never attach to each other's program.
+// One target on its own ports: the launch listens there only, the attach looks there only, so
+// two runs on one host never attach to each other's program. On the H100 (ncu 2025.3.1,
+// scripts/device/ncu_attach_timing_probe.sh) an attach found nothing with --max-connections 1 or
+// without --nvtx at launch, and found the program with 4 ports and --nvtx.
 void append_port(std::vector<std::string>& argv, int port) {
-  append(argv, {"--port", std::to_string(port), "--max-connections", "1"});
+  append(argv, {"--port", std::to_string(port), "--max-connections", std::to_string(kEarlyStartPorts)});
 }
 
 }  // namespace
@@ -172,8 +174,7 @@ std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, Repla
 // never comes (the early start is used only when discovery saw one process).
 std::vector<std::string> launch_argv(const NcuSettings& settings, int port, std::span<const std::string> program) {
   std::vector<std::string> argv{settings.ncu};
-  append(argv, {"--mode", "launch", "--target-processes", "application-only"});
-  if (!settings.nvtx_include.empty()) argv.emplace_back("--nvtx");
+  append(argv, {"--mode", "launch", "--target-processes", "application-only", "--nvtx"});
   append_port(argv, port);
   append_program(argv, program);
   return argv;

@@ -80,6 +80,7 @@ std::vector<std::string> deep_argv(const NcuSettings& settings, Tier tier, Repla
 // its first CUDA call on `port` (127.0.0.1); attach_argv() connects there later with what to
 // measure. ncu 2025.3.1 on the H100 refused --nvtx at attach and took the NVTX filters there
 // when the launch had --nvtx (scripts/device/ncu_attach_probe.sh).
+inline constexpr int kEarlyStartPorts = 4;  // --max-connections: ports from --port on
 std::vector<std::string> launch_argv(const NcuSettings& settings, int port, std::span<const std::string> program);
 std::vector<std::string> attach_argv(const NcuSettings& settings, Tier tier, ReplayMode replay,
                                      const DeepInvocation& invocation, int port);

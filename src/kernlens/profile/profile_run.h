@@ -68,6 +68,9 @@ struct ProfileRunOptions {
   // Start the deep pass's program beside discovery under `ncu --mode launch`, and attach to it
   // once the kernels are chosen (early_start.h).
   bool early_start = true;
+  // How long the attach tries again while ncu finds no program to attach to (it has not reached
+  // its first CUDA call yet).
+  double attach_patience_s = 120;
   std::string ncu_path, nsys_path;       // empty: searched for
   std::string tracer_path;               // libkernlens_tracer.so; empty: beside kernlens
   bool progress_tty = false;             // redraw a progress bar (stderr is a terminal)
