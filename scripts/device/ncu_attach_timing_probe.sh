@@ -49,6 +49,9 @@ print('done', float(z.sum()), flush=True)" > "$work/$name.app.log" 2>&1 &
 # Round 2 (same day): D (all, port 51434, max 1, attach after the first CUDA call) and E (all,
 # port 51534, max 1, attach before it) failed the same way.
 # Round 3: the first probe's own options (launch --nvtx, ncu's defaults), then 4 ports.
+# Result: F, G and H all attached ("==PROF== Attaching to process '/usr/bin/python3.12' (2983) on
+# port 51634."), profiled the kernel, --kill ended the program, report written. kernlens's early
+# start launches with --nvtx and 4 ports (ncu_command.cpp) and tries again while ncu finds nothing.
 variant F 0 10 "" default
 variant G 0 10 51634 all 4
 variant H 0 10 51734 application-only 4

@@ -65,7 +65,7 @@ ours() {
 # The deep pass's own ncu argv without its kernel filters, --kill and -o: every launch of the range.
 baseline_argv() {
   local layers=$1 report=$2
-  "$kernlens" profile --dry-run --discovery ncu --tier roofline --nvtx-include prefill --clock-control none \
+  "$kernlens" profile --dry-run --no-early-start --discovery ncu --tier roofline --nvtx-include prefill --clock-control none \
     -o "$work/dry" --run-id "L$layers" -- "${workload[@]}" --layers "$layers" > "$out/L$layers.dryrun.txt"
   python3 "$root/scripts/device/baseline_argv.py" "$out/L$layers.dryrun.txt" "$report"
 }
