@@ -235,6 +235,24 @@ TEST(RunProcess, ForwardsSigtermToo) {
   EXPECT_LT(result->wall_ns, 3'000'000'000);
 }
 
+// The terminal closed: SIGHUP's default action would end kernlens and leave the child's group
+// (its own process group, which the terminal's hangup does not reach) running.
+TEST(RunProcess, SighupEndsTheChildsGroup) {
+  ProcessOptions options;
+  options.argv = {fake_tool("hang.sh")};
+  options.timeout_ns = 10'000'000'000;
+  options.on_line = [](OutputStream, std::string_view line) {
+    if (line == "hanging") ::raise(SIGHUP);
+  };
+  auto result = run_process(options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_TRUE(result->interrupted);
+  EXPECT_EQ(result->interrupt_signal, SIGHUP);
+  EXPECT_EQ(result->term_signal, SIGTERM);
+  EXPECT_NE(result->describe().find("interrupted by SIGHUP"), std::string::npos) << result->describe();
+  EXPECT_LT(result->wall_ns, 3'000'000'000);
+}
+
 // As ncu and nsys users expect: a second Ctrl-C does not wait for a child that ignores the
 // first one: SIGTERM at once, then SIGKILL after the grace.
 TEST(RunProcess, SecondSigintEscalatesToSigtermThenSigkill) {

@@ -251,6 +251,27 @@ TEST(ProfileDiscovery, CtrlCBetweenProfilerRunsEndsAsInterruptedWithWhatWasKept)
   EXPECT_NE(err.str().find("kept 1 files: discovery/timing_raw.csv"), std::string::npos) << err.str();
 }
 
+// The terminal closes while kernlens works (an ssh session that dropped): SIGHUP is an interrupt
+// like Ctrl-C, not the end of kernlens with a manifest still saying "running".
+TEST(ProfileDiscovery, HangupBetweenStepsEndsAsInterrupted) {
+  test::TempDir dir;
+  ProfileRunOptions o = options(dir, {"true"});
+  std::ostringstream out, err;
+  RunContext ctx(o, test::builtin_classifier(), out, err);
+  auto run_dir = rundir::create_run_dir(o.out, "r1");
+  ASSERT_TRUE(run_dir.ok());
+  ctx.dir = *run_dir;
+  InterruptGuard guard;
+  ctx.guard = &guard;
+  ctx.save();
+  ::raise(SIGHUP);
+  ASSERT_TRUE(ctx.stop_requested());
+  EXPECT_EQ(ctx.finish_interrupted("analyzing").exit_code, 3);
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["status"], "interrupted");
+  EXPECT_EQ(manifest["status_reason"], "interrupted by SIGHUP while analyzing");
+}
+
 // A second Ctrl-C while kernlens works does not wait for the step to end: the manifest
 // prepared for it says "interrupted", and kernlens exits 3 at once.
 TEST(ProfileDiscovery, ASecondCtrlCWritesTheInterruptedManifestAndExits) {

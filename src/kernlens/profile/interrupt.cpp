@@ -57,6 +57,7 @@ extern "C" void on_guard_signal(int sig) {
 
 struct sigaction g_previous_int {};
 struct sigaction g_previous_term {};
+struct sigaction g_previous_hup {};
 
 }  // namespace
 
@@ -68,11 +69,13 @@ InterruptGuard::InterruptGuard() {
   sigemptyset(&action.sa_mask);
   sigaction(SIGINT, &action, &g_previous_int);
   sigaction(SIGTERM, &action, &g_previous_term);
+  sigaction(SIGHUP, &action, &g_previous_hup);
 }
 
 InterruptGuard::~InterruptGuard() {
   sigaction(SIGINT, &g_previous_int, nullptr);
   sigaction(SIGTERM, &g_previous_term, nullptr);
+  sigaction(SIGHUP, &g_previous_hup, nullptr);
   g_last_words = nullptr;
   g_kept_words.clear();
   g_group_to_end = 0;
@@ -93,6 +96,7 @@ void InterruptGuard::end_group_when_interrupted_twice(int process_group) const {
 std::string signal_name(int sig) {
   if (sig == SIGINT) return "SIGINT";
   if (sig == SIGTERM) return "SIGTERM";
+  if (sig == SIGHUP) return "SIGHUP";
   if (sig == SIGKILL) return "SIGKILL";
   return "signal " + std::to_string(sig);
 }

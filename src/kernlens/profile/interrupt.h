@@ -1,6 +1,7 @@
 // Ctrl-C while kernlens itself works, between two profiler runs (reading an export, joining,
 // analyzing): run_process() handles a signal that arrives while a child runs (process.h); this
-// guard handles the rest of a `kernlens profile` run. The first SIGINT or SIGTERM is recorded
+// guard handles the rest of a `kernlens profile` run. The first SIGINT, SIGTERM or SIGHUP (the
+// terminal closed: by default it would end kernlens with the manifest saying "running") is recorded
 // and the run stops at its next step, the manifest saying "interrupted"; a second one writes the
 // manifest prepared for that case and ends kernlens at once (exit code 3), so that even a step
 // that takes long ends with an honest manifest.

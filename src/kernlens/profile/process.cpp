@@ -101,10 +101,12 @@ class SignalForwarding {
     sigemptyset(&action.sa_mask);
     sigaction(SIGINT, &action, &previous_int_);
     sigaction(SIGTERM, &action, &previous_term_);
+    sigaction(SIGHUP, &action, &previous_hup_);
   }
   ~SignalForwarding() {
     sigaction(SIGINT, &previous_int_, nullptr);
     sigaction(SIGTERM, &previous_term_, nullptr);
+    sigaction(SIGHUP, &previous_hup_, nullptr);
     g_wake_fd = -1;
   }
   SignalForwarding(const SignalForwarding&) = delete;
@@ -113,6 +115,7 @@ class SignalForwarding {
  private:
   struct sigaction previous_int_ {};
   struct sigaction previous_term_ {};
+  struct sigaction previous_hup_ {};
 };
 
 // --- Output handling -----------------------------------------------------------------------
@@ -432,7 +435,9 @@ std::string ProcessResult::describe() const {
   if (timed_out) text += ", timed out after " + std::string(seconds) + " s";
   if (stopped) text += ", stopped by kernlens after " + std::string(seconds) + " s";
   if (interrupted) {
-    text += std::string(", interrupted by ") + (interrupt_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    text += std::string(", interrupted by ") + (interrupt_signal == SIGTERM  ? "SIGTERM"
+                                                : interrupt_signal == SIGHUP ? "SIGHUP"
+                                                                             : "SIGINT");
   }
   // What it took to end it, when the first signal was not enough.
   if (signals_sent.size() > 1 || (timed_out && killed)) {

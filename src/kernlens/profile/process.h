@@ -4,7 +4,8 @@
 // wall-clock timeout (SIGTERM to the group, SIGKILL after a grace period), and SIGINT/SIGTERM
 // received by kernlens forwarded to the child's group while it runs, escalated as ncu and nsys
 // users expect: the first SIGINT is forwarded; a second one, or the child still running after
-// a grace period, sends SIGTERM, then SIGKILL. When a run ends by interrupt or timeout, what is
+// a grace period, sends SIGTERM, then SIGKILL. SIGTERM and SIGHUP (the terminal closed) end the
+// child's group at once: SIGTERM, then SIGKILL after the grace. When a run ends by interrupt or timeout, what is
 // left of the child's process group (a grandchild that ignored the signal) is ended too.
 #pragma once
 
@@ -50,7 +51,7 @@ struct ProcessResult {
   std::optional<int> term_signal;  // set when a signal ended it
   bool timed_out = false;          // we ended it because the timeout passed
   bool interrupted = false;        // we received SIGINT/SIGTERM and forwarded it
-  int interrupt_signal = 0;        // the first signal forwarded (SIGINT or SIGTERM), 0 if none
+  int interrupt_signal = 0;        // the first signal received (SIGINT, SIGTERM or SIGHUP), 0 if none
   bool stopped = false;            // we ended it because should_stop said so
   bool killed = false;             // we had to send SIGKILL after the grace period
   std::vector<int> signals_sent;   // to the child's group, in order (forwarded, escalated)
