@@ -181,6 +181,9 @@ Command add_compare_command(CLI::App& app) {
   cmd->footer(
       "BASE and CANDIDATE are run directories, export files, or runs in --db (a run key, its\n"
       "prefix, or run_id). Kernels match by name, then by base name and launch shape.\n"
+      "A multi-rank job is one run given as its ranks' inputs joined by ',' (rank-0.json.gz,\n"
+      "rank-1.json.gz): when both runs have several ranks, each rank's kernel time, communication,\n"
+      "exposed communication and stage times are compared too (ranks matched by number).\n"
       "Groups: several runs per side (BASE... --vs CANDIDATE...), runs chosen in --db by tags\n"
       "(--base KEY=VALUE, --candidate KEY=VALUE), or runs made with `profile --repeat N` (each\n"
       "repetition a sample). Each row then shows the two medians and the change with a\n"
