@@ -7,7 +7,7 @@ left-out part names its input; the stage table has GPU wall time, busy fraction 
 each MFU cell either has a value or says why not; every figure with a mark says how it was
 obtained; kernel names show their base name with the whole name on hover and in a details row;
 no chart label is cut (its box lies inside its chart, and an NVTX lane label ends with its
-leaf range). A roofline run's report (`kernlens report examples/data/runs/llama_prefill_b8`):
+leaf range). A multi-rank report: a GPU lane per rank and the ranks' overlap chart. A roofline run's report (`kernlens report examples/data/runs/llama_prefill_b8`):
 the charts are drawn (roofline dots and roofs, op-class bars, warp stalls). Screenshots are kept
 in OUT_DIR for a person to look at.
 
@@ -189,6 +189,25 @@ def check_labels(dom, failures):
             failures.append(f"lane label {shown!r} does not end with the leaf of {full!r}")
 
 
+def check_rank_overlap(dom, failures):
+    """A multi-rank report: the ranks section's overlap chart, a bar per rank with its compute and
+    communication parts, each with its hover text (issue 17)."""
+    chart = element(dom, "svg", "rank-overlap")
+    if not chart:
+        failures.append("no rank overlap chart in the ranks section")
+        return
+    labels = [text_of(t) for t in re.findall(r'<text[^>]*class="bar-label rank-label"[^>]*>.*?</text>', chart, re.S)]
+    ranks = [re.match(r"rank (\d+)", label).group(1) for label in labels if re.match(r"rank \d+", label)]
+    print(f"rank overlap: rank bars {labels}")
+    if ranks != ["0", "1"]:
+        failures.append(f"the overlap chart's rank bars are {labels}, not rank 0 and rank 1")
+    for part in ("compute", "comm-overlapped", "comm-exposed"):
+        bars = re.findall(rf'<rect[^>]*class="{part}"[^>]*aria-label="([^"]*)"', chart)
+        if not bars:
+            failures.append(f"the overlap chart has no {part} bar with a hover text")
+        print(f"rank overlap: {len(bars)} {part} bars")
+
+
 def check_gpu_lanes(dom, failures):
     """A multi-rank report: one busy lane per GPU of each rank in the timeline (issue 17)."""
     timeline = element(dom, "svg", "timeline")
@@ -267,7 +286,7 @@ def main():
                                              check_kernel_names, check_labels]),
              ("roofline-report.html", ["report", args.roofline_run], [check_charts, check_no_silent_gaps,
                                                                       check_marks_explained, check_chart_labels]),
-             ("multirank-report.html", ["report", *args.multirank], [check_gpu_lanes, check_chart_labels])]
+             ("multirank-report.html", ["report", *args.multirank], [check_gpu_lanes, check_rank_overlap, check_chart_labels])]
     for name, command, checks in pages:
         report = os.path.abspath(os.path.join(args.out_dir, name))
         made = subprocess.run([args.kernlens, *command, "-o", report], capture_output=True, text=True)

@@ -153,6 +153,14 @@ def test_compare_equals_the_cli():
     assert kernlens.compare(a, b) == cli_json("compare", a, b, "--format", "json")
 
 
+def test_compare_multi_rank_runs_rank_by_rank():
+    ranks = ",".join(source_path(f"tests/fixtures/multirank/hta_sendrecv_rank-{r}.json.gz") for r in (0, 1))
+    diff = kernlens.compare(ranks, ranks)
+    assert diff == cli_json("compare", ranks, ranks, "--format", "json")
+    assert [r["rank"] for r in diff["ranks"]["ranks"]] == [0, 1]
+    assert all(r["kernel_time"]["delta_ns"] == 0 for r in diff["ranks"]["ranks"])
+
+
 # Bad input: kernlens.Error with the file and line, as the CLI's "kernlens: error: FILE:LINE: ...".
 def cli_error(*args):
     done = subprocess.run([CLI, *args], capture_output=True, text=True)

@@ -24,11 +24,12 @@ def validator_for(root, name):
 
 
 def check_outputs(kernlens, validator, cases):
-    """Runs each (label, compare arguments, exit code) and validates its JSON: (failures, last document)."""
+    """Runs each (label, compare arguments, exit code: None for 0 or 1) and validates its JSON: (failures, last
+    document)."""
     failures, doc = 0, None
     for label, args, expected_rc in cases:
         proc = subprocess.run([kernlens, "compare", *map(str, args), "--format", "json"], capture_output=True, text=True)
-        if proc.returncode != expected_rc:
+        if expected_rc is not None and proc.returncode != expected_rc or proc.returncode not in (0, 1):
             print(f"FAIL {label}: exit {proc.returncode}, expected {expected_rc}: {proc.stderr}")
             failures += 1
             continue
@@ -68,6 +69,22 @@ def main():
     failures += check_rejects(pairs, doc, ((("kernels", 0, "match"), "fuzzy"), (("verdict",), "fine"),
                                            (("operations", 0, "base_kernels"), -1), (("total", "base_ns"), -1),
                                            (("schema",), "kernlens.compare/2")))
+    # Multi-rank runs (each its ranks' inputs joined by ','): the per-rank part, and its note
+    # when one side has one rank.
+    multirank = root / "tests/fixtures/multirank"
+    hta = f"{multirank}/hta_sendrecv_rank-0.json.gz,{multirank}/hta_sendrecv_rank-1.json.gz"
+    gloo = f"{multirank}/tp_gloo_rank-0.json.gz,{multirank}/tp_gloo_rank-1.json.gz"
+    gloo_tracer = f"{multirank}/tp_gloo-487.kltrace,{multirank}/tp_gloo-488.kltrace"
+    rank_failures, _ = check_outputs(kernlens, pairs, [
+        ("ranks hta -> hta", [hta, hta], 0),
+        ("ranks hta -> one rank", [hta, multirank / "hta_nccl_allreduce_rank-0.json.gz"], None)])
+    rank_failures_2, doc = check_outputs(kernlens, pairs, [("ranks gloo torch -> tracer", [gloo, gloo_tracer], None)])
+    if doc is None or "ranks" not in doc:
+        print("FAIL the multi-rank compare has no ranks part")
+        return 1
+    failures += rank_failures + rank_failures_2 + check_rejects(
+        pairs, doc, ((("ranks", "ranks", 0, "base_role"), "slow"), (("ranks", "straggler", "base"), "one"),
+                     (("ranks", "ranks", 0, "kernel_time", "delta_ns"), None)))
     # Groups: several runs or repetitions per side, kernlens.compare-groups/1.
     group = validator_for(root, "kernlens.compare-groups-1.schema.json")
     group_failures, doc = check_outputs(kernlens, group, [

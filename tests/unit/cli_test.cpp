@@ -354,6 +354,61 @@ TEST(CliDb, IngestQueryAndExport) {
   while (std::getline(lines, line)) EXPECT_TRUE(nlohmann::json::parse(line).contains("run_key")) << ++count;
 }
 
+// A multi-rank job as one run (issue 17): its inputs joined by ',' are ingested once, the
+// per-rank view has one row per rank, and compare of two such runs from the database keeps
+// the ranks; a missing input among them is named.
+TEST(CliDb, MultiRankRunIngestedQueriedAndComparedFromTheDatabase) {
+  test::TempDir dir;
+  const std::string db = dir.file("runs.db");
+  const std::string hta = test::fixture("multirank/hta_sendrecv_rank-0.json.gz") + "," +
+                          test::fixture("multirank/hta_sendrecv_rank-1.json.gz");
+  const std::string gloo = test::fixture("multirank/tp_gloo_rank-0.json.gz") + "," +
+                           test::fixture("multirank/tp_gloo_rank-1.json.gz");
+  auto ingest = run_cli({"db", "ingest", "--db", db, hta, gloo});
+  ASSERT_EQ(ingest.exit_code, 0) << ingest.err;
+  EXPECT_NE(ingest.out.find(", 2 ranks)"), std::string::npos) << ingest.out;
+  auto again = run_cli({"db", "ingest", "--db", db, hta});
+  EXPECT_NE(again.out.find("already in the database"), std::string::npos) << again.out;
+  auto ranks = run_cli({"db", "query", "--db", db, "--view", "ranks", "--format", "json"});
+  ASSERT_EQ(ranks.exit_code, 0) << ranks.err;
+  auto rows = nlohmann::json::parse(ranks.out);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows[0]["rank"], 0);
+  EXPECT_EQ(rows[1]["rank"], 1);
+  auto keys = run_cli({"db", "query", "--db", db, "SELECT run_key FROM runs ORDER BY run_id", "--format", "csv"});
+  std::istringstream lines(keys.out);
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  if (!first.empty() && first.back() == '\r') first.pop_back();
+  if (!second.empty() && second.back() == '\r') second.pop_back();
+  EXPECT_EQ(first.rfind("ranks-", 0), 0u) << first;
+  auto compare = run_cli({"compare", "--db", db, first, first, "--format", "json"});
+  ASSERT_EQ(compare.exit_code, 0) << compare.err;
+  auto j = nlohmann::json::parse(compare.out);
+  ASSERT_TRUE(j.contains("ranks"));
+  EXPECT_EQ(j["ranks"]["ranks"].size(), 2u);
+  EXPECT_EQ(j["ranks"]["ranks"][1]["kernel_time"]["delta_ns"], 0);
+  EXPECT_EQ(j["ranks"]["ranks"][1]["kernel_time"]["base_ns"], rows[1]["kernel_time_ns"]);
+
+  auto missing = run_cli({"compare", hta, hta + ",no-such-rank.json.gz"});
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("kernlens: error: no-such-rank.json.gz: no such file (one of the ranks' inputs joined by ',')"),
+            std::string::npos) << missing.err;
+}
+
+TEST(RunInputs, CommaJoinedInputsAreOneRunUnlessThePathExists) {
+  EXPECT_EQ(rundir::run_inputs("a.json.gz,b.json.gz"), (std::vector<std::string>{"a.json.gz", "b.json.gz"}));
+  EXPECT_EQ(rundir::run_inputs("runs/llama"), (std::vector<std::string>{"runs/llama"}));
+  test::TempDir dir;
+  dir.write("odd,name.csv", "x");
+  EXPECT_EQ(rundir::run_inputs(dir.file("odd,name.csv")), (std::vector<std::string>{dir.file("odd,name.csv")}));
+  auto one = rundir::run_key(std::vector<std::string>{dir.file("odd,name.csv")});
+  ASSERT_TRUE(one.ok());
+  EXPECT_EQ(one->rfind("file-", 0), 0u);
+}
+
 TEST(CliDb, ClearErrorsForFilesThatAreNotItsDatabase) {
   test::TempDir dir;
   dir.write("notes.db", "not a database");

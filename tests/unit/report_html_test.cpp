@@ -195,5 +195,41 @@ TEST(HtmlReport, TimelineLaneLabelsKeepTheirLeaf) {
   EXPECT_EQ(leaf, "cub::DeviceReduce::Sum_with_a_very_long_name_that_goes_on");
 }
 
+// The ranks section of a multi-rank report (issue 17): one overlap bar per rank and per stage
+// of it, compute then communication under compute then exposed, widths in proportion.
+TEST(HtmlReport, MultiRankReportHasAnOverlapBarPerRank) {
+  auto loaded = load::load({test::fixture("multirank/hta_sendrecv_rank-0.json.gz"),
+                            test::fixture("multirank/hta_sendrecv_rank-1.json.gz")},
+                           test::builtin_classifier());
+  ASSERT_TRUE(loaded.ok());
+  std::string html = analysis_html(loaded->profile, loaded->analysis, ReportContext{{}, 10});
+  auto at = html.find("<section id=\"ranks-section\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string chart = html.substr(html.find("<svg id=\"rank-overlap\"", at));
+  chart = chart.substr(0, chart.find("</svg>"));
+  const auto& ranks = loaded->analysis.ranks.ranks;
+  for (const auto& r : ranks) {
+    std::string role(analysis::role_name(r.role));
+    std::string label = "rank " + std::to_string(r.rank) + (role == "-" ? "" : " (" + role + ")");
+    EXPECT_NE(chart.find(">" + label + "<"), std::string::npos) << label;
+  }
+  // Exposed and overlapped bars each carry their figure in their hover text.
+  for (const auto& r : ranks) {
+    if (r.comm.exposed_ns() > 0) {
+      EXPECT_NE(chart.find("communication exposed: " + human_duration_ns(r.comm.exposed_ns())), std::string::npos);
+    }
+  }
+  EXPECT_GE(count(chart, "class=\"compute\""), ranks.size() + 1);  // + the legend's
+  EXPECT_GE(count(chart, "class=\"comm-exposed\""), 2u);
+}
+
+TEST(HtmlReport, OneRankHasNoRanksSection) {
+  auto loaded = load::load({test::fixture("multirank/hta_nccl_allreduce_rank-0.json.gz")}, test::builtin_classifier());
+  ASSERT_TRUE(loaded.ok());
+  std::string html = analysis_html(loaded->profile, loaded->analysis, ReportContext{{}, 10});
+  EXPECT_EQ(html.find("ranks-section"), std::string::npos);
+  EXPECT_EQ(html.find("rank-overlap"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kernlens::report

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <set>
 
+#include "kernlens/load/load.h"
 #include "kernlens/store/database.h"
 #include "kernlens/store/query.h"
 #include "kernlens/load/run_record.h"
@@ -442,6 +443,93 @@ TEST(Store, SignalsFindWhatTheFiguresSay) {
   EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_signals WHERE signal = 'gemm_far_from_tensor_roof'"), 1);
   EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_signals WHERE signal = 'memory_bound_low_l2_hit'"), 1);
   EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_signals WHERE signal = 'launch_bound_stage'"), 1);  // decode 20% busy
+}
+
+// A multi-rank run (the HTA two-rank traces, one run): its ranks' rows equal the analysis's
+// figures to the nanosecond, the straggler flag follows the role, and load_run gives them back.
+TEST(Store, MultiRankRunKeepsEachRanksFigures) {
+  const std::string r0 = test::fixture("multirank/hta_sendrecv_rank-0.json.gz");
+  const std::string r1 = test::fixture("multirank/hta_sendrecv_rank-1.json.gz");
+  auto run = load::load_run_record(r0 + "," + r1, {}, test::builtin_classifier());
+  ASSERT_TRUE(run.ok()) << run.error().to_string();
+  auto loaded = load::load({r0, r1}, test::builtin_classifier());
+  ASSERT_TRUE(loaded.ok());
+  const auto& ranks = loaded->analysis.ranks.ranks;
+  ASSERT_EQ(ranks.size(), 2u);
+  test::TempDir dir;
+  auto db = store::open_for_writing(dir.file("runs.db"));
+  ASSERT_TRUE(db.ok());
+  ASSERT_TRUE(store::ingest_run(*db, *run).ok());
+  auto t = store::run_query(*db, "SELECT rank, kernel_time_ns, comm_ns, exposed_comm_ns, straggler, role, launches "
+                                 "FROM v_ranks ORDER BY rank");
+  ASSERT_TRUE(t.ok()) << t.error().message;
+  ASSERT_EQ(t->rows.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const auto& row = t->rows[i];
+    EXPECT_EQ(std::get<std::int64_t>(row[0]), ranks[i].rank);
+    EXPECT_EQ(std::get<double>(row[1]), ranks[i].kernel_time_ns);
+    EXPECT_EQ(std::get<double>(row[2]), ranks[i].comm.comm_ns);
+    EXPECT_EQ(std::get<double>(row[3]), ranks[i].comm.exposed_ns());
+    EXPECT_EQ(std::get<std::int64_t>(row[4]), ranks[i].role == analysis::RankRow::Role::kStraggler ? 1 : 0);
+    EXPECT_EQ(std::get<std::string>(row[5]), analysis::role_name(ranks[i].role));
+    EXPECT_EQ(std::get<std::int64_t>(row[6]), static_cast<std::int64_t>(ranks[i].launches));
+  }
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_rank_stages"),
+            static_cast<std::int64_t>(ranks[0].stages.size() + ranks[1].stages.size()));
+  auto back = store::load_run(*db, run->meta.run_key);
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->ranks.size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(back->ranks[i].kernel_time_ns, run->ranks[i].kernel_time_ns);
+    EXPECT_EQ(back->ranks[i].exposed_comm_ns, run->ranks[i].exposed_comm_ns);
+    EXPECT_EQ(back->ranks[i].role, run->ranks[i].role);
+    EXPECT_EQ(back->ranks[i].input, run->ranks[i].input);
+    ASSERT_EQ(back->ranks[i].stages.size(), run->ranks[i].stages.size());
+    for (std::size_t s = 0; s < run->ranks[i].stages.size(); ++s) {
+      EXPECT_EQ(back->ranks[i].stages[s].name, run->ranks[i].stages[s].name);
+      EXPECT_EQ(back->ranks[i].stages[s].kernel_time_ns, run->ranks[i].stages[s].kernel_time_ns);
+      EXPECT_EQ(back->ranks[i].stages[s].wall_ns, run->ranks[i].stages[s].wall_ns);
+    }
+  }
+  // A run of one rank has no rank rows.
+  ASSERT_TRUE(store::ingest_run(*db, read_example("llama_prefill")).ok());
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM run_ranks"), 2);
+}
+
+// A database of schema 3 (before ranks) with a run in it: opening it for writing adds the
+// rank tables and views; its run keeps its rows and has no ranks; a multi-rank run then fits.
+TEST(Store, MigratesSchema3ToRanks) {
+  test::TempDir dir;
+  const std::string path = dir.file("v3.db");
+  {
+    auto raw = SqliteDb::open_writable(path, 1000);
+    ASSERT_TRUE(raw.ok());
+    for (const auto& m : store::migrations()) {
+      if (m.version > 3) break;
+      ASSERT_TRUE(raw->exec(std::string(m.sql)).ok()) << m.version;
+      ASSERT_TRUE(raw->exec("INSERT INTO schema_migrations (version, description) VALUES (" +
+                            std::to_string(m.version) + ", 'v')").ok());
+    }
+    ASSERT_TRUE(raw->exec("PRAGMA user_version = 3").ok());
+    ASSERT_TRUE(raw->exec("INSERT INTO runs (run_key, launches, unique_kernels, kernel_time_ns) "
+                          "VALUES ('old-run', 3, 1, 42.5)").ok());
+  }
+  ASSERT_EQ(store::schema_version(), 4);
+  auto db = store::open_for_writing(path);
+  ASSERT_TRUE(db.ok()) << db.error().to_string();
+  EXPECT_EQ(count(*db, "PRAGMA user_version"), 4);
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM runs WHERE run_key = 'old-run'"), 1);
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_ranks"), 0);
+  auto old = store::load_run(*db, "old-run");
+  ASSERT_TRUE(old.ok());
+  EXPECT_TRUE(old->ranks.empty());
+  const std::string pair = test::fixture("multirank/tp_gloo_rank-0.json.gz") + "," +
+                           test::fixture("multirank/tp_gloo_rank-1.json.gz");
+  auto run = load::load_run_record(pair, {}, test::builtin_classifier());
+  ASSERT_TRUE(run.ok()) << run.error().to_string();
+  ASSERT_TRUE(store::ingest_run(*db, *run).ok());
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_ranks"), 2);
+  EXPECT_EQ(count(*db, "SELECT COUNT(*) FROM v_ranks WHERE over_fastest_ns = 0"), 1);
 }
 
 }  // namespace

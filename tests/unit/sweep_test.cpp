@@ -435,9 +435,11 @@ TEST(ScalingViews, IngestSumsEqualGroupingTheKernels) {
   {
     auto raw = SqliteDb::open_writable(path, 1000);
     ASSERT_TRUE(raw.ok());
+    // Back to schema 2: migration 3's sums and views, and what came after them (4: ranks).
     ASSERT_TRUE(raw->exec("DROP VIEW v_op_class_scaling; DROP VIEW v_family_scaling; DROP TABLE scaling_cells; "
-                          "DROP TABLE scaling_points; DELETE FROM schema_migrations WHERE version = 3; "
-                          "PRAGMA user_version = 2")
+                          "DROP TABLE scaling_points; DROP VIEW v_ranks; DROP VIEW v_rank_stages; "
+                          "DROP TABLE run_rank_stages; DROP TABLE run_ranks; "
+                          "DELETE FROM schema_migrations WHERE version >= 3; PRAGMA user_version = 2")
                     .ok());
   }
   ASSERT_TRUE(store::open_for_writing(path).ok());  // migration 3 again: the sums from the kernels

@@ -238,6 +238,7 @@ Comparison compare_runs(const RunRecord& base, const RunRecord& candidate, const
   c.kernels = kernel_deltas(base, candidate, options);
   c.operations = operation_deltas(c.kernels, base, candidate, options);
   c.stages = stage_deltas(base, candidate);
+  c.ranks = compare_ranks(base, candidate);
   decide(c);
   return c;
 }

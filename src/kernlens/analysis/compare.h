@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "kernlens/analysis/delta.h"
+#include "kernlens/analysis/rank_compare.h"
 #include "kernlens/model/run_record.h"
 
 namespace kernlens::analysis {
@@ -29,13 +31,6 @@ struct CompareOptions {
 
 enum class MatchKind { kName, kShape, kBaseName, kNew, kVanished };
 std::string_view match_kind_name(MatchKind kind);  // "name", "shape", "base_name", "new", "vanished"
-
-struct Delta {
-  std::optional<double> base_ns, candidate_ns;
-  double delta_ns() const { return candidate_ns.value_or(0) - base_ns.value_or(0); }
-  // Relative change in percent; absent when the base time is absent or 0.
-  std::optional<double> delta_pct() const;
-};
 
 struct KernelDelta : Delta {
   const model::RunKernel* base = nullptr;       // null for a new kernel
@@ -69,6 +64,7 @@ struct Comparison {
   std::vector<KernelDelta> kernels;  // by |delta_ns|, largest first
   std::vector<OperationDelta> operations;  // by |delta_ns|, largest first
   std::vector<StageDelta> stages;    // base's stage order, then the candidate's new stages
+  RankComparison ranks;              // per rank, when the runs hold several (rank_compare.h)
   CompareVerdict verdict = CompareVerdict::kNoChange;
   std::vector<std::string> reasons;  // why the verdict, for people
   // What the figures are when the caller normalised the runs (normalize.h): "token", and why.

@@ -103,6 +103,15 @@ const model::DistributedInfo* distributed_of(const model::Profile& profile, std:
 
 }  // namespace
 
+std::string_view role_name(RankRow::Role role) {
+  switch (role) {
+    case RankRow::Role::kStraggler: return "straggler";
+    case RankRow::Role::kWaiting: return "waiting";
+    case RankRow::Role::kNone: break;
+  }
+  return "-";
+}
+
 std::string collective_of(std::string_view name, LaunchKind kind) {
   const std::string low = lower(name);
   if (kind == LaunchKind::kMemcpy) {
@@ -297,11 +306,11 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
     CommFigures comm;
     if (!collective[i]->empty()) {
       comm.comm_ns = *time;
+      if (l.kind != LaunchKind::kKernel) comm.copy_ns = *time;
       if (auto iv = interval_of(l)) {
         comm.overlapped_ns = covered_ns(*iv, timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])].compute);
       }
-      rank.comm.comm_ns += comm.comm_ns;
-      rank.comm.overlapped_ns += comm.overlapped_ns;
+      rank.comm += comm;
       add_collective(rank.collectives, *collective[i], l, *time);
     }
     for (const auto& row : rows_of_stage[l.stage]) {
@@ -310,8 +319,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
         s.kernel_time_ns += *time;
         stage_times[row][unit] += *time;
       }
-      s.comm.comm_ns += comm.comm_ns;
-      s.comm.overlapped_ns += comm.overlapped_ns;
+      s.comm += comm;
     }
   }
   for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {

@@ -58,7 +58,16 @@ struct CollectiveRow {
 struct CommFigures {
   double comm_ns = 0;        // communication kernels and copies, summed
   double overlapped_ns = 0;  // the part of it during which compute kernels ran on the same GPU
+  double copy_ns = 0;        // the peer copies among comm_ns (not kernel time)
   double exposed_ns() const { return comm_ns - overlapped_ns; }
+  // Kernel time that is not communication, out of `kernel_time_ns` that holds these figures.
+  double compute_ns(double kernel_time_ns) const { return kernel_time_ns - (comm_ns - copy_ns); }
+  CommFigures& operator+=(const CommFigures& o) {
+    comm_ns += o.comm_ns;
+    overlapped_ns += o.overlapped_ns;
+    copy_ns += o.copy_ns;
+    return *this;
+  }
 };
 
 struct RankStageRow {
@@ -97,6 +106,9 @@ struct RankRow {
     return *busy_ns / *wall_ns;
   }
 };
+
+// "straggler", "waiting" or "-".
+std::string_view role_name(RankRow::Role role);
 
 // Per stage or kernel family: the rank with the most and the least kernel time ("stage",
 // "family"), or per stage the most and least wall time ("stage wall").

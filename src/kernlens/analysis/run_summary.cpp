@@ -83,6 +83,29 @@ model::RunStage run_stage(const StageRow& row, const StageWork& work) {
   return s;
 }
 
+// The ranks of a multi-rank analysis, as the run record keeps them; none for one rank.
+std::vector<model::RunRank> run_ranks(const RankAnalysis& ranks) {
+  std::vector<model::RunRank> out;
+  if (!ranks.multi_rank()) return out;
+  for (const auto& r : ranks.ranks) {
+    model::RunRank row;
+    row.rank = r.rank;
+    row.input = r.input;
+    row.launches = r.launches;
+    row.kernel_time_ns = r.kernel_time_ns;
+    row.busy_ns = r.busy_ns;
+    row.wall_ns = r.wall_ns;
+    row.comm_ns = r.comm.comm_ns;
+    row.exposed_comm_ns = r.comm.exposed_ns();
+    row.role = std::string(role_name(r.role));
+    for (const auto& s : r.stages) {
+      row.stages.push_back(model::RunRankStage{s.name, s.kernel_time_ns, s.wall_ns, s.comm.comm_ns, s.comm.exposed_ns()});
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string dim3_text(const model::Dim3& dim) {
@@ -104,6 +127,7 @@ model::RunRecord summarize_run(const model::Profile& profile, const Analysis& a)
   run.kernels.reserve(a.agg.kernels.size());
   for (std::size_t i = 0; i < a.agg.kernels.size(); ++i) run.kernels.push_back(run_kernel(profile, a, i, shapes));
   for (std::size_t i = 0; i < a.agg.stages.size(); ++i) run.stages.push_back(run_stage(a.agg.stages[i], a.stages[i]));
+  run.ranks = run_ranks(a.ranks);
   return run;
 }
 

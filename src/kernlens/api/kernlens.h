@@ -87,7 +87,8 @@ class Database {
 };
 
 // `kernlens compare BASE CANDIDATE --format json` (schema kernlens.compare/1): each a run
-// directory or an export file.
+// directory, an export file, or a multi-rank run's inputs joined by ',' (then "ranks" compares
+// them rank by rank).
 std::string compare_json(const std::string& base, const std::string& candidate, const LoadOptions& options = {});
 
 std::string version();

@@ -1,6 +1,7 @@
 // kernlens compare BASE... [--vs CANDIDATE...] [--db FILE [--base KEY=VALUE]... [--candidate KEY=VALUE]...]
 //                  [--threshold PCT] [--alpha A] [--min-share F] [--normalize MODE] [--tokens SPEC]...
 //                  [--format text|json|md|html] [--top N] [-o FILE]
+#include <algorithm>
 #include <deque>
 #include <filesystem>
 #include <memory>
@@ -14,6 +15,7 @@
 #include "kernlens/report/compare_report.h"
 #include "kernlens/load/run_record.h"
 #include "kernlens/report/group_compare_report.h"
+#include "kernlens/rundir/run_key.h"
 #include "kernlens/rundir/tags.h"
 #include "kernlens/store/database.h"
 #include "kernlens/store/run_select.h"
@@ -29,11 +31,15 @@ struct CompareCliOptions {
   report::CompareReportOptions report;
 };
 
-// A path is read and analyzed; anything else is a run in --db (key, key prefix or run_id).
+// A path (or the ranks' inputs joined by ',') is read and analyzed; anything else is a run in
+// --db (key, key prefix or run_id).
 Result<model::RunRecord> load(const std::string& what, const CompareCliOptions& opt,
                               const names::KernelClassifier& classifier) {
+  const auto inputs = rundir::run_inputs(what);
   std::error_code ec;
-  if (std::filesystem::exists(what, ec)) return load::load_run_record(what, {}, classifier);
+  auto missing = std::find_if(inputs.begin(), inputs.end(), [&](const auto& p) { return !std::filesystem::exists(p, ec); });
+  if (missing == inputs.end()) return load::load_run_record(what, {}, classifier);
+  if (inputs.size() > 1) return make_error(*missing, 0, "no such file (one of the ranks' inputs joined by ',')");
   if (opt.db.empty()) return make_error(what, 0, "no such file or run directory (a run in a database needs --db)");
   auto db = store::open_for_reading(opt.db);
   if (!db) return db.error();
@@ -175,6 +181,9 @@ Command add_compare_command(CLI::App& app) {
   cmd->footer(
       "BASE and CANDIDATE are run directories, export files, or runs in --db (a run key, its\n"
       "prefix, or run_id). Kernels match by name, then by base name and launch shape.\n"
+      "A multi-rank job is one run given as its ranks' inputs joined by ',' (rank-0.json.gz,\n"
+      "rank-1.json.gz): when both runs have several ranks, each rank's kernel time, communication,\n"
+      "exposed communication and stage times are compared too (ranks matched by number).\n"
       "Groups: several runs per side (BASE... --vs CANDIDATE...), runs chosen in --db by tags\n"
       "(--base KEY=VALUE, --candidate KEY=VALUE), or runs made with `profile --repeat N` (each\n"
       "repetition a sample). Each row then shows the two medians and the change with a\n"

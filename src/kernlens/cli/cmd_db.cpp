@@ -34,7 +34,7 @@ struct DbOptions {
 int ingest_one(const SqliteDb& db, const std::string& db_path, const std::string& path, const rundir::Tags& tags,
                const names::KernelClassifier& classifier) {
   auto db_error = [&](const Error& e) { return bad_input(make_error(db_path, 0, fmt::format("ingesting {}: {}", path, e.message))); };
-  auto key = rundir::run_key(path);
+  auto key = rundir::run_key(rundir::run_inputs(path));
   if (!key) return bad_input(key.error());
   auto present = store::has_run(db, *key);
   if (!present) return db_error(present.error());
@@ -47,8 +47,9 @@ int ingest_one(const SqliteDb& db, const std::string& db_path, const std::string
   auto outcome = store::ingest_run(db, *run);
   if (!outcome) return db_error(outcome.error());
   bool added = *outcome == store::IngestOutcome::kAdded;
-  std::printf("%s %s: %s (%zu kernels, %zu stages)\n", added ? "added" : "already in the database", path.c_str(),
-              key->c_str(), run->kernels.size(), run->stages.size());
+  const std::string ranks = run->ranks.empty() ? "" : fmt::format(", {} ranks", run->ranks.size());
+  std::printf("%s %s: %s (%zu kernels, %zu stages%s)\n", added ? "added" : "already in the database", path.c_str(),
+              key->c_str(), run->kernels.size(), run->stages.size(), ranks.c_str());
   return kExitOk;
 }
 
@@ -115,6 +116,8 @@ CLI::App* add_ingest(CLI::App* db, DbOptions& opt) {
   CLI::App* cmd = db->add_subcommand("ingest", "Add runs to the database (again: no change).");
   cmd->footer(
       "RUN_OR_INPUT is a run directory of kernlens profile or one export file; each is one run.\n"
+      "The inputs of every rank of one job joined by ',' (rank-0.json.gz,rank-1.json.gz) are one\n"
+      "multi-rank run: its per-rank figures go to run_ranks (--view ranks).\n"
       "Model, dtype, batch and tokens come from the run's tags: those `kernlens profile --tag`\n"
       "kept in its manifest, then --tag here.\n"
       "Examples:\n"

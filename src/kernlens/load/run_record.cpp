@@ -95,7 +95,8 @@ bool tag_fits_column(std::string_view key, std::string_view value) {
 
 Result<model::RunRecord> load_run_record(const std::string& path, const rundir::Tags& tags,
                                          const names::KernelClassifier& classifier, std::string key) {
-  auto loaded = load({path}, classifier);
+  const std::vector<std::string> inputs = rundir::run_inputs(path);
+  auto loaded = load(inputs, classifier);
   if (!loaded) return loaded.error();
   model::RunMeta meta;
   if (loaded->manifest) {
@@ -104,7 +105,7 @@ Result<model::RunRecord> load_run_record(const std::string& path, const rundir::
     meta = std::move(m).value();
   }
   if (key.empty()) {
-    auto computed = rundir::run_key(path);
+    auto computed = rundir::run_key(inputs);
     if (!computed) return computed.error();
     key = std::move(computed).value();
   }

@@ -21,6 +21,8 @@ namespace kernlens::load {
 // that is not an integer: a sweep checks its points' tags before it runs them.
 bool tag_fits_column(std::string_view key, std::string_view value);
 
+// `path`: a run directory, an export file, or the inputs of every rank of one job joined by
+// ',' (rundir::run_inputs), one multi-rank run.
 // Errors: what load() says, a run key that cannot be made (unreadable files), a batch or tokens
 // tag that is not an integer. `key`: the run key of `path` when the caller has it already
 // (db ingest and sweep ingest look it up first; empty: computed).

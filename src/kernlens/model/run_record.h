@@ -70,6 +70,27 @@ struct RunRepetition {
   std::vector<RepetitionFigure> stages;   // stage rows (push/pop paths) the launches count toward
 };
 
+// One rank's stage row (analysis/ranks.h): its kernel time, wall time and communication.
+struct RunRankStage {
+  std::string name;
+  double kernel_time_ns = 0;
+  std::optional<double> wall_ns;
+  double comm_ns = 0, exposed_comm_ns = 0;
+};
+
+// One rank of a multi-rank run (analysis/ranks.h): kernel time (the sum of its kernels'
+// durations), communication and the part of it not hidden under computation, and its role.
+struct RunRank {
+  std::int64_t rank = 0;
+  std::string input;  // the input it came from
+  std::uint64_t launches = 0;
+  double kernel_time_ns = 0;
+  std::optional<double> busy_ns, wall_ns;  // summed over its GPU lanes
+  double comm_ns = 0, exposed_comm_ns = 0;
+  std::string role = "-";  // "straggler", "waiting" or "-"
+  std::vector<RunRankStage> stages;
+};
+
 struct RunRecord {
   RunMeta meta;
   int repeat = 1;  // the manifest's repeat count (`profile --repeat`); 1 for an export
@@ -79,6 +100,7 @@ struct RunRecord {
   std::uint64_t launches = 0;
   std::vector<RunKernel> kernels;  // by total time, descending
   std::vector<RunStage> stages;    // tree order
+  std::vector<RunRank> ranks;      // by rank; empty for a run of one rank
 };
 
 }  // namespace kernlens::model

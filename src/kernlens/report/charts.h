@@ -20,6 +20,10 @@ bool roofline_drawable(const analysis::Analysis& analysis);
 std::string op_class_chart(const analysis::Analysis& analysis);
 // The GPU busy (kernels running) vs idle over the run, with the stages' ranges above it.
 std::string timeline_chart(const model::Profile& profile);
+// Per rank of a multi-rank profile (and per top-level stage of it): a stacked bar of compute
+// time, communication overlapped by computation and exposed communication (rank_charts.cpp);
+// "" for one rank.
+std::string rank_overlap_chart(const analysis::Analysis& analysis);
 // One stacked bar per top kernel: its largest warp stall reasons.
 std::string stall_chart(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
 

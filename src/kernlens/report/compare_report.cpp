@@ -7,7 +7,9 @@
 
 #include "kernlens/analysis/normalize.h"
 #include "kernlens/common/text.h"
+#include "kernlens/report/delta_format.h"
 #include "kernlens/report/format.h"
+#include "kernlens/report/rank_compare_report.h"
 
 namespace kernlens::report {
 namespace {
@@ -32,19 +34,6 @@ std::string run_label(const model::RunRecord& r) {
 }
 
 namespace {
-
-std::string ns_or_dash(const std::optional<double>& ns) {
-  return ns ? human_duration_ns(*ns) : "-";
-}
-
-std::string signed_ns(double ns) {
-  return (ns >= 0 ? "+" : "-") + human_duration_ns(std::abs(ns));
-}
-
-std::string change_text(const Delta& d) {
-  if (auto pct = d.delta_pct()) return fmt::format("{:+.1f}%", *pct);
-  return d.base_ns ? "gone" : "new";
-}
 
 std::string bottleneck_text(const KernelDelta& k) {
   if (k.bottleneck_changed()) return k.base->bottleneck + " -> " + k.candidate->bottleneck;
@@ -79,10 +68,6 @@ NewAndGone new_and_gone(const Comparison& c) {
 std::string verdict_line(const Comparison& c) {
   return fmt::format("verdict: {}{}{}", analysis::verdict_name(c.verdict), c.reasons.empty() ? "" : ": ",
                      fmt::join(c.reasons, "; "));
-}
-
-Json opt_json(const std::optional<double>& v) {
-  return v ? json_number(*v) : Json(nullptr);
 }
 
 // "kernel time per token (the work differs: batch 4 -> 8)"; empty for plain kernel time.
@@ -131,6 +116,7 @@ std::string compare_text(const Comparison& c, const CompareReportOptions& o) {
     }
     out += "\n";
   }
+  out += rank_compare_text(c.ranks, c.normalization != "none", o.top);
   return out + verdict_line(c) + "\n";
 }
 
@@ -162,7 +148,7 @@ std::string compare_markdown(const Comparison& c, const CompareReportOptions& o)
                          change_text(s));
     }
   }
-  return out;
+  return out + rank_compare_markdown(c.ranks, c.normalization != "none", o.top);
 }
 
 std::string compare_json(const Comparison& c) {
@@ -203,6 +189,7 @@ std::string compare_json(const Comparison& c) {
                           {"candidate_wall_ns", opt_json(s.candidate_wall_ns)}});
   }
   j["stages"] = std::move(stages);
+  if (Json ranks = rank_compare_json(c.ranks); !ranks.is_null()) j["ranks"] = std::move(ranks);
   j["verdict"] = analysis::verdict_name(c.verdict);
   j["reasons"] = c.reasons;
   return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

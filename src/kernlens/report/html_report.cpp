@@ -41,6 +41,7 @@ svg.chart { display: block; max-width: 100%; height: auto; }
 .bar:hover, .stall:hover { opacity: 0.8; }
 .idle { fill: #ffebe9; } .busy { fill: #1a7f37; } .stage-range { fill: #ddf4ff; stroke: #54aeff; }
 .stall-rest { fill: #eaeef2; }
+.compute { fill: #0969da; } .comm-overlapped { fill: #d4a72c; } .comm-exposed { fill: #cf222e; } .rank-label { font-weight: 600; }
 .series { fill: none; stroke-width: 2; } .panel-title { font-size: 12px; font-weight: 600; fill: #24292f; }
 .l0 { stroke: #cf222e; } .l1 { stroke: #0969da; } .l2 { stroke: #bf8700; } .l3 { stroke: #8250df; }
 .l4 { stroke: #1a7f37; } .l5 { stroke: #e16f24; } .l6 { stroke: #57606a; } .l7 { stroke: #bf3989; }
@@ -234,26 +235,33 @@ struct SectionSpec {
   std::string_view id, title, intro;
   std::optional<Part> part;
   std::string (*body)(const Page&);
+  bool (*shown)(const Page&) = nullptr;  // null: always (unless its part is missing)
 };
 
-constexpr std::array<SectionSpec, 7> kSections = {{
+constexpr std::array<SectionSpec, 8> kSections = {{
     {"stage-table", "Stages", "NVTX ranges; MFU is the stage's FLOP/s over the GPU's peak.", Part::kStages,
-     [](const Page& p) { return render_table(stage_table(p.analysis), "stages", true); }},
+     [](const Page& p) { return render_table(stage_table(p.analysis), "stages", true); }, nullptr},
     {"timeline-section", "GPU timeline", "Green: kernels running (darker is busier); red: the GPU idle.", Part::kTimeline,
-     [](const Page& p) { return timeline_chart(p.profile); }},
+     [](const Page& p) { return timeline_chart(p.profile); }, nullptr},
+    {"ranks-section", "Ranks: computation and communication",
+     "Per rank, and per top-level stage of it: compute kernels, then communication (NCCL, NVSHMEM, peer copies) split into "
+     "the part that ran under compute kernels on the same GPU and the exposed rest. The straggler is the rank the "
+     "others waited for in their collectives.",
+     std::nullopt, [](const Page& p) { return rank_overlap_chart(p.analysis); },
+     [](const Page& p) { return p.analysis.ranks.multi_rank(); }},
     {"roofline-section", "Roofline",
      "Each dot is a kernel (area by its time; hover for its figures); the lines are the GPU's compute and DRAM roofs.",
-     Part::kRoofline, [](const Page& p) { return roofline_chart(p.profile, p.analysis); }},
+     Part::kRoofline, [](const Page& p) { return roofline_chart(p.profile, p.analysis); }, nullptr},
     {"op-class-section", "Time by operation class", "", Part::kOpClasses,
-     [](const Page& p) { return op_class_chart(p.analysis); }},
+     [](const Page& p) { return op_class_chart(p.analysis); }, nullptr},
     {"top-kernels", "Top kernels",
      "Base names; hover a name for the whole one, click a row for its details, a column header to sort.", std::nullopt,
-     [](const Page& p) { return render_table(kernel_table(p.profile, p.analysis, p.ctx), "sortable", true); }},
+     [](const Page& p) { return render_table(kernel_table(p.profile, p.analysis, p.ctx), "sortable", true); }, nullptr},
     {"stall-section", "Warp stalls of the top kernels",
      "Share of the cycles between two instructions issued that warps spent stalled, by reason.", Part::kStalls,
-     [](const Page& p) { return stall_chart(p.profile, p.analysis, p.ctx); }},
+     [](const Page& p) { return stall_chart(p.profile, p.analysis, p.ctx); }, nullptr},
     {"advice-section", "Why the top kernels are slow, and advice", "ncu's rule results and kernlens's rules.",
-     Part::kAdvice, [](const Page& p) { return render_advice(advice_list(p.profile, p.analysis, p.ctx)); }},
+     Part::kAdvice, [](const Page& p) { return render_advice(advice_list(p.profile, p.analysis, p.ctx)); }, nullptr},
 }};
 
 }  // namespace
@@ -269,7 +277,7 @@ std::string analysis_html(const model::Profile& profile, const analysis::Analysi
   }
   const Page page{profile, analysis, ctx};
   for (const auto& spec : kSections) {
-    if (spec.part && is_missing(missing, *spec.part)) continue;
+    if ((spec.part && is_missing(missing, *spec.part)) || (spec.shown && !spec.shown(page))) continue;
     out += section(spec.id, spec.title, spec.intro, spec.body(page));
   }
   return html_page(gpu.empty() ? "kernlens report" : "kernlens report — " + gpu,

@@ -21,13 +21,6 @@ std::string cell_text(std::string_view s) {
   return out;
 }
 
-// A code span: kernel names hold < > & * _ that Markdown would otherwise read as markup;
-// a name holding backticks gets a longer fence.
-std::string code_span(std::string_view s) {
-  std::string fence = s.find('`') == std::string_view::npos ? "`" : "``";
-  return fmt::format("{} {} {}", fence, cell_text(s), fence);
-}
-
 std::string plain(std::string_view s) {
   // Outside code spans, escape what Markdown (and the HTML GitHub allows in it) would interpret.
   std::string out;
@@ -41,6 +34,11 @@ std::string plain(std::string_view s) {
 std::string render_cell(const Cell& c) { return c.code ? code_span(c.text) : plain(c.text); }
 
 }  // namespace
+
+std::string code_span(std::string_view s) {
+  std::string fence = s.find('`') == std::string_view::npos ? "`" : "``";
+  return fmt::format("{} {} {}", fence, cell_text(s), fence);
+}
 
 void append_table(std::string& out, const Table& t) {
   if (t.rows.empty()) return;

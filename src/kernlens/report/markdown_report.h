@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/model/profile.h"
@@ -11,6 +12,10 @@
 namespace kernlens::report {
 
 std::string analysis_markdown(const model::Profile& profile, const analysis::Analysis& analysis, const ReportContext& ctx);
+
+// A code span for a table cell: kernel names hold < > & * _ that Markdown would otherwise read
+// as markup, '|' would end the cell (escaped), a name holding backticks gets a longer fence.
+std::string code_span(std::string_view s);
 
 // `t` as a GitHub-flavoured Markdown table (and its note) at the end of `out`.
 void append_table(std::string& out, const Table& t);

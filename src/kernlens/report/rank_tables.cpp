@@ -10,6 +10,7 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 using analysis::RankRow;
+using analysis::role_name;
 
 std::string duration_or_dash(const std::optional<double>& ns) { return ns ? human_duration_ns(*ns) : "-"; }
 
@@ -129,15 +130,6 @@ Json rank_json(const RankRow& r) {
 }
 
 }  // namespace
-
-std::string_view role_name(RankRow::Role role) {
-  switch (role) {
-    case RankRow::Role::kStraggler: return "straggler";
-    case RankRow::Role::kWaiting: return "waiting";
-    case RankRow::Role::kNone: break;
-  }
-  return "-";
-}
 
 std::string ranks_text(const analysis::RankAnalysis& ranks, std::size_t top) {
   if (!ranks.multi_rank()) return {};

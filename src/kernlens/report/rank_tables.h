@@ -17,6 +17,4 @@ std::string ranks_text(const analysis::RankAnalysis& ranks, std::size_t top);
 // The "ranks" object of kernlens.analysis/1 (docs/schema); null for one rank.
 nlohmann::ordered_json ranks_json(const analysis::RankAnalysis& ranks);
 
-std::string_view role_name(analysis::RankRow::Role role);
-
 }  // namespace kernlens::report

@@ -84,4 +84,28 @@ Result<std::string> run_key(const std::string& path) {
   return fmt::format("{}-{:016x}", id, hash);
 }
 
+Result<std::string> run_key(const std::vector<std::string>& inputs) {
+  if (inputs.size() == 1) return run_key(inputs.front());
+  std::uint64_t hash = kFnvOffset;
+  for (const auto& input : inputs) {
+    auto key = run_key(input);
+    if (!key) return key.error();
+    fnv1a(hash, *key);
+    fnv1a(hash, std::string_view("\0", 1));
+  }
+  return fmt::format("ranks-{:016x}", hash);
+}
+
+std::vector<std::string> run_inputs(const std::string& spec) {
+  std::error_code ec;
+  if (spec.find(',') == std::string::npos || fs::exists(spec, ec)) return {spec};
+  std::vector<std::string> inputs;
+  std::string_view rest = spec;
+  for (std::size_t comma; (comma = rest.find(',')) != std::string_view::npos; rest.remove_prefix(comma + 1)) {
+    inputs.emplace_back(rest.substr(0, comma));
+  }
+  inputs.emplace_back(rest);
+  return inputs;
+}
+
 }  // namespace kernlens::rundir

@@ -98,10 +98,13 @@ constexpr std::array kViews = {
     View{"class-scaling", "v_op_class_scaling",
          "per op class and model, batch, tokens: share of time, SOL%, FLOP/s, DRAM B/s (sweeps)"},
     View{"family-scaling", "v_family_scaling", "the same per kernel family"},
+    View{"ranks", "v_ranks", "per rank of multi-rank runs: kernel time, communication, exposed, straggler"},
+    View{"rank-stages", "v_rank_stages", "per rank and stage of multi-rank runs: kernel, wall and communication time"},
     View{"runs", "runs", "the ingested runs"},
 };
 
-constexpr std::array<std::string_view, 5> kExportTables = {"runs", "run_tags", "devices", "kernels", "stages"};
+constexpr std::array<std::string_view, 7> kExportTables = {"runs",   "run_tags", "devices",        "kernels",
+                                                           "stages", "run_ranks", "run_rank_stages"};
 
 }  // namespace
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/store/database.h"
+#include "kernlens/store/rank_rows.h"
 #include "kernlens/store/scaling_rows.h"
 #include "kernlens/store/transaction.h"
 
@@ -242,6 +243,7 @@ Status insert_run(const SqliteDb& db, const RunRecord& run) {
   if (Status s = insert_kernels(db, *run_id, run.kernels); !s) return s;
   if (Status s = add_family_totals(db, run); !s) return s;
   if (Status s = add_scaling_sums(db, run); !s) return s;
+  if (Status s = insert_ranks(db, *run_id, run.ranks); !s) return s;
   return insert_stages(db, *run_id, run.stages);
 }
 
@@ -360,6 +362,7 @@ Result<RunRecord> load_run(const SqliteDb& db, std::string_view key_or_prefix) {
   if (Status s = load_tags(db, *run_id, run.meta); !s) return s.error();
   if (Status s = load_kernels(db, *run_id, run.kernels); !s) return s.error();
   if (Status s = load_stages(db, *run_id, run.stages); !s) return s.error();
+  if (Status s = load_ranks(db, *run_id, run.ranks); !s) return s.error();
   return run;
 }
 

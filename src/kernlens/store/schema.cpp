@@ -201,16 +201,44 @@ constexpr std::string_view kScalingSql =
 #undef KERNLENS_SOL
 #undef KERNLENS_POINT_KEY
 
+// Multi-rank runs (issue 17): one row per rank of a run of several ranks (analysis/ranks.h;
+// none for a run of one rank), its stage rows, and a view per run and rank that says how far
+// each rank is from the run's fastest, so ranks compare across runs. Times in ns; role is
+// "straggler", "waiting" or "-".
+constexpr std::string_view kRanksSql =
+    "CREATE TABLE run_ranks (\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,\n"
+    "  rank INTEGER NOT NULL, input TEXT, launches INTEGER NOT NULL, kernel_time_ns REAL NOT NULL,\n"
+    "  busy_ns REAL, wall_ns REAL, comm_ns REAL NOT NULL, exposed_comm_ns REAL NOT NULL, role TEXT NOT NULL,\n"
+    "  PRIMARY KEY (run_id, rank)\n"
+    ");\n"
+    "CREATE TABLE run_rank_stages (\n"
+    "  run_id INTEGER NOT NULL REFERENCES runs(run_id) ON DELETE CASCADE,\n"
+    "  rank INTEGER NOT NULL, stage_idx INTEGER NOT NULL, name TEXT NOT NULL,\n"
+    "  kernel_time_ns REAL NOT NULL, wall_ns REAL, comm_ns REAL NOT NULL, exposed_comm_ns REAL NOT NULL,\n"
+    "  PRIMARY KEY (run_id, rank, stage_idx)\n"
+    ");\n"
+    "CREATE VIEW v_ranks AS "
+    "SELECT r.run_key, r.model, r.gpu, k.rank, k.launches, k.kernel_time_ns, k.comm_ns, k.exposed_comm_ns, "
+    "k.exposed_comm_ns / NULLIF(k.comm_ns, 0) AS exposed_share, k.busy_ns, k.wall_ns, k.role, "
+    "k.role = 'straggler' AS straggler, "
+    "k.kernel_time_ns - MIN(k.kernel_time_ns) OVER (PARTITION BY k.run_id) AS over_fastest_ns, k.input "
+    "FROM run_ranks k JOIN runs r ON r.run_id = k.run_id ORDER BY r.run_id, k.rank;\n"
+    "CREATE VIEW v_rank_stages AS "
+    "SELECT r.run_key, r.model, s.rank, s.name AS stage, s.kernel_time_ns, s.wall_ns, s.comm_ns, s.exposed_comm_ns "
+    "FROM run_rank_stages s JOIN runs r ON r.run_id = s.run_id ORDER BY r.run_id, s.rank, s.stage_idx;\n";
+
 constexpr std::array kMigrations = {
     Migration{1, "runs, run_tags, devices, kernels, stages, family totals and their indexes", kTablesSql},
     Migration{2, "views: popularity, performance by family and op class, signals", kViewsSql},
     Migration{3, "scaling sums per point and family, views: op class and family scaling across models", kScalingSql},
+    Migration{4, "ranks of multi-rank runs and their stages, views: ranks and rank stages", kRanksSql},
 };
 
-constexpr std::array<std::string_view, 10> kTables = {"schema_migrations", "devices",        "runs",
+constexpr std::array<std::string_view, 12> kTables = {"schema_migrations", "devices",        "runs",
                                                       "run_tags",          "kernels",        "stages",
                                                       "family_totals",     "family_models",  "scaling_points",
-                                                      "scaling_cells"};
+                                                      "scaling_cells",     "run_ranks",      "run_rank_stages"};
 
 }  // namespace
 

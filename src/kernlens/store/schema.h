@@ -8,11 +8,14 @@
 //   kernels     run_id, one row per kernel: names, classification, shape, time, figures,
 //               bottleneck
 //   stages      run_id, one row per stage: time, wall time, busy fraction, gaps, FLOPs, MFU
+//   run_ranks, run_rank_stages   run_id, rank: per rank of a multi-rank run its kernel time,
+//               communication, exposed communication, role; and per stage of it
 //   family_totals, family_models   per kernel family: kernel rows, runs, launches, time, and
 //               runs per model, kept by ingest for the popularity view
 //   views       v_kernel_popularity, v_family_performance, v_op_class_performance,
 //               v_signals, v_signal_summary (docs/user-guide.md, "Database and compare"),
-//               v_op_class_scaling, v_family_scaling (the same guide, "Sweeps")
+//               v_op_class_scaling, v_family_scaling (the same guide, "Sweeps"), v_ranks,
+//               v_rank_stages
 #pragma once
 
 #include <span>
