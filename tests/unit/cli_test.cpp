@@ -425,6 +425,14 @@ TEST(CliDb, ClearErrorsForFilesThatAreNotItsDatabase) {
 
 // compare gates CI: exit 1 when the candidate is slower beyond the threshold. llama's
 // prefill takes more kernel time than qwen's, so qwen -> llama is a regression.
+// `--vs` with no run after it took the next option for a run ("--threshold: no such file").
+TEST(CliCompare, VsWithoutRunsSaysSo) {
+  auto r = run_cli({"compare", example_run_dir("llama_prefill"), "--vs", "--threshold", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--vs needs the candidate runs right after it; '--threshold' is an option"), std::string::npos)
+      << r.err;
+}
+
 TEST(CliCompare, ExitCodeGatesOnRegression) {
   test::TempDir dir;
   auto faster = run_cli({"compare", example_run_dir("llama_prefill"), example_run_dir("qwen_prefill")});

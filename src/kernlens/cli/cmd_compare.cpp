@@ -139,6 +139,15 @@ int run_compare(CompareCliOptions& opt) {
   if (!base_names) return bad_input(base_names.error());
   auto candidate_names = side_names(opt.candidate, opt.candidate_tags, opt.db, "--candidate");
   if (!candidate_names) return bad_input(candidate_names.error());
+  // `--vs --threshold 1`: with no run after it, --vs took the next option for a run.
+  for (const auto& name : opt.candidate) {
+    std::error_code ec;
+    if (name.starts_with("-") && !std::filesystem::exists(name, ec)) {
+      return bad_input(make_error("", 0, fmt::format("--vs needs the candidate runs right after it; '{}' is an option "
+                                                     "(BASE... --vs CANDIDATE... [OPTIONS])",
+                                                     name)));
+    }
+  }
   if (base_names->empty() || candidate_names->empty()) {
     return bad_input(make_error("", 0, "compare needs a base and a candidate: BASE CANDIDATE, BASE... --vs CANDIDATE..., "
                                        "or --db FILE --base KEY=VALUE --candidate KEY=VALUE"));
