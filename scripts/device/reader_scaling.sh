@@ -7,7 +7,8 @@
 # (scripts/device/make_devrun.sh).
 #   scripts/device/reader_scaling.sh OUT        (about 4-5 minutes)
 # Env: SIZES (raw page MB, default "200 1000"), TRACE_SIZES (trace MB, default "1000"; "" for
-# none), THREADS (default "1 2 4 8 16").
+# none), THREADS (default "1 2 4 8 16 2@0,1"; N@CPUS pins N threads to CPUS with taskset: the
+# last row is the 2-core figure).
 # Writes OUT/scaling.txt (the table: medians of 3 runs, wall and CPU seconds, MB/s, speed-up
 # against one thread, peak memory) and OUT/cpu.txt (lscpu, nproc, load).
 set -u
@@ -39,10 +40,12 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] :
     cat "$file" > /dev/null
     bytes=$(stat -c %s "$file")
     base=""
-    for threads in ${THREADS:-1 2 4 8 16}; do
+    for threads in ${THREADS:-1 2 4 8 16 2@0,1}; do
+      pin=()  # N@CPUS: N threads on those CPUs only (2@0,1: issue 22's 2-core target, on a quiet host)
+      if [[ $threads == *@* ]]; then pin=(taskset -c "${threads#*@}"); fi
       walls="" cpus="" peak=0
       for _ in 1 2 3; do
-        t=$(/usr/bin/time -f '%e %U %S %M' "$kernlens" analyze "$file" --format json -o /dev/null --threads "$threads" 2>&1 >/dev/null | tail -1)
+        t=$(/usr/bin/time -f '%e %U %S %M' "${pin[@]}" "$kernlens" analyze "$file" --format json -o /dev/null --threads "${threads%@*}" 2>&1 >/dev/null | tail -1)
         read -r w u s m <<< "$t"
         walls+="$w"$'\n'; cpus+="$(awk "BEGIN { print $u + $s }")"$'\n'
         (( m > peak )) && peak=$m

@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <regex>
@@ -74,16 +75,24 @@ std::string read_bytes(std::string_view bytes, unsigned threads) {
   return describe(profile, s);
 }
 
-// The streamed path, with windows of `chunk` bytes split in turn.
-std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk) {
+// A file of `format` read by a streaming reader (`read`), each window split in turn.
+std::string read_streamed(const std::string& path, model::InputFormat format, unsigned threads,
+                          const std::function<Status(ReadContext&)>& read) {
   model::Profile profile;
   ReadOptions options;
   options.threads = threads;
   options.min_part_bytes = 1;
-  profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kNcuRawCsv, "", {}, {}});
+  profile.inputs.push_back(model::InputInfo{path, format, "", {}, {}});
   ReadContext ctx{path, profile, 0, nullptr, &options};
-  Status s = read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
+  Status s = read(ctx);
   return describe(profile, s);
+}
+
+// An ncu raw page streamed in windows of `chunk` bytes.
+std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk) {
+  return read_streamed(path, model::InputFormat::kNcuRawCsv, threads, [&](ReadContext& ctx) {
+    return read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
+  });
 }
 
 std::vector<fs::path> fixture_files() {
@@ -182,21 +191,16 @@ TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
   EXPECT_GT(split, inputs.size() / 2);  // most were cut into parts
 }
 
-// A PyTorch profiler trace read through the streaming reader in windows of `window` bytes.
+// A PyTorch profiler trace streamed in windows of `window` bytes.
 std::string read_trace_streamed(const std::string& path, unsigned threads, std::size_t window) {
-  model::Profile profile;
-  ReadOptions options;
-  options.threads = threads;
-  options.min_part_bytes = 1;
-  profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kPytorchTrace, "", {}, {}});
-  ReadContext ctx{path, profile, 0, nullptr, &options};
-  Status s = read_pytorch_trace_file(path, fs::file_size(path), ctx, window);
-  return describe(profile, s);
+  return read_streamed(path, model::InputFormat::kPytorchTrace, threads, [&](ReadContext& ctx) {
+    return read_pytorch_trace_file(path, fs::file_size(path), ctx, window);
+  });
 }
 
 bool is_pytorch_trace(const fs::path& file) {
-  const std::string name = file.filename().string();
-  return name.ends_with(".json.gz") && (name.find("trace") != std::string::npos || name.find("rank") != std::string::npos);
+  const std::string dir = file.parent_path().filename().string();
+  return file.filename().string().ends_with(".json.gz") && (dir == "pytorch" || dir == "multirank");
 }
 
 // Every PyTorch trace fixture (the multi-rank ones too), whole in memory on 1, 2, 3 and 8
@@ -206,22 +210,24 @@ TEST(ParallelRead, PytorchTracesReadTheSameOnAnyNumberOfThreadsAndWindows) {
   for (const auto& file : fixture_files()) {
     if (!is_pytorch_trace(file)) continue;
     ++traces;
-    auto bytes = InputBuffer::open(file.string());
-    ASSERT_TRUE(bytes) << file;
-    const std::string expected = read_bytes(bytes->bytes(), 1);
-    EXPECT_NE(expected.find("launch '"), std::string::npos) << file;
-    for (unsigned threads : {2u, 3u, 8u}) {
-      EXPECT_EQ(read_bytes(bytes->bytes(), threads), expected) << file << " on " << threads << " threads";
+    if (auto bytes = InputBuffer::open(file.string())) {  // not the truncated gzip: streamed only
+      const std::string expected = read_bytes(bytes->bytes(), 1);
+      EXPECT_NE(expected.find("launch '"), std::string::npos) << file;
+      for (unsigned threads : {2u, 3u, 8u}) {
+        EXPECT_EQ(read_bytes(bytes->bytes(), threads), expected) << file << " on " << threads << " threads";
+      }
     }
-    const std::string streamed = read_trace_streamed(file.string(), 1, 1 << 20);
     for (std::size_t window : {std::size_t{4096}, std::size_t{50000}}) {
+      // One thread in the same windows: where the file is cut short, what was read before
+      // the error depends on the window.
+      const std::string streamed = read_trace_streamed(file.string(), 1, window);
       for (unsigned threads : {2u, 3u}) {
         EXPECT_EQ(read_trace_streamed(file.string(), threads, window), streamed)
             << file << " in windows of " << window << " on " << threads << " threads";
       }
     }
   }
-  EXPECT_GE(traces, 10u);
+  EXPECT_GE(traces, 11u);
 }
 
 // A trace whose strings and args hold, now and then, what looks like the place between two
@@ -330,7 +336,7 @@ TEST(ParallelRead, TraceFuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
   for (const auto& file : fixture_files()) {
     if (!is_pytorch_trace(file)) continue;
     auto bytes = InputBuffer::open(file.string());
-    ASSERT_TRUE(bytes) << file;
+    if (!bytes) continue;  // the truncated gzip
     for (auto& m : trace_seeds_and_mutations(std::string(bytes->bytes()), seed++)) inputs.push_back(std::move(m));
   }
   ASSERT_GT(inputs.size(), 150u);
