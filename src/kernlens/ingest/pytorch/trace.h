@@ -5,7 +5,9 @@
 // memory, device, stream, context, correlation), memory copies and sets ("gpu_memcpy",
 // "gpu_memset"), record_function ranges as stages (pytorch_stages.h says how), the CUDA
 // runtime and driver calls that launched the GPU work (for stages and each launch's CPU
-// thread and process), and "deviceProperties" as Devices. Everything else is skipped.
+// thread and process), and "deviceProperties" as Devices. Everything else is skipped (an
+// event of another category that begins as Kineto writes it, {"ph": "X", "cat": ..., is not
+// even parsed: malformed inside, it is no error).
 //
 // Times: "ts" and "dur" are microseconds with three decimals; they are read from their text
 // to whole nanoseconds, exactly (a double would lose the last digit of a 13-digit "ts").
