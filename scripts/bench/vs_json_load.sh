@@ -5,7 +5,8 @@
 # and CPU time (user + system: what a busy host inflates least), with each one's peak
 # memory (/usr/bin/time -f %M, the largest of the rounds):
 #   1. `kernlens analyze FILE --format json -o /dev/null`, wall clock, as users run it (a
-#      reading thread and the parser), and pinned to one CPU; the same on FILE.gz;
+#      reading thread and --threads parsers, one per usable CPU), with --threads 1, and
+#      pinned to one CPU; the same on FILE.gz;
 #   2. the reader alone on one CPU (Google Benchmark, best of 3): from memory, and from the
 #      file streamed;
 #   3. the peer, Python's json.load of the same file, then the least work that gives
@@ -97,6 +98,7 @@ timed() {  # KEY COMMAND...: measures one run of COMMAND under KEY
 rounds=${ROUNDS:-3}
 for ((r = 1; r <= rounds; ++r)); do
   timed ours "$kernlens" analyze "$file" --format json -o /dev/null
+  timed ours_t1 "$kernlens" analyze "$file" --format json -o /dev/null --threads 1
   timed ours_1 "${one_cpu[@]}" "$kernlens" analyze "$file" --format json -o /dev/null
   timed ours_gz "${one_cpu[@]}" "$kernlens" analyze "$file.gz" --format json -o /dev/null
   for p in "${peers[@]}"; do
@@ -110,6 +112,7 @@ done
 echo "== medians of $rounds interleaved rounds (peak memory: the largest)"
 show() { row "$1" "$(median ${times[$2]})" "$(median ${cpu[$2]})" "$(most ${mem[$2]})"; }
 show "kernlens analyze FILE --format json" ours
+show "kernlens analyze FILE --threads 1" ours_t1
 show "kernlens analyze FILE, one CPU" ours_1
 show "kernlens analyze FILE.gz, one CPU" ours_gz
 for p in "${peers[@]}"; do

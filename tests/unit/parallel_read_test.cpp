@@ -7,14 +7,19 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <random>
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "kernlens/common/file.h"
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/ingest/json/trace_tokenizer.h"
 #include "kernlens/ingest/ncu/raw.h"
+#include "kernlens/ingest/pytorch/trace.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/input_format.h"
 #include "test_util.h"
@@ -36,6 +41,10 @@ std::string describe(const model::Profile& p, const Status& status) {
   for (const auto& in : p.inputs) {
     o << "input " << in.path << " " << model::format_id(in.format) << "\n";
     for (const auto& w : in.warnings) o << "  warning " << w.to_string() << "\n";
+    if (in.distributed) o << "  rank " << in.distributed->rank << "/" << in.distributed->world_size << " " << in.distributed->backend << "\n";
+  }
+  for (const auto& r : p.stage_ranges) {
+    o << fmt::format("stage '{}' {} {} {}\n", model::push_pop_path(p.stages[r.stage]), r.start_ns, r.end_ns, r.input);
   }
   for (const auto& d : p.devices) {
     o << fmt::format("device {} '{}' {} {} {:a} {:a} {} {} {} {} {}\n", d.ordinal, d.name, d.cc, opt(d.sm_count),
@@ -66,16 +75,24 @@ std::string read_bytes(std::string_view bytes, unsigned threads) {
   return describe(profile, s);
 }
 
-// The streamed path, with windows of `chunk` bytes split in turn.
-std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk) {
+// A file of `format` read by a streaming reader (`read`), each window split in turn.
+std::string read_streamed(const std::string& path, model::InputFormat format, unsigned threads,
+                          const std::function<Status(ReadContext&)>& read) {
   model::Profile profile;
   ReadOptions options;
   options.threads = threads;
   options.min_part_bytes = 1;
-  profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kNcuRawCsv, "", {}, {}});
+  profile.inputs.push_back(model::InputInfo{path, format, "", {}, {}});
   ReadContext ctx{path, profile, 0, nullptr, &options};
-  Status s = read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
+  Status s = read(ctx);
   return describe(profile, s);
+}
+
+// An ncu raw page streamed in windows of `chunk` bytes.
+std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk) {
+  return read_streamed(path, model::InputFormat::kNcuRawCsv, threads, [&](ReadContext& ctx) {
+    return read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
+  });
 }
 
 std::vector<fs::path> fixture_files() {
@@ -149,6 +166,17 @@ TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {
   EXPECT_GT(raw, 5u);  // the raw pages were split, streamed too
 }
 
+// The files of KERNLENS_FUZZ_CORPUS=DIR, when set.
+void add_fuzz_corpus(std::vector<std::string>& inputs) {
+  const char* corpus = std::getenv("KERNLENS_FUZZ_CORPUS");
+  if (!corpus || !*corpus) return;
+  for (const auto& e : fs::recursive_directory_iterator(corpus)) {
+    if (!e.is_regular_file()) continue;
+    auto bytes = InputBuffer::open(e.path().string());
+    if (bytes) inputs.emplace_back(bytes->bytes());
+  }
+}
+
 TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
   std::vector<std::string> inputs;
   std::uint32_t seed = 22;
@@ -157,13 +185,7 @@ TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
     if (!bytes || !is_ncu_raw(std::string(bytes->bytes()))) continue;
     for (auto& m : seeds_and_mutations(std::string(bytes->bytes()), seed++)) inputs.push_back(std::move(m));
   }
-  if (const char* corpus = std::getenv("KERNLENS_FUZZ_CORPUS"); corpus && *corpus) {
-    for (const auto& e : fs::recursive_directory_iterator(corpus)) {
-      if (!e.is_regular_file()) continue;
-      auto bytes = InputBuffer::open(e.path().string());
-      if (bytes) inputs.emplace_back(bytes->bytes());
-    }
-  }
+  add_fuzz_corpus(inputs);
   ASSERT_GT(inputs.size(), 100u);
   std::size_t split = 0;
   for (const auto& input : inputs) {
@@ -172,6 +194,167 @@ TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
     split += split_csv_records(input, 5, 1).size() > 0;
   }
   EXPECT_GT(split, inputs.size() / 2);  // most were cut into parts
+}
+
+// A PyTorch profiler trace streamed in windows of `window` bytes.
+std::string read_trace_streamed(const std::string& path, unsigned threads, std::size_t window) {
+  return read_streamed(path, model::InputFormat::kPytorchTrace, threads, [&](ReadContext& ctx) {
+    return read_pytorch_trace_file(path, fs::file_size(path), ctx, window);
+  });
+}
+
+bool is_pytorch_trace(const fs::path& file) {
+  const std::string dir = file.parent_path().filename().string();
+  return file.filename().string().ends_with(".json.gz") && (dir == "pytorch" || dir == "multirank");
+}
+
+// Every PyTorch trace fixture (the multi-rank ones too), whole in memory on 1, 2, 3 and 8
+// threads, and streamed in windows small enough that cuts fall everywhere.
+TEST(ParallelRead, PytorchTracesReadTheSameOnAnyNumberOfThreadsAndWindows) {
+  std::size_t traces = 0;
+  for (const auto& file : fixture_files()) {
+    if (!is_pytorch_trace(file)) continue;
+    ++traces;
+    if (auto bytes = InputBuffer::open(file.string())) {  // not the truncated gzip: streamed only
+      const std::string expected = read_bytes(bytes->bytes(), 1);
+      EXPECT_NE(expected.find("launch '"), std::string::npos) << file;
+      for (unsigned threads : {2u, 3u, 8u}) {
+        EXPECT_EQ(read_bytes(bytes->bytes(), threads), expected) << file << " on " << threads << " threads";
+      }
+    }
+    for (std::size_t window : {std::size_t{4096}, std::size_t{50000}}) {
+      // One thread in the same windows: where the file is cut short, what was read before
+      // the error depends on the window.
+      const std::string streamed = read_trace_streamed(file.string(), 1, window);
+      for (unsigned threads : {2u, 3u}) {
+        EXPECT_EQ(read_trace_streamed(file.string(), threads, window), streamed)
+            << file << " in windows of " << window << " on " << threads << " threads";
+      }
+    }
+  }
+  EXPECT_GE(traces, 11u);
+}
+
+// A trace whose strings and args hold, now and then, what looks like the place between two
+// events, so that some cuts fall inside them (and must be found out) and others do not; and
+// pids given as strings.
+std::string trace_with_false_cuts() {
+  std::string events;
+  for (int i = 0; i < 60; ++i) {
+    const bool false_call = i % 7 == 3, false_kernel = i % 11 == 5;
+    events += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel{} {}", "pid": "Spans {}", )"
+                          R"("tid": 7, "ts": {}.5, "dur": 1, "args": {{"correlation": {}{}}}}},)",
+                          false_call ? " },{" : "", i, i * 5 % 3, 1000 + 10 * i, i,
+                          false_call ? R"(, "x": [{}, {"a": "}, {"}])" : "");
+    events += "\n";
+    events += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "k{}{}", "pid": 0, "tid": 7, "ts": {}, )"
+                          R"("dur": 3.25, "args": {{"correlation": {}, "shared memory": {}, "grid": [1, 2, 3]}}}},)",
+                          i % 5, false_kernel ? R"( \"},{\" )" : "", 2000 + 10 * i, i, i % 2 * 1024);
+    events += fmt::format(R"({{"ph": "X", "cat": "user_annotation", "name": "stage{}", "pid": "Spans {}", "tid": 7, )"
+                          R"("ts": {}, "dur": 9}},)",
+                          i % 4, i * 5 % 3, 999 + 10 * i);
+    events += "\n";
+  }
+  events += R"({"ph": "M", "name": "process_name", "pid": 0, "args": {"name": "rank 0"}})";
+  return R"({"deviceProperties": [{"id": 0, "name": "GPU"}, {"id": 1}], "traceEvents": [)" + events +
+         R"(], "distributedInfo": {"rank": 0, "world_size": 2, "backend": "nccl"}})";
+}
+
+TEST(ParallelRead, TraceCutsInsideStringsAndNestedArraysAreFoundOut) {
+  const std::string trace = trace_with_false_cuts();
+  const std::string expected = read_bytes(trace, 1);
+  ASSERT_NE(expected.find("status ok"), std::string::npos) << expected;
+  ASSERT_NE(expected.find("stage 'stage1'"), std::string::npos) << expected;
+  std::size_t some_false = 0, all_true = 0;
+  const std::size_t events = trace.find('[') + 1;
+  for (unsigned threads = 2; threads <= 40; ++threads) {
+    ASSERT_EQ(read_bytes(trace, threads), expected) << threads << " threads";
+    std::size_t false_cuts = 0;
+    for (std::size_t cut : split_trace_events(std::string_view(trace).substr(events), threads, 1)) {
+      false_cuts += trace.compare(events + cut, 5, "{\"ph\"") != 0;
+    }
+    (false_cuts > 0 ? some_false : all_true) += 1;
+  }
+  EXPECT_GT(some_false, 0u);  // some cuts fell inside a string or an array, and were found out
+  EXPECT_GT(all_true, 0u);    // and other windows were read in parts and merged
+}
+
+// A smaller document of a trace's own members and events: up to 100 of each kind the reader
+// keeps (kernels, copies, runtime calls, ranges, flows, metadata), in their order. The whole
+// document where the tokenizer cannot split it.
+std::string sampled_trace(const std::string& doc) {
+  TraceTokenizer tokens("sample.json");
+  tokens.set_window(doc, true);
+  std::string members, events;
+  std::map<std::string, int> kept;
+  while (true) {
+    auto part = tokens.next();
+    if (!part) return doc;
+    if (!*part) break;
+    const TracePart& t = **part;
+    if (t.kind == TracePart::Kind::kMember) {
+      members += fmt::format("\"{}\": {},\n", t.key, t.value);
+      continue;
+    }
+    static const std::regex kKind(R"re("(cat|ph)": "(kernel|gpu_memcpy|gpu_memset|cuda_runtime|cuda_driver|user_annotation|gpu_user_annotation|ac2g|M)")re");
+    std::match_results<std::string_view::const_iterator> m;
+    if (!std::regex_search(t.value.begin(), t.value.end(), m, kKind) || ++kept[m[2].str()] > 100) continue;
+    events += (events.empty() ? "" : ",\n  ") + std::string(t.value);
+  }
+  return "{\n" + members + "\"traceEvents\": [\n  " + events + "\n  ]\n}\n";
+}
+
+// The fuzz seeds of a trace (scripts/fuzz.sh: its first 8 KB, its first 3 and 40 events as a
+// whole document), a sample of it (sampled_trace), and mutations of the sample where cuts
+// fall: braces, commas and quotes in strings, escapes, the array's end, truncation.
+std::vector<std::string> trace_seeds_and_mutations(const std::string& doc, std::uint32_t seed) {
+  auto first_events = [&](int n) {
+    std::size_t at = doc.find("\"traceEvents\"");
+    for (int i = 0; i < n && at != std::string::npos; ++i) at = doc.find("\n  }", at + 1);
+    return at == std::string::npos ? doc.substr(0, 1 << 16) : doc.substr(0, at + 4) + "\n  ]\n}\n";
+  };
+  const std::string base = sampled_trace(doc);
+  std::vector<std::string> out = {doc.substr(0, 8192), first_events(3), first_events(40), base};
+  std::mt19937 rng(seed);
+  auto at = [&](std::size_t size) { return std::uniform_int_distribution<std::size_t>(0, size)(rng); };
+  for (int i = 0; i < 16; ++i) {
+    std::string m = base;
+    const std::size_t quote = m.find("\"name\": \"", at(m.size()));
+    switch (i % 8) {
+      case 0: if (quote != std::string::npos) m.insert(quote + 9, "},\n  {"); break;  // an event's end, in a string
+      case 1: m.insert(at(m.size()), "\""); break;                                  // a stray quote
+      case 2: m.insert(at(m.size()), "},{"); break;                                  // braces out of place
+      case 3: m.resize(at(m.size())); break;                                         // cut short
+      case 4: if (quote != std::string::npos) m.insert(quote + 9, "\\\"},{\\\\"); break;  // escapes
+      case 5: m.insert(at(m.size()), "]"); break;                                    // the array ended early
+      case 6: if (!m.empty()) m[at(m.size() - 1)] = '{'; break;
+      case 7: m.insert(at(m.size()), "\n  },\n  {\"ph\": \"X\"}"); break;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+TEST(ParallelRead, TraceFuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
+  std::vector<std::string> inputs;
+  std::uint32_t seed = 22;
+  for (const auto& file : fixture_files()) {
+    if (!is_pytorch_trace(file)) continue;
+    auto bytes = InputBuffer::open(file.string());
+    if (!bytes) continue;  // the truncated gzip
+    for (auto& m : trace_seeds_and_mutations(std::string(bytes->bytes()), seed++)) inputs.push_back(std::move(m));
+  }
+  const std::size_t seeds = inputs.size();
+  ASSERT_GT(seeds, 150u);
+  add_fuzz_corpus(inputs);
+  std::size_t ok = 0;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::string expected = read_bytes(inputs[i], 1);
+    ok += i < seeds && expected.starts_with("status ok");
+    for (unsigned threads : {3u, 7u}) ASSERT_EQ(read_bytes(inputs[i], threads), expected) << inputs[i].substr(0, 300);
+  }
+  EXPECT_GT(ok, seeds / 4);  // many seeds and mutations still read, and read the same
+  EXPECT_LT(ok, seeds);      // and some failed, with the same error
 }
 
 TEST(SplitCsvRecords, CutsAfterALineBreakOutsideQuotes) {

@@ -311,6 +311,27 @@ TEST(PytorchTrace, BadInputsAreClearErrors) {
   EXPECT_EQ(cut.status.error().line, std::count(trace.begin(), trace.begin() + kernel_at, '\n'));
 }
 
+// Events of categories the reader does not use are skipped unread when they begin
+// {"ph": "X", "cat": ...} (as Kineto writes them): malformed inside, they are no error; one
+// that names "cat" or "ph" again is decoded, and its last "cat" counts, as for any event.
+TEST(PytorchTrace, UnusedCategoriesAreSkippedUnlessTheyNameTheirKeysAgain) {
+  const std::string kernel = R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2})";
+  auto trace = [&](const std::string& event) { return "{\"traceEvents\": [" + event + ", " + kernel + "]}"; };
+  auto skipped = read_bytes(trace(R"({"ph": "X", "cat": "cpu_op", "name": "op", "x": 1 2, "args": {"a": [}]})"), "t.json");
+  ASSERT_TRUE(skipped.status.ok()) << skipped.status.error().to_string();
+  EXPECT_EQ(skipped.profile.launches.size(), 1u);
+  for (const char* event : {R"({"ph": "X", "cat": "cpu_op", "name": "k2", "ts": 1, "dur": 2, "cat": "kernel"})",
+                            R"({"ph": "X", "cat": "cpu_op", "ph": "X", "name": "k2", "ts": 1, "dur": 2, "cat": "kernel"})"}) {
+    auto decoded = read_bytes(trace(event), "t.json");
+    ASSERT_TRUE(decoded.status.ok()) << decoded.status.error().to_string();
+    EXPECT_EQ(decoded.profile.launches.size(), 2u) << event;
+  }
+  // Not in Kineto's order: decoded, and a malformed one is an error.
+  auto malformed = read_bytes(trace(R"({"cat": "cpu_op", "ph": "X", "x": 1 2})"), "t.json");
+  ASSERT_FALSE(malformed.status.ok());
+  EXPECT_NE(malformed.status.error().message.find("malformed JSON in the event"), std::string::npos);
+}
+
 // Feeding a trace in two windows, cut anywhere, yields the same parts as one window.
 TEST(TraceTokenizer, AnyWindowCutGivesTheSameParts) {
   const std::string trace = fixture_bytes("pytorch/gemm_zoo_trace.json.gz");

@@ -252,6 +252,53 @@ Result<std::optional<TracePart>> TraceTokenizer::event() {
   return std::optional<TracePart>(part);
 }
 
+bool TraceTokenizer::in_events() const {
+  return state_ == State::kFirstEvent || state_ == State::kEvent || state_ == State::kAfterEvent;
+}
+
+void TraceTokenizer::resume_event_at(std::size_t pos) {
+  pos_ = pos;
+  line_ = 1;
+  state_ = State::kEvent;
+}
+
+void TraceTokenizer::stop_at(std::size_t limit, bool array_end) {
+  limit_ = limit;
+  stop_at_array_end_ = array_end;
+}
+
+bool TraceTokenizer::stopped_at(std::size_t limit) const { return state_ == State::kEvent && pos_ == limit; }
+
+std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t parts, std::size_t min_bytes) {
+  std::vector<std::size_t> starts;
+  if (parts < 2 || text.size() < 2 * min_bytes) return starts;
+  const std::size_t target = std::max(min_bytes, text.size() / parts);
+  auto after_space = [&](std::size_t at) {
+    while (at < text.size() && is_space(text[at])) ++at;
+    return at;
+  };
+  std::size_t from = 0;  // the start of the part before
+  for (std::size_t k = 1; k < parts; ++k) {
+    std::size_t at = std::max(from + min_bytes, k * target);
+    std::size_t cut = npos;
+    while (at + min_bytes <= text.size()) {
+      const std::size_t close = text.find('}', at);
+      if (close == npos) break;
+      const std::size_t comma = after_space(close + 1);
+      const std::size_t open = comma < text.size() && text[comma] == ',' ? after_space(comma + 1) : npos;
+      if (open != npos && open < text.size() && text[open] == '{') {
+        cut = open;
+        break;
+      }
+      at = close + 1;
+    }
+    if (cut == npos || cut + min_bytes > text.size()) break;
+    starts.push_back(cut);
+    from = cut;
+  }
+  return starts;
+}
+
 Result<std::optional<TracePart>> TraceTokenizer::next() {
   while (true) {
     if (!skip_space()) {
@@ -298,15 +345,18 @@ Result<std::optional<TracePart>> TraceTokenizer::next() {
         if (window_[pos_] == ']') {
           ++pos_;
           state_ = State::kAfterMember;
+          if (stop_at_array_end_) return std::optional<TracePart>();
           break;
         }
         [[fallthrough]];
       case State::kEvent:
+        if (pos_ >= limit_) return std::optional<TracePart>();
         return event();
       case State::kAfterEvent: {
         auto c = punctuation(',', ']', "an event");
         if (!c) return c.error();
         state_ = *c == ',' ? State::kEvent : State::kAfterMember;
+        if (state_ == State::kAfterMember && stop_at_array_end_) return std::optional<TracePart>();
         break;
       }
       case State::kDone:

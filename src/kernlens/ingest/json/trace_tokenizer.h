@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernlens/common/error.h"
 
@@ -52,6 +53,19 @@ class TraceTokenizer {
   // Whether the document had a "traceEvents" array (checked once the file ends).
   bool saw_trace_events() const { return saw_events_; }
 
+  // Reading the events of a window on several threads: each thread reads a copy of the
+  // tokenizer from its own cut (split_trace_events) to the next.
+  // Whether the tokenizer is inside "traceEvents" (its next part is an event or the end).
+  bool in_events() const;
+  // Reads on from window[pos], the '{' of an event, its line counted from 1 there.
+  void resume_event_at(std::size_t pos);
+  // next() returns nothing at an event that starts at window[limit] or later, and, with
+  // `array_end`, once "traceEvents" ends; stop_at(npos, false) to read everything again.
+  void stop_at(std::size_t limit, bool array_end);
+  // Whether it stopped at the event at window[limit]: the cut there was an event's start.
+  bool stopped_at(std::size_t limit) const;
+  void shift_lines(std::int64_t by) { line_ += by; }
+
  private:
   enum class State : std::uint8_t {
     kStart, kFirstKey, kKey, kAfterMember, kFirstEvent, kEvent, kAfterEvent, kDone
@@ -78,6 +92,17 @@ class TraceTokenizer {
   std::int64_t line_ = 1;
   State state_ = State::kStart;
   bool saw_events_ = false;
+  std::size_t limit_ = std::string_view::npos;
+  bool stop_at_array_end_ = false;
 };
+
+// Where to cut the events of a window (text starting at an event's '{' or before it, inside
+// "traceEvents") into up to `parts` parts of about equal size, none smaller than
+// `min_bytes`: the offsets of the events parts 1.. start with. A cut is the '{' after the
+// first '}', ',' and '{' in a row (spaces between) past the share's end: an event's start,
+// unless that text is inside a string or an event's nested array. A reader checks each cut
+// (the part before it must stop there: TraceTokenizer::stopped_at) and reads the window on
+// one thread when one is wrong.
+std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t parts, std::size_t min_bytes);
 
 }  // namespace kernlens::ingest

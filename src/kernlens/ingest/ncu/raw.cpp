@@ -15,6 +15,7 @@
 #include "kernlens/ingest/csv/scanner.h"
 #include "kernlens/ingest/ncu/page.h"
 #include "kernlens/ingest/ncu/values.h"
+#include "kernlens/ingest/part_merge.h"
 #include "kernlens/model/units.h"
 
 namespace kernlens::ingest {
@@ -338,18 +339,11 @@ struct Part {
   }
 };
 
-// Appends what `part` read to `ctx.profile`, as if `main` had read it: names, processes and
-// stages interned again in the order the part first saw them, metric samples moved to the end
-// of the pool, devices read from their first row where `main` never saw them, warnings.
+// Appends what `part` read to `ctx.profile`, as if `main` had read it: devices read from
+// their first row where `main` never saw them, then the launches (append_part).
 void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
   model::Profile& into = ctx.profile;
   model::Profile& from = part.profile;
-  std::vector<model::NameId> names(from.names.size());
-  for (std::size_t i = 0; i < names.size(); ++i) names[i] = into.names.intern(from.names[static_cast<model::NameId>(i)]);
-  std::vector<std::uint32_t> processes(from.processes.size(), 0);
-  for (std::size_t i = 1; i < processes.size(); ++i) processes[i] = into.intern_process(from.processes[i]);
-  std::vector<model::StageId> stages(from.stages.size(), 0);
-  for (std::size_t i = 1; i < stages.size(); ++i) stages[i] = into.intern_stage(from.stages[i]);
   for (const model::Device& d : from.devices) {
     into.device(d.ordinal);  // created in the order a single thread creates them
     for (const auto& [ordinal, row] : part.device_rows) {
@@ -358,20 +352,7 @@ void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
     into.device(d.ordinal).fill_from(d);
   }
   if (main.rows() == 0 && part.rows > 0) main.reserve_rows(part.text.size() / part.rows, from.launches.front().metrics_count);
-  const std::size_t offset = into.metric_samples.size();
-  into.metric_samples.insert(into.metric_samples.end(), from.metric_samples.begin(), from.metric_samples.end());
-  if (const std::size_t need = into.launches.size() + from.launches.size(); need > into.launches.capacity()) {
-    into.launches.reserve(std::max(need, 2 * into.launches.capacity()));  // geometric: merged often
-  }
-  for (model::Launch& l : from.launches) {
-    l.name = names[l.name];
-    l.process = processes[l.process];
-    l.stage = stages[l.stage];
-    if (l.metrics_count > 0) l.metrics_first += offset;
-    into.launches.push_back(std::move(l));
-  }
-  auto& warnings = into.inputs[ctx.input_index].warnings;
-  for (Error& w : from.inputs[ctx.input_index].warnings) warnings.push_back(std::move(w));
+  append_part(into, from, ctx.input_index);
   main.add_rows(part.rows);
 }
 

@@ -4,16 +4,24 @@
 
 #include <array>
 #include <charconv>
+#include <bit>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <utility>
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+#endif
 
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
 #include "kernlens/common/gzip.h"
 #include "kernlens/common/memory.h"
 #include "kernlens/common/numeric.h"
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/ingest/json/trace_tokenizer.h"
+#include "kernlens/ingest/part_merge.h"
 #include "kernlens/ingest/pytorch/stages.h"
 
 namespace kernlens::ingest {
@@ -213,6 +221,54 @@ struct Event {
 // yet known (a writer may put "args" before "cat").
 bool wants_args(const Event& e) { return !e.has_cat || e.category != Category::kOther || e.ph == "\"M\""; }
 
+// Whether `text` holds "ph" or "cat", quotes included. Quotes are frequent in JSON, so a
+// quote followed by 'p' or 'c' is looked for, 16 bytes at a time (SSE2, every x86-64).
+bool names_ph_or_cat(std::string_view text) {
+  auto at = [&](std::size_t i) {
+    const std::string_view s = text.substr(i);
+    return s.starts_with("\"ph\"") || s.starts_with("\"cat\"");
+  };
+  std::size_t i = 0;
+#if defined(__SSE2__)
+  const __m128i quote = _mm_set1_epi8('"'), p = _mm_set1_epi8('p'), c = _mm_set1_epi8('c');
+  for (; i + 17 <= text.size(); i += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(text.data() + i + 1));
+    const __m128i hit = _mm_and_si128(_mm_cmpeq_epi8(a, quote), _mm_or_si128(_mm_cmpeq_epi8(b, p), _mm_cmpeq_epi8(b, c)));
+    for (auto mask = static_cast<unsigned>(_mm_movemask_epi8(hit)); mask; mask &= mask - 1) {
+      if (at(i + static_cast<std::size_t>(std::countr_zero(mask)))) return true;
+    }
+  }
+#endif
+  for (; i < text.size(); ++i) {
+    if (text[i] == '"' && at(i)) return true;
+  }
+  return false;
+}
+
+// Whether an event is skipped unread: it begins {"ph": "X", "cat": "C"} (as Kineto writes
+// every event) with C a category the reader does not use, and does not name "ph" or "cat"
+// again (a later key would override these). CPU operators are half of a trace's bytes, and
+// decoding them was a third of reading it; as Perfetto's tokenizer does, they are not parsed
+// (the tokenizer still checks that their strings and brackets balance).
+bool skipped_unread(std::string_view event) {
+  std::size_t at = 1;
+  auto expect = [&](std::string_view text) {
+    while (at < event.size() && is_space(event[at])) ++at;
+    if (event.substr(at, text.size()) != text) return false;
+    at += text.size();
+    return true;
+  };
+  for (std::string_view text : {"\"ph\"", ":", "\"X\"", ",", "\"cat\"", ":", "\""}) {
+    if (!expect(text)) return false;
+  }
+  const std::size_t end = event.find('"', at);
+  if (end == std::string_view::npos) return false;
+  const std::string_view cat = event.substr(at, end - at);
+  if (cat.find('\\') != std::string_view::npos || lookup(cat, kCategories)) return false;
+  return !names_ph_or_cat(event.substr(end));
+}
+
 // "ProfilerStep#12" -> "ProfilerStep": the steps of a schedule are instances of one stage.
 std::string stage_name(std::string_view name) {
   constexpr std::string_view kStep = "ProfilerStep#";
@@ -229,6 +285,8 @@ constexpr std::int64_t kTextIds = std::int64_t{1} << 62;
 // A GPU event takes a few hundred bytes of JSON at the least (a memset's is ~350).
 constexpr std::uint64_t kMinBytesPerGpuEvent = 256;
 
+struct EventPart;
+
 class TraceReader {
  public:
   TraceReader(ReadContext& ctx, std::uint64_t file_bytes) : ctx_(ctx), tokens_(ctx.path), file_bytes_(file_bytes) {
@@ -236,11 +294,17 @@ class TraceReader {
   }
 
   // Reads the parts of the next window of the file; returns the bytes consumed (the rest is
-  // a part cut short, to come again at the start of the next window).
+  // a part cut short, to come again at the start of the next window). The window's events
+  // are read on several threads where it has enough of them (read_in_parts).
   Result<std::size_t> feed(std::string_view window, bool last) {
     tokens_.set_window(window, last);
     window_end_ = window.data() + window.size();
+    bool split = true;
     while (true) {
+      if (split && tokens_.in_events()) {
+        split = false;  // one try a window: after it the window's events are read, or left to one thread
+        if (auto read = read_in_parts(window); !read) return read.error();
+      }
       auto part = tokens_.next();
       if (!part) return part.error();
       if (!*part) return tokens_.consumed();
@@ -266,6 +330,49 @@ class TraceReader {
   }
 
  private:
+  // Reads the events of the window from the tokenizer's place on up to --threads threads:
+  // cut at events (split_trace_events), each part read by a reader of its own, the parts
+  // merged in order and the tokenizer moved to where the last stopped, so that the
+  // profile is the one a single thread makes. When a part does not stop at the next one's
+  // cut (a cut inside a string or a nested array), nothing is merged and the tokenizer
+  // stays: the window is read on one thread.
+  Status read_in_parts(std::string_view window);
+
+  // Starts on one part of a window's events: from where `tokens` is (nullopt), or from the
+  // event at `at`; up to `limit`.
+  void begin_part(const TraceTokenizer& tokens, std::optional<std::size_t> at, std::size_t bytes, std::size_t limit,
+                  const char* window_end) {
+    auto launches = std::move(ctx_.profile.launches);  // keeps its room (first touches cost)
+    launches.clear();
+    ctx_.profile = model::Profile();
+    ctx_.profile.launches = std::move(launches);
+    ctx_.profile.inputs.resize(ctx_.input_index + 1);
+    records_ = TraceRecords();
+    text_ids_ = model::StringTable();
+    kernels_ = 0;
+    laid_out_.clear();
+    trace_end_ns_ = std::numeric_limits<std::int64_t>::min();
+    tokens_ = tokens;
+    if (at) tokens_.resume_event_at(*at);
+    tokens_.stop_at(limit, true);
+    window_end_ = window_end;
+    file_bytes_ = bytes;
+  }
+
+  Status read_part() {
+    while (true) {
+      auto part = tokens_.next();
+      if (!part) return part.error();
+      if (!*part) return ok_status();
+      if (Status s = read_event(**part); !s) return s;
+    }
+  }
+
+  // Appends what a part read, as if this reader had read it: its launches (append_part),
+  // its metric, text and track ids interned again in the order it first saw them, its
+  // calls, ranges and process names, its lines shifted to the file's.
+  void merge(EventPart& part);
+
   Error malformed(const TracePart& part, simdjson::error_code code) const {
     return ctx_.error(part.line, std::string("malformed JSON in the ") +
                                      (part.kind == TracePart::Kind::kEvent ? "event" : "member") +
@@ -356,6 +463,7 @@ class TraceReader {
   }
 
   Status read_event(const TracePart& part) {
+    if (skipped_unread(part.value)) return ok_status();
     od::document doc;
     od::object object;
     if (auto code = iterate(part.value, doc); code) return malformed(part, code);
@@ -598,7 +706,100 @@ class TraceReader {
   std::uint64_t kernels_ = 0;
   std::vector<std::size_t> laid_out_;  // launches whose events were laid out (no real start time)
   std::int64_t trace_end_ns_ = std::numeric_limits<std::int64_t>::min();
+  std::vector<std::unique_ptr<EventPart>> parts_;
 };
+
+// One part of a window's events, read on a thread of its own into a profile of its own
+// by a reader of its own (kept from window to window, with its parser and its room).
+struct EventPart {
+  model::Profile profile;
+  ReadContext ctx;
+  TraceReader reader;
+  Status status = ok_status();
+  std::int64_t line_shift = 0;  // its lines count from 1 at its cut: add this to them
+
+  explicit EventPart(const ReadContext& main)
+      : ctx{main.path, profile, main.input_index, nullptr, main.options}, reader(ctx, 0) {
+    profile.inputs.resize(main.input_index + 1);
+  }
+};
+
+Status TraceReader::read_in_parts(std::string_view window) {
+  const ReadOptions defaults;
+  const ReadOptions& options = ctx_.options ? *ctx_.options : defaults;
+  const unsigned threads = options.threads ? options.threads : default_threads();
+  const std::size_t from = tokens_.consumed();
+  std::vector<std::size_t> cuts = split_trace_events(window.substr(from), threads, options.min_part_bytes);
+  if (cuts.empty()) return ok_status();
+  for (auto& cut : cuts) cut += from;
+  while (parts_.size() < cuts.size() + 1) parts_.push_back(std::make_unique<EventPart>(ctx_));
+  const std::size_t n = cuts.size() + 1;
+  run_parallel(n, [&](std::size_t i) {
+    EventPart& part = *parts_[i];
+    const std::size_t begin = i == 0 ? from : cuts[i - 1], end = i < cuts.size() ? cuts[i] : window.size();
+    part.reader.begin_part(tokens_, i == 0 ? std::nullopt : std::optional(begin), end - begin,
+                           i < cuts.size() ? end : std::string_view::npos, window_end_);
+    part.status = part.reader.read_part();
+  });
+  std::size_t merged = 0;
+  for (; merged < n; ++merged) {
+    EventPart& part = *parts_[merged];
+    if (!part.status || merged + 1 == n) break;
+    if (!part.reader.tokens_.stopped_at(cuts[merged])) return ok_status();  // a cut fell inside an event
+  }
+  for (std::size_t i = 0; i <= merged; ++i) {
+    EventPart& part = *parts_[i];
+    part.line_shift = i == 0 ? 0 : parts_[i - 1]->reader.tokens_.line() + parts_[i - 1]->line_shift - 1;
+    merge(part);
+    if (!part.status) return part.status;
+  }
+  tokens_ = parts_[merged]->reader.tokens_;
+  tokens_.shift_lines(parts_[merged]->line_shift);
+  tokens_.stop_at(std::string_view::npos, false);
+  return ok_status();
+}
+
+void TraceReader::merge(EventPart& part) {
+  TraceReader& from = part.reader;
+  model::Profile& profile = ctx_.profile;
+  auto shifted = [&](Error e) {
+    if (e.line > 0) e.line += part.line_shift;
+    return e;
+  };
+  for (Error& w : part.profile.inputs[ctx_.input_index].warnings) w = shifted(std::move(w));
+  if (!part.status) part.status = shifted(part.status.error());
+  std::vector<model::MetricId> metrics(part.profile.metrics.size());
+  for (std::size_t i = 0; i < metrics.size(); ++i) {
+    const model::MetricInfo& m = part.profile.metrics[static_cast<model::MetricId>(i)];
+    metrics[i] = profile.metrics.intern(m.name, m.unit);
+  }
+  for (model::MetricSample& sample : part.profile.metric_samples) sample.id = metrics[sample.id];
+  const std::size_t base = profile.launches.size();
+  if (!part.profile.launches.empty() && base == records_.first_launch) reserve_launches();
+  append_part(profile, part.profile, ctx_.input_index);
+  for (std::size_t i : from.laid_out_) laid_out_.push_back(base + i);
+  std::vector<std::int64_t> text_ids(from.text_ids_.size());
+  for (std::size_t i = 0; i < text_ids.size(); ++i) {
+    text_ids[i] = kTextIds + text_ids_.intern(from.text_ids_[static_cast<std::uint32_t>(i)]);
+  }
+  auto id = [&](std::int64_t v) { return v >= kTextIds ? text_ids[static_cast<std::size_t>(v - kTextIds)] : v; };
+  std::vector<std::uint32_t> tracks(from.records_.tracks.size());
+  for (std::size_t i = 0; i < tracks.size(); ++i) {
+    const TraceTrack& t = from.records_.tracks[i];
+    tracks[i] = records_.track({id(t.pid), id(t.tid)});
+  }
+  for (CudaCall c : from.records_.calls) {
+    c.track = tracks[c.track];
+    records_.calls.push_back(c);
+  }
+  for (TraceRange& r : from.records_.ranges) {
+    r.track = tracks[r.track];
+    records_.ranges.push_back(std::move(r));
+  }
+  for (auto& [pid, name] : from.records_.process_names) records_.process_names[pid] = std::move(name);
+  kernels_ += from.kernels_;
+  trace_end_ns_ = std::max(trace_end_ns_, from.trace_end_ns_);
+}
 
 }  // namespace
 
@@ -646,19 +847,27 @@ Status read_windows(ChunkReader& source, TraceReader& reader, ReadContext& ctx) 
   }
 }
 
-// Windows of 1 MiB: events are a few hundred bytes, and a window's parse stays in cache. An
-// event may be up to 16 MiB long.
+// Windows of 1 MiB on one thread: events are a few hundred bytes, and a window's parse stays
+// in cache; with several, 4 MiB for each thread (a thread is worth starting for that much).
+// An event may be up to 16 MiB long.
 constexpr std::size_t kWindowBytes = 1 << 20;
+constexpr std::size_t kThreadWindowBytes = 4 << 20;
 constexpr std::size_t kLongestPart = 16 << 20;
 
 }  // namespace
 
 Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
+  const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();
+  return read_pytorch_trace_file(path, file_bytes, ctx, threads > 1 ? threads * kThreadWindowBytes : kWindowBytes);
+}
+
+Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
+                               std::size_t window_bytes) {
   auto head = read_file_head(path, 2);
   if (!head) return head.error();
   const bool gz = is_gzip(*head), ahead = ChunkReader::worth_reading_ahead();
-  auto chunks = gz ? open_gzip_reader(path, kWindowBytes, kLongestPart, ahead)
-                   : ChunkReader::open(path, kWindowBytes, kLongestPart, ahead);
+  auto chunks = gz ? open_gzip_reader(path, window_bytes, kLongestPart, ahead)
+                   : ChunkReader::open(path, window_bytes, kLongestPart, ahead);
   if (!chunks) return chunks.error();
   TraceReader reader(ctx, gz ? 0 : file_bytes);  // a gzip's inflated size is not known: no reservation
   return read_windows(**chunks, reader, ctx);

@@ -5,7 +5,9 @@
 // memory, device, stream, context, correlation), memory copies and sets ("gpu_memcpy",
 // "gpu_memset"), record_function ranges as stages (pytorch_stages.h says how), the CUDA
 // runtime and driver calls that launched the GPU work (for stages and each launch's CPU
-// thread and process), and "deviceProperties" as Devices. Everything else is skipped.
+// thread and process), and "deviceProperties" as Devices. Everything else is skipped (an
+// event of another category that begins as Kineto writes it, {"ph": "X", "cat": ..., is not
+// even parsed: malformed inside, it is no error).
 //
 // Times: "ts" and "dur" are microseconds with three decimals; they are read from their text
 // to whole nanoseconds, exactly (a double would lose the last digit of a 13-digit "ts").
@@ -28,8 +30,12 @@ bool looks_like_chrome_trace(std::string_view bytes);
 std::optional<NearMiss> json_near_miss(std::string_view bytes);
 
 Status read_pytorch_trace(std::string_view bytes, ReadContext& ctx);
-// The same, streaming a large plain file through a bounded window.
+// The same, streaming a large file (plain or gzipped) through a bounded window; a window's
+// events are read on ReadOptions::threads threads.
 Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
+// The same in windows of `window_bytes` (tests cut small windows).
+Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
+                               std::size_t window_bytes);
 
 // A decimal number of microseconds as JSON writes it ("4507091301106.658", "-2", "1.5e3") in
 // whole nanoseconds: exact for plain decimals (digits past the third decimal round half
