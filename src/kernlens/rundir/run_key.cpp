@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -11,6 +13,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <xxhash.h>
 
 #include "kernlens/rundir/layout.h"
 #include "kernlens/rundir/manifest.h"
@@ -19,12 +22,44 @@ namespace kernlens::rundir {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::uint64_t kFnvOffset = 1469598103934665603ULL;
-constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+constexpr std::string_view kCurrentMarker = "xxh3.";
 
-void fnv1a(std::uint64_t& hash, std::string_view bytes) {
-  for (unsigned char c : bytes) hash = (hash ^ c) * kFnvPrime;
-}
+// The first form's hash, kept only to find runs in databases written before (run_key.h).
+class Fnv1a {
+ public:
+  void update(std::string_view bytes) {
+    for (unsigned char c : bytes) hash_ = (hash_ ^ c) * kPrime;
+  }
+  std::uint64_t digest() const { return hash_; }
+
+ private:
+  static constexpr std::uint64_t kPrime = 1099511628211ULL;
+  std::uint64_t hash_ = 1469598103934665603ULL;
+};
+
+// XXH3-64 (Debian's libxxhash) over the bytes given in pieces, and FNV-1a beside it when asked.
+class KeyHash {
+ public:
+  explicit KeyHash(bool with_legacy) : state_(XXH3_createState()) {
+    XXH3_64bits_reset(state_.get());
+    if (with_legacy) legacy_.emplace();
+  }
+  void update(std::string_view bytes) {
+    XXH3_64bits_update(state_.get(), bytes.data(), bytes.size());
+    if (legacy_) legacy_->update(bytes);
+  }
+  RunKeys keys(std::string_view id) const {
+    return {fmt::format("{}-{}{:016x}", id, kCurrentMarker, XXH3_64bits_digest(state_.get())),
+            legacy_ ? fmt::format("{}-{:016x}", id, legacy_->digest()) : std::string()};
+  }
+
+ private:
+  struct Free {
+    void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
+  };
+  std::unique_ptr<XXH3_state_t, Free> state_;
+  std::optional<Fnv1a> legacy_;
+};
 
 // A file's bytes as stored, read in one call (not byte by byte through a stream iterator,
 // which cost as much as hashing them: the run key is computed before every ingest).
@@ -63,13 +98,13 @@ std::pair<std::string, std::string> keyed_manifest(std::string bytes) {
 
 }  // namespace
 
-Result<std::string> run_key(const std::string& path) {
-  std::uint64_t hash = kFnvOffset;
+Result<RunKeys> run_keys(const std::string& path, bool with_legacy) {
+  KeyHash hash(with_legacy);
   if (!is_run_directory(path)) {
     auto bytes = file_bytes(path);
     if (!bytes) return bytes.error();
-    fnv1a(hash, *bytes);
-    return fmt::format("file-{:016x}", hash);
+    hash.update(*bytes);
+    return hash.keys("file");
   }
   std::string id = "run";
   for (const auto& relative : measured_files(path)) {
@@ -77,11 +112,22 @@ Result<std::string> run_key(const std::string& path) {
     if (!bytes) return bytes.error();
     std::string content = std::move(bytes).value();
     if (relative == kManifestFile) std::tie(content, id) = keyed_manifest(std::move(content));
-    fnv1a(hash, relative);
-    fnv1a(hash, std::string_view("\0", 1));
-    fnv1a(hash, content);
+    hash.update(relative);
+    hash.update(std::string_view("\0", 1));
+    hash.update(content);
   }
-  return fmt::format("{}-{:016x}", id, hash);
+  return hash.keys(id);
+}
+
+Result<std::string> run_key(const std::string& path) {
+  auto keys = run_keys(path, false);
+  if (!keys) return keys.error();
+  return std::move(keys->key);
+}
+
+std::string_view current_key_glob() {
+  return "*-xxh3.[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]"
+         "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]";
 }
 
 }  // namespace kernlens::rundir
