@@ -1,5 +1,8 @@
 #include "kernlens/rundir/run_key.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
@@ -61,8 +64,7 @@ class KeyHash {
   std::optional<Fnv1a> legacy_;
 };
 
-// A file's bytes as stored, read in one call (not byte by byte through a stream iterator,
-// which cost as much as hashing them: the run key is computed before every ingest).
+// A file's bytes as stored, read in one call (manifest.json, which is parsed).
 Result<std::string> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return make_error(path, 0, "cannot read the file");
@@ -70,6 +72,21 @@ Result<std::string> file_bytes(const std::string& path) {
   in.seekg(0);
   if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) return make_error(path, 0, "cannot read the file");
   return bytes;
+}
+
+// Hashes a file's bytes as stored, read through one buffer that every call reuses: a fresh
+// buffer per file (the exports are hundreds of KB each) cost more in page faults than the
+// hashing (the run key is computed before every ingest, over every file of the run).
+Status hash_file(const std::string& path, KeyHash& hash) {
+  constexpr std::size_t kBufferBytes = 1 << 20;
+  thread_local std::unique_ptr<char[]> buffer(new char[kBufferBytes]);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(path, 0, "cannot read the file");
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer.get(), kBufferBytes)) > 0) hash.update({buffer.get(), static_cast<std::size_t>(got)});
+  ::close(fd);
+  if (got < 0) return make_error(path, 0, "cannot read the file");
+  return ok_status();
 }
 
 // The files of a run directory that hold its measurements, sorted by relative path.
@@ -101,19 +118,22 @@ std::pair<std::string, std::string> keyed_manifest(std::string bytes) {
 Result<RunKeys> run_keys(const std::string& path, bool with_legacy) {
   KeyHash hash(with_legacy);
   if (!is_run_directory(path)) {
-    auto bytes = file_bytes(path);
-    if (!bytes) return bytes.error();
-    hash.update(*bytes);
+    if (Status s = hash_file(path, hash); !s) return s.error();
     return hash.keys("file");
   }
   std::string id = "run";
   for (const auto& relative : measured_files(path)) {
-    auto bytes = file_bytes((fs::path(path) / relative).string());
-    if (!bytes) return bytes.error();
-    std::string content = std::move(bytes).value();
-    if (relative == kManifestFile) std::tie(content, id) = keyed_manifest(std::move(content));
+    const std::string file = (fs::path(path) / relative).string();
     hash.update(relative);
     hash.update(std::string_view("\0", 1));
+    if (relative != kManifestFile) {
+      if (Status s = hash_file(file, hash); !s) return s.error();
+      continue;
+    }
+    auto bytes = file_bytes(file);
+    if (!bytes) return bytes.error();
+    std::string content;
+    std::tie(content, id) = keyed_manifest(std::move(bytes).value());
     hash.update(content);
   }
   return hash.keys(id);
