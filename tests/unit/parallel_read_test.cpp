@@ -66,15 +66,17 @@ std::string read_bytes(std::string_view bytes, unsigned threads) {
   return describe(profile, s);
 }
 
-// The streamed path, with windows of `chunk` bytes split in turn.
-std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk) {
+// The file read window by window (mapped, or streamed through ChunkReader), with windows of
+// `chunk` bytes split in turn.
+std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk,
+                          RawSource source = RawSource::kStreamed) {
   model::Profile profile;
   ReadOptions options;
   options.threads = threads;
   options.min_part_bytes = 1;
   profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kNcuRawCsv, "", {}, {}});
   ReadContext ctx{path, profile, 0, nullptr, &options};
-  Status s = read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
+  Status s = read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20, source);
   return describe(profile, s);
 }
 
@@ -142,11 +144,13 @@ TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {
       const std::string expected = read_streamed(file.string(), 1, 1 << 20);
       for (std::size_t chunk : {std::size_t{4096}, std::size_t{65536}}) {
         EXPECT_EQ(read_streamed(file.string(), 3, chunk), expected) << file << " streamed in " << chunk;
+        EXPECT_EQ(read_streamed(file.string(), 3, chunk, RawSource::kMapped), expected) << file << " mapped, " << chunk;
       }
+      EXPECT_EQ(read_streamed(file.string(), 1, 4096, RawSource::kMapped), expected) << file << " mapped, one thread";
     }
   }
   EXPECT_GT(compared, 50u);
-  EXPECT_GT(raw, 5u);  // the raw pages were split, streamed too
+  EXPECT_GT(raw, 5u);  // the raw pages were split, streamed and mapped too
 }
 
 TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
