@@ -83,7 +83,9 @@ Status hash_file(const std::string& path, KeyHash& hash) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(path, 0, "cannot read the file");
   ssize_t got = 0;
-  while ((got = ::read(fd, buffer.get(), kBufferBytes)) > 0) hash.update({buffer.get(), static_cast<std::size_t>(got)});
+  while ((got = ::read(fd, buffer.get(), kBufferBytes)) > 0) {
+    hash.update({buffer.get(), static_cast<std::size_t>(got)});
+  }
   ::close(fd);
   if (got < 0) return make_error(path, 0, "cannot read the file");
   return ok_status();

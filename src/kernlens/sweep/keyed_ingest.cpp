@@ -34,7 +34,8 @@ Result<KeyedIngest> KeyedIngester::ingest(const std::string& path, const std::fu
   if (!run) return run.error();
   auto outcome = store::ingest_run(*db_, *run);
   if (!outcome) return db_error(path, outcome.error());
-  return KeyedIngest{*outcome == store::IngestOutcome::kAdded, true, keys->key, run->kernels.size(), run->stages.size()};
+  const bool added = *outcome == store::IngestOutcome::kAdded;
+  return KeyedIngest{added, true, keys->key, run->kernels.size(), run->stages.size()};
 }
 
 }  // namespace kernlens::sweep
