@@ -503,16 +503,19 @@ Status record_too_long(ReadContext& ctx, std::int64_t line, std::size_t carry_by
 }
 
 // The rows of a mapped file, window by window as the streamed reader cuts them (a window ends
-// every `window_bytes` of the file; the rows a window leaves unfinished begin the next), each
-// window's parts parsed where the bytes lie. The pages behind the rows read are given back.
+// at every multiple of `window_bytes` of the file; the rows a window leaves unfinished begin the
+// next; a header beyond the first window: the whole file at once), each window's parts parsed
+// where the bytes lie, so that both give the same profile and errors. The pages behind the rows
+// read are given back.
 Status read_mapped(FileMapping& file, ReadContext& ctx, std::size_t window_bytes, std::size_t carry_bytes) {
   const std::string_view bytes = file.bytes();
   auto start = read_start(bytes, ctx);
   if (!start) return start.error();
+  if (start->rows_at > window_bytes) window_bytes = bytes.size();
   RowParser parser(start->layout, start->columns, ctx, bytes.size());
   std::vector<Part> parts;
   std::size_t begin = start->rows_at;
-  std::size_t end = start->rows_at;
+  std::size_t end = start->rows_at / window_bytes * window_bytes;
   std::int64_t line = start->rows_line;
   while (true) {
     end = std::min(bytes.size(), end + window_bytes);
