@@ -11,6 +11,7 @@ packages=(
   libdeflate-dev                                      # bench_inflate's peer only
   libsqlite3-dev                                      # Nsight Systems SQLite exports
   libutfcpp-dev                                       # invalid UTF-8 in names repaired
+  libxxhash-dev                                       # run keys (XXH3)
   libtomlplusplus-dev                                 # sweep files (kernlens sweep)
   llvm-dev                                            # LLVM's demangler (LLVMDemangle)
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks

@@ -3,7 +3,7 @@
 # run: ROUNDS rounds (default 5), each timing every contender once, so that a noisy host
 # slows all of them alike; the medians are reported (the file is in the page cache):
 #   1. `kernlens analyze FILE --format json -o /dev/null`, wall clock, as users run it
-#      (a reading thread and the parser) and pinned to one CPU;
+#      (the file mapped, parsed and analysed on every CPU; issue 22) and pinned to one CPU;
 #   2. the reader alone from memory on one CPU (Google Benchmark, best of 3): every metric column
 #      decoded, and only what `analyze` reads;
 #   3. the peer, pandas: read_csv + groupby('Kernel Name') of the duration, as the issue

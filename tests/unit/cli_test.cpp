@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cli_util.h"
+#include "kernlens/load/run_record.h"
 #include "kernlens/rundir/run_key.h"
 #include "kernlens/store/database.h"
 #include "synthetic_runs.h"
@@ -317,6 +318,56 @@ TEST(CliDb, IngestSkipsAKnownKeyUnreadAndRereadsAChangedInput) {
   EXPECT_EQ(changed.out.substr(changed.out.find(" (")), first.out.substr(first.out.find(" ("))) << changed.out;
   auto runs = run_cli({"db", "query", "--db", db_path, "SELECT COUNT(*) AS n FROM runs", "--format", "csv"});
   EXPECT_EQ(runs.out, "n\r\n3\r\n") << runs.err;
+}
+
+// A database written before run keys were XXH3 holds keys of the first form (FNV-1a): an
+// unchanged run is found under its old key, unread, and printed with it; a changed input goes
+// in under a key of the current form. A new database holds current keys only (so ingest
+// computes no old key there) until a key of another form goes in.
+TEST(CliDb, IngestFindsAnUnchangedRunUnderItsKeyFromBeforeXxh3) {
+  test::TempDir dir;
+  const std::string old_db = dir.file("old.db");
+  const std::string run = example_run_dir("llama_prefill");
+  auto keys = rundir::run_keys(run, true);
+  ASSERT_TRUE(keys.ok());
+  ASSERT_EQ(keys->legacy_key.find("xxh3"), std::string::npos);
+  {
+    auto db = store::open_for_writing(old_db);
+    ASSERT_TRUE(db.ok()) << db.error().to_string();
+    // What kernlens before XXH3 wrote: the run under its first-form key.
+    auto record = load::load_run_record(run, {}, test::builtin_classifier(), keys->legacy_key);
+    ASSERT_TRUE(record.ok()) << record.error().to_string();
+    ASSERT_TRUE(store::ingest_run(*db, *record).ok());
+  }
+  auto again = run_cli({"db", "ingest", "--db", old_db, run});
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(again.out, "already in the database " + run + ": " + keys->legacy_key + " (not read again)\n");
+  EXPECT_EQ(again.err, "");
+  const std::string raw = dir.file("raw.csv");
+  std::filesystem::copy_file(test::fixture("ncu/qwen_decode_raw.csv"), raw);
+  auto added = run_cli({"db", "ingest", "--db", old_db, raw});
+  ASSERT_EQ(added.exit_code, 0) << added.err;
+  EXPECT_EQ(added.out.rfind("added " + raw + ": file-xxh3.", 0), 0u) << added.out;
+  auto count = [&](const std::string& db) {
+    return run_cli({"db", "query", "--db", db, "SELECT COUNT(*) AS n FROM runs", "--format", "csv"}).out;
+  };
+  EXPECT_EQ(count(old_db), "n\r\n2\r\n");
+
+  const std::string new_db = dir.file("new.db");
+  auto first = run_cli({"db", "ingest", "--db", new_db, run});
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_EQ(first.out.rfind("added " + run + ": " + keys->key + " (", 0), 0u) << first.out;
+  auto known = run_cli({"db", "ingest", "--db", new_db, run});
+  EXPECT_EQ(known.out, "already in the database " + run + ": " + keys->key + " (not read again)\n");
+  {
+    auto db = store::open_for_writing(new_db);
+    ASSERT_TRUE(db.ok());
+    EXPECT_FALSE(*store::has_run_key_not_matching(*db, rundir::current_key_glob()));
+    model::RunRecord other = test::synthetic_run(5, 2);
+    other.meta.run_key = "file-0123456789abcdef";
+    ASSERT_TRUE(store::ingest_run(*db, other).ok());
+    EXPECT_TRUE(*store::has_run_key_not_matching(*db, rundir::current_key_glob()));
+  }
 }
 
 TEST(CliDb, IngestQueryAndExport) {

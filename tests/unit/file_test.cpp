@@ -335,6 +335,29 @@ TEST(InputBuffer, RefusesAGzipBombBeforeInflatingIt) {
   EXPECT_TRUE(InputBuffer::open(test::fixture("pytorch/llama_torch_trace.json.gz")).ok());
 }
 
+// A mapping holds the file's bytes; giving back the pages before an offset leaves the bytes
+// after it readable (the ncu raw reader releases what it has parsed); no mapping where there is
+// no regular file with bytes in it.
+TEST(FileMapping, BytesAndReleasingThePagesBehind) {
+  test::TempDir dir;
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += std::to_string(i) + "\n";
+  dir.write("big.txt", text);
+  auto file = FileMapping::open(dir.file("big.txt"));
+  ASSERT_TRUE(file.has_value());
+  EXPECT_EQ(file->bytes(), text);
+  const std::size_t at = 3 * static_cast<std::size_t>(sysconf(_SC_PAGESIZE)) + 17;
+  file->release_before(at);
+  EXPECT_EQ(file->bytes().substr(at - 17), text.substr(at - 17));
+  file->release_before(at / 2);  // behind what is released already: nothing to do
+  file->release_before(text.size() + 100);
+  FileMapping moved(std::move(*file));
+  dir.write("empty.txt", "");
+  EXPECT_FALSE(FileMapping::open(dir.file("empty.txt")).has_value());
+  EXPECT_FALSE(FileMapping::open(dir.path().string()).has_value());
+  EXPECT_FALSE(FileMapping::open(dir.file("missing.txt")).has_value());
+}
+
 TEST(InputBuffer, GzipErrorsNameTheLineAndTheCompressedOffset) {
   test::TempDir dir;
   std::string text;

@@ -88,10 +88,12 @@ std::string read_streamed(const std::string& path, model::InputFormat format, un
   return describe(profile, s);
 }
 
-// An ncu raw page streamed in windows of `chunk` bytes.
-std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk) {
+// An ncu raw page read window by window (mapped, or streamed through ChunkReader), with windows
+// of `chunk` bytes split in turn.
+std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk,
+                          RawSource source = RawSource::kStreamed) {
   return read_streamed(path, model::InputFormat::kNcuRawCsv, threads, [&](ReadContext& ctx) {
-    return read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20);
+    return read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20, source);
   });
 }
 
@@ -159,11 +161,13 @@ TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {
       const std::string expected = read_streamed(file.string(), 1, 1 << 20);
       for (std::size_t chunk : {std::size_t{4096}, std::size_t{65536}}) {
         EXPECT_EQ(read_streamed(file.string(), 3, chunk), expected) << file << " streamed in " << chunk;
+        EXPECT_EQ(read_streamed(file.string(), 3, chunk, RawSource::kMapped), expected) << file << " mapped, " << chunk;
       }
+      EXPECT_EQ(read_streamed(file.string(), 1, 4096, RawSource::kMapped), expected) << file << " mapped, one thread";
     }
   }
   EXPECT_GT(compared, 50u);
-  EXPECT_GT(raw, 5u);  // the raw pages were split, streamed too
+  EXPECT_GT(raw, 5u);  // the raw pages were split, streamed and mapped too
 }
 
 // The files of KERNLENS_FUZZ_CORPUS=DIR, when set.
@@ -188,10 +192,18 @@ TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
   add_fuzz_corpus(inputs);
   ASSERT_GT(inputs.size(), 100u);
   std::size_t split = 0;
+  test::TempDir dir;
+  const std::string path = dir.file("input.csv");
   for (const auto& input : inputs) {
     const std::string expected = read_bytes(input, 1);
     for (unsigned threads : {2u, 5u}) ASSERT_EQ(read_bytes(input, threads), expected) << input.substr(0, 300);
     split += split_csv_records(input, 5, 1).size() > 0;
+    if (input.empty()) continue;  // no file to map or stream: read_input reads it whole
+    // From a file: mapped on several threads as streamed on one, in the same small windows (a
+    // quote never closed reads as a record longer than the carry in both).
+    dir.write("input.csv", input);
+    ASSERT_EQ(read_streamed(path, 3, 4096, RawSource::kMapped), read_streamed(path, 1, 4096))
+        << input.substr(0, 300);
   }
   EXPECT_GT(split, inputs.size() / 2);  // most were cut into parts
 }

@@ -2,6 +2,7 @@
 #include "kernlens/rundir/manifest.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <fstream>
 #include <sstream>
@@ -168,14 +169,44 @@ TEST(RunKey, FollowsTheMeasurementsNotTheAnalysisNorTheTags) {
   EXPECT_NE(*run_key(copy.string()), *original);
   auto file_key = run_key(test::fixture("ncu/gpt2_prefill_raw.csv"));
   ASSERT_TRUE(file_key.ok());
-  EXPECT_EQ(file_key->rfind("file-", 0), 0u);
+  EXPECT_EQ(file_key->rfind("file-xxh3.", 0), 0u) << *file_key;
 }
 
-// The committed runs keep the keys they had before their tags were added (the compare goldens
-// print them).
+// The committed runs keep their keys: the current form (the compare goldens print them), and
+// the first form (FNV-1a), which databases written before XXH3 hold, exactly as it was then
+// (tags added since do not change either).
 TEST(RunKey, CommittedRunsKeepTheirKeys) {
-  EXPECT_EQ(*run_key(example_run("llama_prefill_b4")), "llama_prefill_b4-8674d6a48f78f8da");
-  EXPECT_EQ(*run_key(example_run("llama_prefill_b8")), "llama_prefill_b8-7377f4a3589be883");
+  auto b4 = run_keys(example_run("llama_prefill_b4"), true);
+  auto b8 = run_keys(example_run("llama_prefill_b8"), true);
+  ASSERT_TRUE(b4.ok() && b8.ok());
+  EXPECT_EQ(b4->key, "llama_prefill_b4-xxh3.9f982a1678af9e4f");
+  EXPECT_EQ(b8->key, "llama_prefill_b8-xxh3.d62e074e742a8f96");
+  EXPECT_EQ(b4->legacy_key, "llama_prefill_b4-8674d6a48f78f8da");
+  EXPECT_EQ(b8->legacy_key, "llama_prefill_b8-7377f4a3589be883");
+  EXPECT_EQ(*run_key(example_run("llama_prefill_b4")), b4->key);
+  EXPECT_EQ(run_keys(example_run("llama_prefill_b4"), false)->legacy_key, "");  // not computed
+}
+
+// SQLite's GLOB, as the store applies current_key_glob() (store::has_run_key_not_matching).
+bool glob_matches(std::string_view glob, const std::string& text) {
+  return sqlite3_strglob(std::string(glob).c_str(), text.c_str()) == 0;
+}
+
+// No key of one form can equal a key of the other: the GLOB that picks the current form
+// matches every current key (run directories and files) and no first-form key, even one whose
+// run_id looks like the current form's tail.
+TEST(RunKey, TheTwoFormsCannotCollide) {
+  test::TempDir dir;
+  dir.write("x.csv", "bytes\n");
+  for (const std::string& path : {example_run("llama_prefill"), dir.file("x.csv")}) {
+    auto keys = run_keys(path, true);
+    ASSERT_TRUE(keys.ok());
+    EXPECT_TRUE(glob_matches(current_key_glob(), keys->key)) << keys->key;
+    EXPECT_FALSE(glob_matches(current_key_glob(), keys->legacy_key)) << keys->legacy_key;
+    EXPECT_NE(keys->key.substr(keys->key.rfind('-')), keys->legacy_key.substr(keys->legacy_key.rfind('-')));
+  }
+  EXPECT_FALSE(glob_matches(current_key_glob(), "a-xxh3.0123456789abcdef-0123456789abcdef"));
+  EXPECT_TRUE(glob_matches(current_key_glob(), "a-0123456789abcdef-xxh3.0123456789abcdef"));
 }
 
 // discovery/ as each method leaves it, and the order a manifest that names no method is read in.

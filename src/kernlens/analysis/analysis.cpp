@@ -1,9 +1,12 @@
 #include "kernlens/analysis/analysis.h"
 
 #include <algorithm>
+#include <atomic>
 #include <unordered_map>
 
 #include <fmt/format.h>
+
+#include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens::analysis {
 namespace {
@@ -55,6 +58,41 @@ KernelInsight insight(const MetricsContext& ctx, const FlopsEstimates& flops, st
   return k;
 }
 
+// One kernel's or family's insight to work out: its launches, its row, its op class.
+struct InsightJob {
+  std::span<const std::size_t> launches;
+  const TimeStats* row;
+  std::string_view op_class;
+};
+
+// The insights of `jobs`, in their order, worked out on up to default_threads() threads (each
+// with a MetricResolver of its own: its cache of one launch's samples is not thread-safe).
+// Each insight is computed whole by one thread, as one thread alone computes it, so the result
+// is the same on any number of threads. The largest jobs are handed out first.
+std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs, const MetricsContext& ctx,
+                                                const FlopsEstimates& flops, const AnalysisOptions& options) {
+  std::vector<KernelInsight> out(jobs.size());
+  std::vector<std::size_t> order(jobs.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return jobs[x].launches.size() > jobs[y].launches.size(); });
+  std::size_t launches = 0;
+  for (const auto& job : jobs) launches += job.launches.size();
+  // A thread is worth starting for a few thousand launches (a profile of a few hundred is read
+  // in a millisecond).
+  const std::size_t threads = std::min<std::size_t>({default_threads(), jobs.size(), 1 + launches / 4096});
+  std::atomic<std::size_t> next{0};
+  run_parallel(std::max<std::size_t>(threads, 1), [&](std::size_t) {
+    const MetricResolver resolver(ctx.profile);
+    const MetricsContext own{ctx.profile, resolver, ctx.device_peaks, ctx.top_stalls};
+    for (std::size_t n; (n = next.fetch_add(1)) < order.size();) {
+      const InsightJob& job = jobs[order[n]];
+      out[order[n]] = insight(own, flops, job.launches, *job.row, options, job.op_class);
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 Result<Analysis> analyze(const model::Profile& profile, const names::KernelClassifier& classifier,
@@ -70,12 +108,28 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   a.flops_measured = flops.any_measured;
   auto by_name = launches_by_name(profile);
   std::vector<std::vector<std::size_t>> by_family(a.agg.families.size());
-  a.kernels.reserve(a.agg.kernels.size());
+  for (const auto& row : a.agg.kernels) {
+    auto& f = by_family[row.family];
+    f.insert(f.end(), by_name[row.name].begin(), by_name[row.name].end());
+  }
+  for (auto& f : by_family) std::sort(f.begin(), f.end());  // launch order, as for a kernel
+  std::vector<InsightJob> jobs;
+  jobs.reserve(a.agg.kernels.size() + a.agg.families.size());
   for (const auto& row : a.agg.kernels) {
     const FamilyRow& family = a.agg.families[row.family];
-    a.kernels.push_back(
-        insight(ctx, flops, by_name[row.name], row, options, names::to_string(family.cls.op_class)));
-    const KernelMetrics& m = a.kernels.back().metrics;
+    jobs.push_back({by_name[row.name], &row, names::to_string(family.cls.op_class)});
+  }
+  for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
+    const FamilyRow& family = a.agg.families[i];
+    jobs.push_back({by_family[i], &family, names::to_string(family.cls.op_class)});
+  }
+  std::vector<KernelInsight> insights = insights_in_parallel(jobs, ctx, flops, options);
+  a.kernels.assign(std::make_move_iterator(insights.begin()),
+                   std::make_move_iterator(insights.begin() + static_cast<std::ptrdiff_t>(a.agg.kernels.size())));
+  a.families.assign(std::make_move_iterator(insights.begin() + static_cast<std::ptrdiff_t>(a.agg.kernels.size())),
+                    std::make_move_iterator(insights.end()));
+  for (const KernelInsight& k : a.kernels) {
+    const KernelMetrics& m = k.metrics;
     a.coverage.kernel_time_ns += m.time_ns;
     a.coverage.deep_time_ns += m.deep_time_ns;
     ++a.coverage.kernels;
@@ -83,15 +137,6 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
       ++a.coverage.measured_kernels;
       a.coverage.measured_kernel_time_ns += m.time_ns;
     }
-    auto& f = by_family[row.family];
-    f.insert(f.end(), by_name[row.name].begin(), by_name[row.name].end());
-  }
-  a.families.reserve(a.agg.families.size());
-  for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
-    const FamilyRow& family = a.agg.families[i];
-    std::sort(by_family[i].begin(), by_family[i].end());  // launch order, as for a kernel
-    a.families.push_back(
-        insight(ctx, flops, by_family[i], family, options, names::to_string(family.cls.op_class)));
   }
   for (const auto& launch : profile.launches) {
     if (launch.kind != model::LaunchKind::kKernel) continue;

@@ -9,11 +9,10 @@
 #include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
-#include "kernlens/load/run_record.h"
-#include "kernlens/rundir/run_key.h"
 #include "kernlens/rundir/tags.h"
 #include "kernlens/store/database.h"
 #include "kernlens/store/query.h"
+#include "kernlens/sweep/keyed_ingest.h"
 
 namespace kernlens::cli {
 namespace {
@@ -27,29 +26,18 @@ struct DbOptions {
   double timeout_s = 10;
 };
 
-// db ingest of one run directory or export file, key first: the run key (a hash of the
-// input's bytes, rundir/run_key.h) is computed before anything is parsed, and an input whose
-// key the database holds already is left unread. Re-ingesting unchanged runs then costs
-// reading their bytes once, not parsing and analysing them.
-int ingest_one(const SqliteDb& db, const std::string& db_path, const std::string& path, const rundir::Tags& tags,
+// db ingest of one run directory or export file, key first (sweep/keyed_ingest.h).
+int ingest_one(const sweep::KeyedIngester& ingester, const std::string& path, const rundir::Tags& tags,
                const names::KernelClassifier& classifier) {
-  auto db_error = [&](const Error& e) { return bad_input(make_error(db_path, 0, fmt::format("ingesting {}: {}", path, e.message))); };
-  auto key = rundir::run_key(rundir::run_inputs(path));
-  if (!key) return bad_input(key.error());
-  auto present = store::has_run(db, *key);
-  if (!present) return db_error(present.error());
-  if (*present) {
-    std::printf("already in the database %s: %s (not read again)\n", path.c_str(), key->c_str());
+  auto done = ingester.ingest(path, [&]() -> Result<rundir::Tags> { return tags; }, classifier);
+  if (!done) return bad_input(done.error());
+  if (!done->read) {
+    std::printf("already in the database %s: %s (not read again)\n", path.c_str(), done->run_key.c_str());
     return kExitOk;
   }
-  auto run = load::load_run_record(path, tags, classifier, *key);
-  if (!run) return bad_input(run.error());
-  auto outcome = store::ingest_run(db, *run);
-  if (!outcome) return db_error(outcome.error());
-  bool added = *outcome == store::IngestOutcome::kAdded;
-  const std::string ranks = run->ranks.empty() ? "" : fmt::format(", {} ranks", run->ranks.size());
-  std::printf("%s %s: %s (%zu kernels, %zu stages%s)\n", added ? "added" : "already in the database", path.c_str(),
-              key->c_str(), run->kernels.size(), run->stages.size(), ranks.c_str());
+  const std::string ranks = done->ranks == 0 ? "" : fmt::format(", {} ranks", done->ranks);
+  std::printf("%s %s: %s (%zu kernels, %zu stages%s)\n", done->added ? "added" : "already in the database", path.c_str(),
+              done->run_key.c_str(), done->kernels, done->stages, ranks.c_str());
   return kExitOk;
 }
 
@@ -60,8 +48,10 @@ int run_ingest(const DbOptions& opt) {
   if (!classifier) return kExitBadInput;
   auto db = store::open_for_writing(opt.db);
   if (!db) return bad_input(db.error());
+  auto ingester = sweep::KeyedIngester::open(*db, opt.db);
+  if (!ingester) return bad_input(ingester.error());
   for (const auto& path : opt.inputs) {
-    if (int rc = ingest_one(*db, opt.db, path, *tags, *classifier); rc != kExitOk) return rc;
+    if (int rc = ingest_one(*ingester, path, *tags, *classifier); rc != kExitOk) return rc;
   }
   return kExitOk;
 }

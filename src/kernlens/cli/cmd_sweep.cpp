@@ -147,7 +147,7 @@ int run_ingest(const SweepOptions& opt) {
   if (!db) return bad_input(db.error());
   std::size_t added = 0, present = 0, skipped = 0, errors = 0;
   using Outcome = sweep::IngestResult::Outcome;
-  sweep::ingest_sweep(*plan, *db, *classifier, [&](const sweep::IngestResult& r) {
+  auto results = sweep::ingest_sweep(*plan, *db, opt.db, *classifier, [&](const sweep::IngestResult& r) {
     const std::string& id = plan->points[r.point].id;
     switch (r.outcome) {
       case Outcome::kAdded: ++added; std::printf("added %s: %s\n", id.c_str(), r.run_key.c_str()); break;
@@ -156,6 +156,7 @@ int run_ingest(const SweepOptions& opt) {
       case Outcome::kError: ++errors; print_error(fmt::format("{}: {}", id, r.error)); break;
     }
   });
+  if (!results) return bad_input(results.error());
   std::printf("sweep %s into %s: %zu added, %zu already there, %zu not complete (skipped)%s\n", plan->spec.name.c_str(),
               opt.db.c_str(), added, present, skipped, errors ? fmt::format(", {} could not be read", errors).c_str() : "");
   return errors ? kExitBadInput : kExitOk;

@@ -153,6 +153,35 @@ InputBuffer InputBuffer::from_string(std::string bytes) {
   return buf;
 }
 
+std::optional<FileMapping> FileMapping::open(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  struct stat st {};
+  void* map = MAP_FAILED;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    map = mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+  }
+  ::close(fd);  // the mapping keeps the file
+  if (map == MAP_FAILED) return std::nullopt;
+  madvise(map, static_cast<std::size_t>(st.st_size), MADV_SEQUENTIAL);
+  return FileMapping(static_cast<const char*>(map), static_cast<std::size_t>(st.st_size));
+}
+
+FileMapping::FileMapping(FileMapping&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), released_(other.released_) {}
+
+FileMapping::~FileMapping() {
+  if (data_) munmap(const_cast<char*>(data_ + released_), size_ - released_);
+}
+
+void FileMapping::release_before(std::size_t offset) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t end = std::min(offset, size_) / page * page;
+  if (end <= released_) return;
+  munmap(const_cast<char*>(data_ + released_), end - released_);
+  released_ = end;
+}
+
 Result<InputBuffer> InputBuffer::open(const std::string& path) {
   struct stat st {};
   // Before opening: opening some devices already does something.

@@ -1,9 +1,14 @@
 #include "kernlens/rundir/run_key.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -11,6 +16,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <xxhash.h>
 
 #include "kernlens/rundir/layout.h"
 #include "kernlens/rundir/manifest.h"
@@ -19,15 +25,46 @@ namespace kernlens::rundir {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr std::uint64_t kFnvOffset = 1469598103934665603ULL;
-constexpr std::uint64_t kFnvPrime = 1099511628211ULL;
+constexpr std::string_view kCurrentMarker = "xxh3.";
 
-void fnv1a(std::uint64_t& hash, std::string_view bytes) {
-  for (unsigned char c : bytes) hash = (hash ^ c) * kFnvPrime;
-}
+// The first form's hash, kept only to find runs in databases written before (run_key.h).
+class Fnv1a {
+ public:
+  void update(std::string_view bytes) {
+    for (unsigned char c : bytes) hash_ = (hash_ ^ c) * kPrime;
+  }
+  std::uint64_t digest() const { return hash_; }
 
-// A file's bytes as stored, read in one call (not byte by byte through a stream iterator,
-// which cost as much as hashing them: the run key is computed before every ingest).
+ private:
+  static constexpr std::uint64_t kPrime = 1099511628211ULL;
+  std::uint64_t hash_ = 1469598103934665603ULL;
+};
+
+// XXH3-64 (Debian's libxxhash) over the bytes given in pieces, and FNV-1a beside it when asked.
+class KeyHash {
+ public:
+  explicit KeyHash(bool with_legacy) : state_(XXH3_createState()) {
+    XXH3_64bits_reset(state_.get());
+    if (with_legacy) legacy_.emplace();
+  }
+  void update(std::string_view bytes) {
+    XXH3_64bits_update(state_.get(), bytes.data(), bytes.size());
+    if (legacy_) legacy_->update(bytes);
+  }
+  RunKeys keys(std::string_view id) const {
+    return {fmt::format("{}-{}{:016x}", id, kCurrentMarker, XXH3_64bits_digest(state_.get())),
+            legacy_ ? fmt::format("{}-{:016x}", id, legacy_->digest()) : std::string()};
+  }
+
+ private:
+  struct Free {
+    void operator()(XXH3_state_t* s) const { XXH3_freeState(s); }
+  };
+  std::unique_ptr<XXH3_state_t, Free> state_;
+  std::optional<Fnv1a> legacy_;
+};
+
+// A file's bytes as stored, read in one call (manifest.json, which is parsed).
 Result<std::string> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return make_error(path, 0, "cannot read the file");
@@ -35,6 +72,23 @@ Result<std::string> file_bytes(const std::string& path) {
   in.seekg(0);
   if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) return make_error(path, 0, "cannot read the file");
   return bytes;
+}
+
+// Hashes a file's bytes as stored, read through one buffer that every call reuses: a fresh
+// buffer per file (the exports are hundreds of KB each) cost more in page faults than the
+// hashing (the run key is computed before every ingest, over every file of the run).
+Status hash_file(const std::string& path, KeyHash& hash) {
+  constexpr std::size_t kBufferBytes = 1 << 20;
+  thread_local std::unique_ptr<char[]> buffer(new char[kBufferBytes]);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return make_error(path, 0, "cannot read the file");
+  ssize_t got = 0;
+  while ((got = ::read(fd, buffer.get(), kBufferBytes)) > 0) {
+    hash.update({buffer.get(), static_cast<std::size_t>(got)});
+  }
+  ::close(fd);
+  if (got < 0) return make_error(path, 0, "cannot read the file");
+  return ok_status();
 }
 
 // The files of a run directory that hold its measurements, sorted by relative path.
@@ -63,37 +117,57 @@ std::pair<std::string, std::string> keyed_manifest(std::string bytes) {
 
 }  // namespace
 
-Result<std::string> run_key(const std::string& path) {
-  std::uint64_t hash = kFnvOffset;
+Result<RunKeys> run_keys(const std::string& path, bool with_legacy) {
+  KeyHash hash(with_legacy);
   if (!is_run_directory(path)) {
-    auto bytes = file_bytes(path);
-    if (!bytes) return bytes.error();
-    fnv1a(hash, *bytes);
-    return fmt::format("file-{:016x}", hash);
+    if (Status s = hash_file(path, hash); !s) return s.error();
+    return hash.keys("file");
   }
   std::string id = "run";
   for (const auto& relative : measured_files(path)) {
-    auto bytes = file_bytes((fs::path(path) / relative).string());
+    const std::string file = (fs::path(path) / relative).string();
+    hash.update(relative);
+    hash.update(std::string_view("\0", 1));
+    if (relative != kManifestFile) {
+      if (Status s = hash_file(file, hash); !s) return s.error();
+      continue;
+    }
+    auto bytes = file_bytes(file);
     if (!bytes) return bytes.error();
-    std::string content = std::move(bytes).value();
-    if (relative == kManifestFile) std::tie(content, id) = keyed_manifest(std::move(content));
-    fnv1a(hash, relative);
-    fnv1a(hash, std::string_view("\0", 1));
-    fnv1a(hash, content);
+    std::string content;
+    std::tie(content, id) = keyed_manifest(std::move(bytes).value());
+    hash.update(content);
   }
-  return fmt::format("{}-{:016x}", id, hash);
+  return hash.keys(id);
+}
+
+Result<std::string> run_key(const std::string& path) {
+  auto keys = run_keys(path, false);
+  if (!keys) return keys.error();
+  return std::move(keys->key);
+}
+
+Result<RunKeys> run_keys(const std::vector<std::string>& inputs, bool with_legacy) {
+  if (inputs.size() == 1) return run_keys(inputs.front(), with_legacy);
+  KeyHash hash(with_legacy);
+  Fnv1a legacy;  // the first form hashes the inputs' first-form keys
+  for (const auto& input : inputs) {
+    auto keys = run_keys(input, with_legacy);
+    if (!keys) return keys.error();
+    hash.update(keys->key);
+    hash.update(std::string_view("\0", 1));
+    legacy.update(keys->legacy_key);
+    legacy.update(std::string_view("\0", 1));
+  }
+  RunKeys keys = hash.keys("ranks");
+  if (with_legacy) keys.legacy_key = fmt::format("ranks-{:016x}", legacy.digest());
+  return keys;
 }
 
 Result<std::string> run_key(const std::vector<std::string>& inputs) {
-  if (inputs.size() == 1) return run_key(inputs.front());
-  std::uint64_t hash = kFnvOffset;
-  for (const auto& input : inputs) {
-    auto key = run_key(input);
-    if (!key) return key.error();
-    fnv1a(hash, *key);
-    fnv1a(hash, std::string_view("\0", 1));
-  }
-  return fmt::format("ranks-{:016x}", hash);
+  auto keys = run_keys(inputs, false);
+  if (!keys) return keys.error();
+  return std::move(keys->key);
 }
 
 std::vector<std::string> run_inputs(const std::string& spec) {
@@ -106,6 +180,11 @@ std::vector<std::string> run_inputs(const std::string& spec) {
   }
   inputs.emplace_back(rest);
   return inputs;
+}
+
+std::string_view current_key_glob() {
+  return "*-xxh3.[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]"
+         "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]";
 }
 
 }  // namespace kernlens::rundir

@@ -44,6 +44,10 @@ Result<IngestOutcome> ingest_run(const SqliteDb& db, const model::RunRecord& run
 // a run again before ingest_run would find it there).
 Result<bool> has_run(const SqliteDb& db, const std::string& run_key);
 
+// Whether any run's key does not match the SQLite GLOB `glob` (rundir::current_key_glob(): keys
+// of an older form, which ingest must then compute too to find an unchanged run).
+Result<bool> has_run_key_not_matching(const SqliteDb& db, std::string_view glob);
+
 // The run whose key is `key_or_prefix` or starts with it, or whose run_id it is. Errors: no
 // such run, or a prefix that several runs share.
 Result<model::RunRecord> load_run(const SqliteDb& db, std::string_view key_or_prefix);

@@ -374,4 +374,12 @@ Result<bool> has_run(const SqliteDb& db, const std::string& run_key) {
   return run_present(db, run_key);
 }
 
+Result<bool> has_run_key_not_matching(const SqliteDb& db, std::string_view glob) {
+  auto stmt = db.prepare("SELECT EXISTS (SELECT 1 FROM runs WHERE run_key NOT GLOB ?1)");
+  if (!stmt) return stmt.error();
+  stmt->bind(1, glob);
+  if (!stmt->step()) return make_error("", 0, stmt->error().value_or("no answer"));
+  return stmt->int64(0) != 0;
+}
+
 }  // namespace kernlens::store

@@ -22,8 +22,10 @@ struct IngestResult {
   std::string error;  // kError: what went wrong
 };
 
-std::vector<IngestResult> ingest_sweep(const Plan& plan, const SqliteDb& db,
-                                       const names::KernelClassifier& classifier,
-                                       const std::function<void(const IngestResult&)>& on_point);
+// Each point key first (keyed_ingest.h). Errors: the database's, before any point (db_path
+// names it in errors).
+Result<std::vector<IngestResult>> ingest_sweep(const Plan& plan, const SqliteDb& db, const std::string& db_path,
+                                               const names::KernelClassifier& classifier,
+                                               const std::function<void(const IngestResult&)>& on_point);
 
 }  // namespace kernlens::sweep

@@ -470,15 +470,51 @@ Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx) {
 }
 
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
-  // Chunks that fit a core's L2 cache copy fastest and are read back while still there; with
-  // several threads, a chunk of 4 MiB for each (a thread is worth starting for that much).
+  // Windows that fit a core's L2 cache are read back while still there; with several threads,
+  // a window of 4 MiB for each (a thread is worth starting for that much).
   const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();
   const std::size_t chunk = threads > 1 ? std::size_t{threads} * (4 << 20) : 256 << 10;
   return read_ncu_raw_csv_file(path, file_bytes, ctx, chunk, 16 << 20);
 }
 
-Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
-                             std::size_t chunk_bytes, std::size_t carry_bytes) {
+namespace {
+
+Status record_too_long(ReadContext& ctx, std::int64_t line, std::size_t carry_bytes) {
+  return ctx.error(line, "cannot read the row: a record longer than " + std::to_string(carry_bytes) + " bytes");
+}
+
+// The rows of a mapped file, window by window as the streamed reader cuts them (a window ends
+// at every multiple of `window_bytes` of the file; the rows a window leaves unfinished begin the
+// next; a header beyond the first window: the whole file at once), each window's parts parsed
+// where the bytes lie, so that both give the same profile and errors. The pages behind the rows
+// read are given back.
+Status read_mapped(FileMapping& file, ReadContext& ctx, std::size_t window_bytes, std::size_t carry_bytes) {
+  const std::string_view bytes = file.bytes();
+  auto start = read_start(bytes, ctx);
+  if (!start) return start.error();
+  if (start->rows_at > window_bytes) window_bytes = bytes.size();
+  RowParser parser(start->layout, start->columns, ctx, bytes.size());
+  std::vector<Part> parts;
+  std::size_t begin = start->rows_at;
+  std::size_t end = start->rows_at / window_bytes * window_bytes;
+  std::int64_t line = start->rows_line;
+  while (true) {
+    end = std::min(bytes.size(), end + window_bytes);
+    const bool last = end == bytes.size();
+    auto out = parse_region(parser, start->layout, start->columns, ctx, parts, bytes.substr(begin, end - begin), line,
+                            begin, last);
+    if (!out.status) return out.status;
+    if (last) break;
+    line = out.next_line;
+    begin += out.consumed;
+    if (end - begin > carry_bytes) return record_too_long(ctx, line, carry_bytes);
+    file.release_before(begin);
+  }
+  return no_launches_unless(parser, start->rows_line, ctx);
+}
+
+Status read_streamed(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx, std::size_t chunk_bytes,
+                     std::size_t carry_bytes) {
   auto reader = ChunkReader::open(path, chunk_bytes, carry_bytes, ChunkReader::worth_reading_ahead());
   if (!reader) return reader.error();
   auto window = (*reader)->next({});
@@ -508,6 +544,18 @@ Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, 
     region = *next;
   }
   return no_launches_unless(parser, start->rows_line, ctx);
+}
+
+}  // namespace
+
+Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
+                             std::size_t chunk_bytes, std::size_t carry_bytes, RawSource source) {
+  if (source == RawSource::kMapped) {
+    if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes())) {
+      return read_mapped(*file, ctx, chunk_bytes, carry_bytes);
+    }
+  }
+  return read_streamed(path, file_bytes, ctx, chunk_bytes, carry_bytes);
 }
 
 bool is_ncu_raw_csv(std::string_view bytes) { return ncu_page(bytes) == NcuPage::kRaw; }

@@ -16,12 +16,16 @@ bool is_ncu_raw_csv(std::string_view bytes);
 
 Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx);
 
-// The same, streaming a large file through a bounded buffer (memory does not grow with the
-// file) while a background thread reads ahead.
+// The same from a large file, window by window, so that memory does not grow with the file:
+// a plain file is mapped (common/file.h, FileMapping) and each window's parts parsed where the
+// bytes lie; a gzip file (or one that cannot be mapped) is streamed through a bounded buffer
+// while a background thread reads ahead (common/chunk_reader.h).
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
-// With chunk sizes of the caller's choosing (tests use small ones to cross many chunks).
+// With window sizes of the caller's choosing (tests use small ones to cross many windows), and
+// the source: kMapped falls back to streaming where the file cannot be mapped or is gzip.
 // A row longer than `carry_bytes` is an error.
+enum class RawSource { kMapped, kStreamed };
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
-                             std::size_t chunk_bytes, std::size_t carry_bytes);
+                             std::size_t chunk_bytes, std::size_t carry_bytes, RawSource source = RawSource::kMapped);
 
 }  // namespace kernlens::ingest

@@ -1,0 +1,48 @@
+// The analysis works out kernels and families on several threads (analysis.cpp,
+// insights_in_parallel): its result, written out whole as analyze's JSON, is the one a single
+// thread gives, on fixtures large enough to use every thread asked for.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/common/parallel_chunks.h"
+#include "kernlens/ingest/reader.h"
+#include "kernlens/report/json_report.h"
+#include "test_util.h"
+
+namespace kernlens {
+namespace {
+
+// The fixture's launches repeated to at least `launches`, each copy sharing the first's metric
+// samples (a profile of thousands of launches without reading megabytes).
+model::Profile repeated(const std::string& fixture, std::size_t launches) {
+  model::Profile p;
+  EXPECT_TRUE(ingest::read_input(test::fixture(fixture), p).ok());
+  const std::size_t n = p.launches.size();
+  for (std::size_t c = 1; c * n < launches; ++c) {
+    for (std::size_t i = 0; i < n; ++i) p.launches.push_back(p.launches[i]);
+  }
+  return p;
+}
+
+std::string analysis_on(const model::Profile& p, unsigned threads) {
+  set_default_threads(threads);
+  auto a = analysis::analyze(p, test::builtin_classifier(), {});
+  set_default_threads(0);
+  EXPECT_TRUE(a.ok());
+  return a.ok() ? report::analysis_json(p, *a, {}) : std::string();
+}
+
+TEST(ParallelAnalysis, TheSameOnAnyNumberOfThreads) {
+  for (const char* fixture : {"ncu/qwen_decode_raw.csv", "ncu/gpt2_prefill_raw.csv", "nsys/llama_stages.sqlite"}) {
+    const model::Profile p = repeated(fixture, 4 * 4096);
+    ASSERT_GT(p.launches.size(), 3u * 4096) << fixture;  // enough for several threads
+    const std::string one = analysis_on(p, 1);
+    ASSERT_NE(one.find("\"kernels\""), std::string::npos);
+    for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(analysis_on(p, threads), one) << fixture << " on " << threads;
+  }
+}
+
+}  // namespace
+}  // namespace kernlens
