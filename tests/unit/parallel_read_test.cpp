@@ -4,6 +4,7 @@
 // at the cuts between parts: stray quotes, quoted line breaks, console lines, truncation.
 // KERNLENS_FUZZ_CORPUS=DIR adds the files of a real corpus (build/fuzz/corpus after a run).
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -172,6 +173,71 @@ TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
     split += split_csv_records(input, 5, 1).size() > 0;
   }
   EXPECT_GT(split, inputs.size() / 2);  // most were cut into parts
+}
+
+// The llama nsys fixture after `sql` (damage, gaps, odd names), as the bytes of its file.
+std::string changed_export(const std::string& sql) {
+  auto original = InputBuffer::open(test::fixture("nsys/llama_stages.sqlite"));
+  EXPECT_TRUE(original);
+  sqlite3* db = nullptr;
+  sqlite3_open(":memory:", &db);
+  const std::string_view bytes = original->bytes();
+  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
+  std::copy(bytes.begin(), bytes.end(), copy);
+  sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(bytes.size()), static_cast<sqlite3_int64>(bytes.size()),
+                      SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << " in " << sql;
+  sqlite3_free(err);
+  sqlite3_int64 size = 0;
+  unsigned char* data = sqlite3_serialize(db, "main", &size, 0);
+  std::string out(reinterpret_cast<const char*>(data), static_cast<std::size_t>(size));
+  sqlite3_free(data);
+  sqlite3_close(db);
+  return out;
+}
+
+// The kernel table is read in rowid ranges, one per thread, and merged: the names (with nsys's
+// fallback from an empty demangled name, whose first name stands for the id), processes,
+// devices, gaps in the rowids and the first bad row come out as one scan gives them, wherever
+// the ranges are cut.
+TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
+  const std::string k = "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET ";
+  // The change, and whether the export can still be read.
+  const std::vector<std::pair<std::string, bool>> changes = {
+      {"", true},
+      {k + "start = 'abc' WHERE rowid = 4000", false},
+      {k + "gridX = -1 WHERE rowid = 3000", false},
+      {k + "demangledName = 9996, shortName = 9997, mangledName = NULL WHERE rowid = 2500", false},
+      // The same row bad twice: the name is checked first; then the earlier of two bad rows.
+      {k + "gridX = -1, demangledName = 9999, shortName = 9997, mangledName = NULL WHERE rowid = 3000", false},
+      {k + "gridX = -1 WHERE rowid = 3000;" + k + "demangledName = 9996, shortName = 9997 WHERE rowid = 3001", false},
+      // An empty demangled name: the first short name found stands for the id from then on.
+      {"INSERT INTO StringIds VALUES (9999, '');" + k + "demangledName = 9999, shortName = 1 WHERE rowid = 100;" + k +
+           "demangledName = 9999, shortName = 3 WHERE rowid = 5000",
+       true},
+      {k + "demangledName = 9998, shortName = 1 WHERE rowid = 10;" + k +
+           "demangledName = 9998, shortName = 9997, mangledName = NULL WHERE rowid = 5000",
+       true},
+      {k + "demangledName = 9998, shortName = 9997, mangledName = NULL WHERE rowid = 10;" + k +
+           "demangledName = 9998, shortName = 1 WHERE rowid = 5000",
+       false},
+      // Gaps, another process and device, calls without a correlation id.
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2000 AND 2500 OR rowid = 1", true},
+      {k + "globalPid = globalPid + (1 << 24), deviceId = 3 WHERE rowid > 4500;" + k +
+           "correlationId = NULL WHERE rowid % 7 = 0",
+       true},
+      // Rowids too sparse for a slot each: one scan.
+      {"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 1000000000 WHERE rowid = 5592", true},
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid > 1", true},
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL", false},
+  };
+  for (const auto& [sql, readable] : changes) {
+    const std::string bytes = changed_export(sql);
+    const std::string one = read_bytes(bytes, 1);
+    EXPECT_EQ(one.rfind("status ok", 0) == 0, readable) << sql << "\n" << one.substr(0, 300);
+    for (unsigned threads : {2u, 3u, 7u, 64u}) EXPECT_EQ(read_bytes(bytes, threads), one) << sql << " on " << threads;
+  }
 }
 
 TEST(SplitCsvRecords, CutsAfterALineBreakOutsideQuotes) {
