@@ -200,7 +200,8 @@ std::string changed_export(const std::string& sql) {
 // The kernel table is read in rowid ranges, one per thread, and merged: the names (with nsys's
 // fallback from an empty demangled name, whose first name stands for the id), processes,
 // devices, gaps in the rowids and the first bad row come out as one scan gives them, wherever
-// the ranges are cut.
+// the ranges are cut; so do the launch calls (CUPTI_ACTIVITY_KIND_RUNTIME), read in ranges too
+// with 4 threads and more.
 TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
   const std::string k = "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET ";
   // The change, and whether the export can still be read.
@@ -226,6 +227,11 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
       {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2000 AND 2500 OR rowid = 1", true},
       {k + "globalPid = globalPid + (1 << 24), deviceId = 3 WHERE rowid > 4500;" + k +
            "correlationId = NULL WHERE rowid % 7 = 0",
+       true},
+      // The launch calls, read in ranges too: gaps, calls without ids, launches recorded twice.
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid BETWEEN 1000 AND 1500;"
+       "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE rowid % 5 = 0;"
+       "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid < 300",
        true},
       // Rowids too sparse for a slot each: one scan.
       {"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 1000000000 WHERE rowid = 5592", true},

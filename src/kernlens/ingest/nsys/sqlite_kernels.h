@@ -59,8 +59,7 @@ struct NameIds {
 // `names` and whose `process` is 1 + an index into `pids` (0: no globalPid); merge_* fix both.
 struct KernelPart {
   std::int64_t first_rowid = std::numeric_limits<std::int64_t>::min();
-  std::int64_t end_rowid = std::numeric_limits<std::int64_t>::max();  // exclusive
-  bool whole_table = true;  // no rowid range: the table as one scan
+  std::int64_t end_rowid = std::numeric_limits<std::int64_t>::max();  // exclusive; both unused for one part
 
   std::size_t rows = 0;  // launches read (rows before a bad one)
   // The first bad row (1-based within the part) and what is wrong with it.

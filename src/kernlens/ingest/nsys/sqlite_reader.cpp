@@ -70,7 +70,7 @@ class NsysReader {
     if (auto s = check_is_nsys_export(); !s) return s;
     if (auto s = strings_.open(schema_); !s) return s;
     reserve();
-    auto api_calls = start_reading_api_rows(schema_, source_, file_bytes_);
+    auto api_calls = start_reading_api_rows(schema_, source_, file_bytes_, reader_threads(ctx_, file_bytes_));
     for (auto step :
          {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
           &NsysReader::read_memcpys, &NsysReader::read_memsets, &NsysReader::read_nvtx}) {
@@ -217,26 +217,13 @@ class NsysReader {
     return merge_kernel_parts(parts, first);
   }
 
-  // One part per thread, but a part of at least min_part_bytes of the file; one part where
-  // the rowids cannot be had or are too sparse for a slot per rowid.
   std::vector<KernelPart> plan_kernel_parts() {
     std::vector<KernelPart> parts(1);
-    const ReadOptions defaults;
-    const ReadOptions& options = ctx_.options ? *ctx_.options : defaults;
-    std::uint64_t threads = options.threads ? options.threads : default_threads();
-    threads = std::min<std::uint64_t>(threads, std::max<std::uint64_t>(1, file_bytes_ / std::max<std::size_t>(1, options.min_part_bytes)));
-    if (threads < 2) return parts;
-    auto stmt = db_.prepare("SELECT min(rowid), max(rowid) FROM " + sql_quote(kKernels));
-    if (!stmt || !stmt->step() || stmt->is_null(0) || stmt->is_null(1)) return parts;
-    const std::int64_t lo = stmt->int64(0), hi = stmt->int64(1);
-    const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
-    if (hi < lo || span > schema_.row_estimate(kKernels, file_bytes_) || span < 2) return parts;
-    threads = std::min(threads, span);
-    parts.assign(threads, KernelPart{});
-    for (std::uint64_t i = 0; i < threads; ++i) {
-      parts[i].whole_table = false;
-      parts[i].first_rowid = lo + static_cast<std::int64_t>(span * i / threads);
-      parts[i].end_rowid = lo + static_cast<std::int64_t>(span * (i + 1) / threads);
+    auto ranges = schema_.rowid_ranges(kKernels, reader_threads(ctx_, file_bytes_), file_bytes_);
+    if (ranges.empty()) return parts;
+    parts.assign(ranges.size(), KernelPart{});
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      std::tie(parts[i].first_rowid, parts[i].end_rowid) = ranges[i];
     }
     return parts;
   }

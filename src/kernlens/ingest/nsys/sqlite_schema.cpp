@@ -1,6 +1,16 @@
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 
+#include "kernlens/common/parallel_chunks.h"
+
 namespace kernlens::ingest::nsys {
+
+unsigned reader_threads(const ReadContext& ctx, std::uint64_t file_bytes) {
+  const ReadOptions defaults;
+  const ReadOptions& options = ctx.options ? *ctx.options : defaults;
+  const std::uint64_t threads = options.threads ? options.threads : default_threads();
+  const std::uint64_t parts = file_bytes / std::max<std::size_t>(1, options.min_part_bytes);
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(parts, 1, threads));
+}
 
 Status Schema::load() {
   auto names = db_.table_names();
@@ -66,6 +76,23 @@ std::size_t Schema::row_estimate(std::string_view table, std::uint64_t file_byte
   if (!stmt || !stmt->step() || stmt->int64(0) <= 0) return 0;
   return static_cast<std::size_t>(
       std::min(static_cast<std::uint64_t>(stmt->int64(0)), file_bytes / kMinRowBytes));
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(std::string_view table, std::uint64_t parts,
+                                                                        std::uint64_t file_bytes) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  if (parts < 2 || !has(table)) return ranges;
+  auto stmt = db_.prepare("SELECT min(rowid), max(rowid) FROM " + sql_quote(table));
+  if (!stmt || !stmt->step() || stmt->is_null(0) || stmt->is_null(1)) return ranges;
+  const std::int64_t lo = stmt->int64(0), hi = stmt->int64(1);
+  if (hi <= lo) return ranges;
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+  if (span > row_estimate(table, file_bytes)) return ranges;
+  parts = std::min(parts, span);
+  for (std::uint64_t i = 0; i < parts; ++i) {
+    ranges.emplace_back(lo + static_cast<std::int64_t>(span * i / parts), lo + static_cast<std::int64_t>(span * (i + 1) / parts));
+  }
+  return ranges;
 }
 
 const std::vector<std::string>* Schema::columns(std::string_view table) {

@@ -73,6 +73,10 @@ void reserve_huge(std::vector<T>& v, std::size_t n) {
   advise_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
 }
 
+// The threads to read with: --threads (ReadOptions::threads, else default_threads()), but one
+// per min_part_bytes of the file at most.
+unsigned reader_threads(const ReadContext& ctx, std::uint64_t file_bytes);
+
 // The export's tables, and SELECTs over their columns by name.
 class Schema {
  public:
@@ -102,6 +106,11 @@ class Schema {
   // memory: growing a vector of a million launches step by step costs more than reading them.
   // Bounded by what a file of `file_bytes` can hold, whatever its rowids claim.
   std::size_t row_estimate(std::string_view table, std::uint64_t file_bytes) const;
+  // `table` cut into up to `parts` ranges [first, end) of rowids, in order, covering every
+  // rowid from the least to the greatest; none (read it in one scan) for one part, an empty
+  // table, or rowids too sparse for a slot per rowid within row_estimate.
+  std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(std::string_view table, std::uint64_t parts,
+                                                                  std::uint64_t file_bytes) const;
 
   std::string version_note() const {
     return version_.empty() ? std::string() : " (export schema " + version_ + ")";
