@@ -9,7 +9,9 @@
 # not installed (Debian: sqlite3).
 #
 #   bench/nsys_vs_sqlite3.sh [BUILD_DIR] [FILE]     (defaults: build, BUILD_DIR/bench/big_nsys.sqlite)
-# Env: ROUNDS (default 5), THREADS (the --threads values to run kernlens with, default "1 2")
+# Env: ROUNDS (default 5), THREADS (the --threads values to run kernlens with, default "1 2"),
+#      BASELINE (another kernlens binary, e.g. a build of main, run the same way with its default
+#      threads as "baseline")
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -44,12 +46,14 @@ median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { prin
 
 labels=()
 for n in ${THREADS:-1 2}; do labels+=("kernlens --threads $n"); done
+[[ -n ${BASELINE:-} ]] && labels+=("baseline")
 [[ -n $sqlite ]] && labels+=("sqlite3 join + GROUP BY")
 echo "== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $rounds interleaved rounds, $file"
 for _ in $(seq "$rounds"); do
   for n in ${THREADS:-1 2}; do
     run "kernlens --threads $n" "$kernlens" analyze "$file" --format json -o /dev/null --threads "$n"
   done
+  [[ -n ${BASELINE:-} ]] && run "baseline" "$BASELINE" analyze "$file" --format json -o /dev/null
   [[ -n $sqlite ]] && run "sqlite3 join + GROUP BY" "$sqlite" -readonly "$file" "$query"
 done
 echo "== after: load average $(cut -d' ' -f1-3 /proc/loadavg)"

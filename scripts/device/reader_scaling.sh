@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Issue 22 on the GPU machine's CPUs (no GPU used): how `kernlens analyze` of an Nsight Compute
-# raw page scales with --threads 1, 2, 4, 8, 16, at 200 MB and 1 GB. The inputs are made here
-# by scripts/bench/make_big_raw.py (the real Qwen decode fixture repeated); the file is read
-# once before timing so it is in the page cache. Uses build/devrun (scripts/device/make_devrun.sh).
-#   scripts/device/reader_scaling.sh OUT        (about 2-3 minutes)
-# Env: SIZES (MB, default "200 1000"), THREADS (default "1 2 4 8 16").
+# raw page scales with --threads 1, 2, 4, 8, 16, at 200 MB and 1 GB, and of an Nsight Systems
+# SQLite export of 1 M and 4 M kernel launches (118 MB, 470 MB). The inputs are made here by
+# scripts/bench/make_big_raw.py (the real Qwen decode fixture repeated) and
+# scripts/fixtures/make_nsys_fixture.py bench (the real llama export's kernels repeated); each
+# file is read once before timing so it is in the page cache. Uses build/devrun
+# (scripts/device/make_devrun.sh).
+#   scripts/device/reader_scaling.sh OUT        (about 4-5 minutes)
+# Env: SIZES (MB, default "200 1000"), NSYS_LAUNCHES (default "1000000 4000000"; "" skips the
+# nsys rows), THREADS (default "1 2 4 8 16").
 # Writes OUT/scaling.txt (the table: medians of 3 runs, wall and CPU seconds, MB/s, speed-up
 # against one thread, peak memory) and OUT/cpu.txt (lscpu, nproc, load).
 set -u
@@ -19,27 +23,38 @@ mkdir -p "$out" "$work"
 [[ -x $kernlens ]] || { echo "no $kernlens: run scripts/device/make_devrun.sh first" | tee "$out/scaling.txt"; exit 2; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+# One input at every thread count: medians of 3 runs, the largest peak.
+measure() {  # LABEL FILE
+  local label=$1 file=$2 bytes base="" threads walls cpus peak t w u s m c
+  cat "$file" > /dev/null
+  bytes=$(stat -c %s "$file")
+  for threads in ${THREADS:-1 2 4 8 16}; do
+    walls="" cpus="" peak=0
+    for _ in 1 2 3; do
+      t=$(/usr/bin/time -f '%e %U %S %M' "$kernlens" analyze "$file" --format json -o /dev/null --threads "$threads" 2>&1 >/dev/null | tail -1)
+      read -r w u s m <<< "$t"
+      walls+="$w"$'\n'; cpus+="$(awk "BEGIN { print $u + $s }")"$'\n'
+      (( m > peak )) && peak=$m
+    done
+    w=$(printf '%s' "$walls" | median); c=$(printf '%s' "$cpus" | median)
+    [[ -z $base ]] && base=$w
+    printf '%-12s %-7s %8.3f %8.3f %8.0f %8.2f %9.1f\n' "$label" "$threads" "$w" "$c" \
+      "$(awk "BEGIN { print $bytes / 1e6 / $w }")" "$(awk "BEGIN { print $base / $w }")" "$(awk "BEGIN { print $peak / 1024 }")"
+  done
+}
 {
-  printf '%-8s %-7s %8s %8s %8s %8s %9s\n' input threads wall_s cpu_s MB/s speedup peak_MiB
+  printf '%-12s %-7s %8s %8s %8s %8s %9s\n' input threads wall_s cpu_s MB/s speedup peak_MiB
   for mb in ${SIZES:-200 1000}; do
     file=$work/raw_${mb}MB.csv
     python3 "$root/scripts/bench/make_big_raw.py" -s "$mb" -o "$file" > /dev/null
-    cat "$file" > /dev/null
-    bytes=$(stat -c %s "$file")
-    base=""
-    for threads in ${THREADS:-1 2 4 8 16}; do
-      walls="" cpus="" peak=0
-      for _ in 1 2 3; do
-        t=$(/usr/bin/time -f '%e %U %S %M' "$kernlens" analyze "$file" --format json -o /dev/null --threads "$threads" 2>&1 >/dev/null | tail -1)
-        read -r w u s m <<< "$t"
-        walls+="$w"$'\n'; cpus+="$(awk "BEGIN { print $u + $s }")"$'\n'
-        (( m > peak )) && peak=$m
-      done
-      w=$(printf '%s' "$walls" | median); c=$(printf '%s' "$cpus" | median)
-      [[ -z $base ]] && base=$w
-      printf '%-8s %-7s %8.3f %8.3f %8.0f %8.2f %9.1f\n' "${mb}MB" "$threads" "$w" "$c" \
-        "$(awk "BEGIN { print $bytes / 1e6 / $w }")" "$(awk "BEGIN { print $base / $w }")" "$(awk "BEGIN { print $peak / 1024 }")"
-    done
+    measure "${mb}MB" "$file"
+    rm -f "$file"
+  done
+  for launches in ${NSYS_LAUNCHES-1000000 4000000}; do
+    file=$work/nsys_${launches}.sqlite
+    python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
+      --launches "$launches" -o "$file" > /dev/null
+    measure "nsys_$((launches / 1000))k" "$file"
     rm -f "$file"
   done
 } > "$out/scaling.txt" 2>&1

@@ -65,18 +65,22 @@ struct NameIdsHash {
   }
 };
 
-// Part-local numbering, first met first.
+// Part-local numbering, first met first. Consecutive launches often share a name and almost
+// always a process: the last key is checked before the hash table.
 template <class Key, class Hash = std::hash<Key>>
 class FirstMet {
  public:
   // The index of `key`, and whether it is new.
   std::pair<std::uint32_t, bool> index(const Key& key) {
+    if (last_ && last_->first == key) return {last_->second, false};
     auto [it, is_new] = index_.try_emplace(key, static_cast<std::uint32_t>(index_.size()));
+    last_.emplace(key, it->second);
     return {it->second, is_new};
   }
 
  private:
   std::unordered_map<Key, std::uint32_t, Hash> index_;
+  std::optional<std::pair<Key, std::uint32_t>> last_;
 };
 
 }  // namespace
