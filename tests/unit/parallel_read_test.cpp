@@ -16,6 +16,7 @@
 #include "kernlens/common/file.h"
 #include "kernlens/common/parallel_chunks.h"
 #include "kernlens/ingest/ncu/raw.h"
+#include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/input_format.h"
 #include "test_util.h"
@@ -244,6 +245,26 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
     EXPECT_EQ(one.rfind("status ok", 0) == 0, readable) << sql << "\n" << one.substr(0, 300);
     for (unsigned threads : {2u, 3u, 7u, 64u}) EXPECT_EQ(read_bytes(bytes, threads), one) << sql << " on " << threads;
   }
+}
+
+// The rowid ranges cover the table in order; rowids far apart (a slot per rowid would cost
+// more than the file) are read in one scan.
+TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {
+  auto ranges_of = [](const std::string& bytes, std::size_t slot_bytes) {
+    model::Profile profile;
+    ReadContext ctx{"llama.sqlite", profile, 0, nullptr, nullptr};
+    auto db = SqliteDb::open_bytes(bytes);
+    EXPECT_TRUE(db);
+    nsys::Schema schema(*db, ctx);
+    EXPECT_TRUE(schema.load());
+    return schema.rowid_ranges(nsys::kKernels, 4, bytes.size(), slot_bytes);
+  };
+  const std::string dense = changed_export("");
+  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  EXPECT_EQ(ranges_of(dense, 192), (Ranges{{1, 1399}, {1399, 2797}, {2797, 4195}, {4195, 5593}}));
+  const std::string far_apart = changed_export("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2 AND 5591");
+  EXPECT_TRUE(ranges_of(far_apart, 192).empty());
+  EXPECT_EQ(ranges_of(far_apart, 1).size(), 4u);  // slots of a byte: cheaper than counting rows
 }
 
 TEST(SplitCsvRecords, CutsAfterALineBreakOutsideQuotes) {

@@ -90,7 +90,7 @@ std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& sour
   if (!schema.has(kRuntime))
     return std::async(std::launch::deferred, [] { return ApiRows{}; });
   // A call row is about a third of a kernel row's work: a third of the threads read calls.
-  auto ranges = schema.rowid_ranges(kRuntime, (threads + 2) / 3, file_bytes);
+  auto ranges = schema.rowid_ranges(kRuntime, (threads + 2) / 3, file_bytes, sizeof(ApiRow));
   auto sql = schema.select_sql(kRuntime, kColumns, ranges.empty() ? "" : "rowid >= ?1 AND rowid < ?2");
   if (!sql) return std::async(std::launch::deferred, [e = sql.error()] { return ApiRows{{}, e}; });
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;

@@ -219,7 +219,7 @@ class NsysReader {
 
   std::vector<KernelPart> plan_kernel_parts() {
     std::vector<KernelPart> parts(1);
-    auto ranges = schema_.rowid_ranges(kKernels, reader_threads(ctx_, file_bytes_), file_bytes_);
+    auto ranges = schema_.rowid_ranges(kKernels, reader_threads(ctx_, file_bytes_), file_bytes_, sizeof(model::Launch));
     if (ranges.empty()) return parts;
     parts.assign(ranges.size(), KernelPart{});
     for (std::size_t i = 0; i < ranges.size(); ++i) {

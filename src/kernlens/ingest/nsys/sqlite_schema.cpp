@@ -79,7 +79,8 @@ std::size_t Schema::row_estimate(std::string_view table, std::uint64_t file_byte
 }
 
 std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(std::string_view table, std::uint64_t parts,
-                                                                        std::uint64_t file_bytes) const {
+                                                                        std::uint64_t file_bytes,
+                                                                        std::size_t slot_bytes) const {
   std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
   if (parts < 2 || !has(table)) return ranges;
   auto stmt = db_.prepare("SELECT min(rowid), max(rowid) FROM " + sql_quote(table));
@@ -88,6 +89,12 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(std::str
   if (hi <= lo) return ranges;
   const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
   if (span > row_estimate(table, file_bytes)) return ranges;
+  if (span * slot_bytes > file_bytes) {  // count(*) reads the table's pages, not its rows
+    auto count = db_.prepare("SELECT count(*) FROM " + sql_quote(table));
+    if (!count || !count->step()) return ranges;
+    const auto rows = static_cast<std::uint64_t>(std::max<std::int64_t>(count->int64(0), 0));
+    if (span > rows + rows / 8 + 1024) return ranges;
+  }
   parts = std::min(parts, span);
   for (std::uint64_t i = 0; i < parts; ++i) {
     ranges.emplace_back(lo + static_cast<std::int64_t>(span * i / parts), lo + static_cast<std::int64_t>(span * (i + 1) / parts));

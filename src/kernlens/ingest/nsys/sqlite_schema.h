@@ -107,10 +107,13 @@ class Schema {
   // Bounded by what a file of `file_bytes` can hold, whatever its rowids claim.
   std::size_t row_estimate(std::string_view table, std::uint64_t file_bytes) const;
   // `table` cut into up to `parts` ranges [first, end) of rowids, in order, covering every
-  // rowid from the least to the greatest; none (read it in one scan) for one part, an empty
-  // table, or rowids too sparse for a slot per rowid within row_estimate.
+  // rowid from the least to the greatest, for readers that keep a slot of `slot_bytes` per
+  // rowid. None (read it in one scan) for one part, an empty table, or rowids too sparse: more
+  // than row_estimate, or slots that would take more memory than the file where the rowids
+  // are not dense (nsys numbers rows 1..n; a few far-apart rowids must not cost the gaps).
   std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(std::string_view table, std::uint64_t parts,
-                                                                  std::uint64_t file_bytes) const;
+                                                                  std::uint64_t file_bytes,
+                                                                  std::size_t slot_bytes) const;
 
   std::string version_note() const {
     return version_.empty() ? std::string() : " (export schema " + version_ + ")";
