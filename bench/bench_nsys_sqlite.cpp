@@ -31,7 +31,8 @@ void BM_ReadNsysSqlite(benchmark::State& state) {
   const bool rank = state.range(0) == 1;
   ingest::ReadOptions options;
   options.threads = static_cast<unsigned>(state.range(1));
-  state.SetLabel(std::string(rank ? "read + aggregate" : "read") + ", " + std::to_string(options.threads) + " threads");
+  state.SetLabel(std::string(rank ? "read + aggregate" : "read") + ", " +
+                 std::to_string(options.threads) + " threads");
   auto classifier = names::KernelClassifier::load({});
   if (!classifier) {
     state.SkipWithError(classifier.error().to_string().c_str());
@@ -61,7 +62,10 @@ void BM_ReadNsysSqlite(benchmark::State& state) {
   state.counters["launches"] = static_cast<double>(launches);
   if (rank) state.counters["stage_rows"] = static_cast<double>(stages);
 }
-BENCHMARK(BM_ReadNsysSqlite)->ArgsProduct({{0, 1}, {1, 2}})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReadNsysSqlite)
+    ->ArgsProduct({{0, 1}, {1, 2}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // The projection alone: a million calls under 25,000 nested ranges on one thread.
 void BM_ProjectNvtx(benchmark::State& state) {

@@ -185,10 +185,12 @@ std::string changed_export(const std::string& sql) {
   const std::string_view bytes = original->bytes();
   auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
   std::copy(bytes.begin(), bytes.end(), copy);
-  sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(bytes.size()), static_cast<sqlite3_int64>(bytes.size()),
+  sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(bytes.size()),
+                      static_cast<sqlite3_int64>(bytes.size()),
                       SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
   char* err = nullptr;
-  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "") << " in " << sql;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << (err ? err : "") << " in " << sql;
   sqlite3_free(err);
   sqlite3_int64 size = 0;
   unsigned char* data = sqlite3_serialize(db, "main", &size, 0);
@@ -212,10 +214,15 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
       {k + "gridX = -1 WHERE rowid = 3000", false},
       {k + "demangledName = 9996, shortName = 9997, mangledName = NULL WHERE rowid = 2500", false},
       // The same row bad twice: the name is checked first; then the earlier of two bad rows.
-      {k + "gridX = -1, demangledName = 9999, shortName = 9997, mangledName = NULL WHERE rowid = 3000", false},
-      {k + "gridX = -1 WHERE rowid = 3000;" + k + "demangledName = 9996, shortName = 9997 WHERE rowid = 3001", false},
+      {k + "gridX = -1, demangledName = 9999, shortName = 9997, mangledName = NULL WHERE rowid = "
+           "3000",
+       false},
+      {k + "gridX = -1 WHERE rowid = 3000;" + k +
+           "demangledName = 9996, shortName = 9997 WHERE rowid = 3001",
+       false},
       // An empty demangled name: the first short name found stands for the id from then on.
-      {"INSERT INTO StringIds VALUES (9999, '');" + k + "demangledName = 9999, shortName = 1 WHERE rowid = 100;" + k +
+      {"INSERT INTO StringIds VALUES (9999, '');" + k +
+           "demangledName = 9999, shortName = 1 WHERE rowid = 100;" + k +
            "demangledName = 9999, shortName = 3 WHERE rowid = 5000",
        true},
       {k + "demangledName = 9998, shortName = 1 WHERE rowid = 10;" + k +
@@ -225,14 +232,16 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
            "demangledName = 9998, shortName = 1 WHERE rowid = 5000",
        false},
       // Gaps, another process and device, calls without a correlation id.
-      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2000 AND 2500 OR rowid = 1", true},
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2000 AND 2500 OR rowid = 1",
+       true},
       {k + "globalPid = globalPid + (1 << 24), deviceId = 3 WHERE rowid > 4500;" + k +
            "correlationId = NULL WHERE rowid % 7 = 0",
        true},
       // The launch calls, read in ranges too: gaps, calls without ids, launches recorded twice.
       {"DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid BETWEEN 1000 AND 1500;"
        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE rowid % 5 = 0;"
-       "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid < 300",
+       "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE "
+       "rowid < 300",
        true},
       // Rowids too sparse for a slot each: one scan.
       {"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 1000000000 WHERE rowid = 5592", true},
@@ -243,7 +252,8 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
     const std::string bytes = changed_export(sql);
     const std::string one = read_bytes(bytes, 1);
     EXPECT_EQ(one.rfind("status ok", 0) == 0, readable) << sql << "\n" << one.substr(0, 300);
-    for (unsigned threads : {2u, 3u, 7u, 64u}) EXPECT_EQ(read_bytes(bytes, threads), one) << sql << " on " << threads;
+    for (unsigned threads : {2u, 3u, 7u, 64u})
+      EXPECT_EQ(read_bytes(bytes, threads), one) << sql << " on " << threads;
   }
 }
 
@@ -262,7 +272,8 @@ TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {
   const std::string dense = changed_export("");
   using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
   EXPECT_EQ(ranges_of(dense, 192), (Ranges{{1, 1399}, {1399, 2797}, {2797, 4195}, {4195, 5593}}));
-  const std::string far_apart = changed_export("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2 AND 5591");
+  const std::string far_apart =
+      changed_export("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2 AND 5591");
   EXPECT_TRUE(ranges_of(far_apart, 192).empty());
   EXPECT_EQ(ranges_of(far_apart, 1).size(), 4u);  // slots of a byte: cheaper than counting rows
 }

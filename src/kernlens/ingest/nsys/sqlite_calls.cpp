@@ -73,7 +73,8 @@ ApiRows read_in_ranges(const DbSource& source, const std::string& sql,
   std::size_t to = 0;
   for (std::size_t i = 0; i < ranges.size() && !read.error; ++i) {
     auto from = read.rows.begin() + (ranges[i].first - first);
-    std::copy(from, from + static_cast<std::ptrdiff_t>(counts[i]), read.rows.begin() + static_cast<std::ptrdiff_t>(to));
+    std::copy(from, from + static_cast<std::ptrdiff_t>(counts[i]),
+              read.rows.begin() + static_cast<std::ptrdiff_t>(to));
     to += counts[i];
     read.error = errors[i];
   }
@@ -83,20 +84,23 @@ ApiRows read_in_ranges(const DbSource& source, const std::string& sql,
 
 }  // namespace
 
-std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source, std::uint64_t file_bytes,
-                                            unsigned threads) {
+std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source,
+                                            std::uint64_t file_bytes, unsigned threads) {
   static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
                                           Column{"start", true}, Column{"end", true}};
   if (!schema.has(kRuntime))
     return std::async(std::launch::deferred, [] { return ApiRows{}; });
   // A call row is about a third of a kernel row's work: a third of the threads read calls.
   auto ranges = schema.rowid_ranges(kRuntime, (threads + 2) / 3, file_bytes, sizeof(ApiRow));
-  auto sql = schema.select_sql(kRuntime, kColumns, ranges.empty() ? "" : "rowid >= ?1 AND rowid < ?2");
+  auto sql =
+      schema.select_sql(kRuntime, kColumns, ranges.empty() ? "" : "rowid >= ?1 AND rowid < ?2");
   if (!sql) return std::async(std::launch::deferred, [e = sql.error()] { return ApiRows{{}, e}; });
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
-  return std::async(policy, [source, sql = *sql, ranges, rows = schema.row_estimate(kRuntime, file_bytes)] {
-    return ranges.empty() ? read_whole_table(source, sql, rows) : read_in_ranges(source, sql, ranges);
-  });
+  return std::async(policy,
+                    [source, sql = *sql, ranges, rows = schema.row_estimate(kRuntime, file_bytes)] {
+                      return ranges.empty() ? read_whole_table(source, sql, rows)
+                                            : read_in_ranges(source, sql, ranges);
+                    });
 }
 
 std::optional<std::uint64_t> CallMatcher::key(std::int64_t global_id, std::int64_t correlation) {

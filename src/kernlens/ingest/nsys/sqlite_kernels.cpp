@@ -8,21 +8,23 @@
 namespace kernlens::ingest::nsys {
 namespace {
 
-std::optional<std::string> check_times(const SqliteStatement& stmt, std::optional<std::int64_t> start,
+std::optional<std::string> check_times(const SqliteStatement& stmt,
+                                       std::optional<std::int64_t> start,
                                        std::optional<std::int64_t> end) {
   if (!start || !end) return "no start or end time";
   // SQLite reads text such as 'abc' as 0: only integers are times.
   for (int column : {kStart, kEnd}) {
     if (stmt.type(column) != SqliteStatement::Type::kInteger) {
-      return std::string(column == kStart ? "start" : "end") + " is '" + std::string(stmt.text(column)) +
-             "', not an integer time in ns";
+      return std::string(column == kStart ? "start" : "end") + " is '" +
+             std::string(stmt.text(column)) + "', not an integer time in ns";
     }
   }
   if (!plausible_time(*start) || !plausible_time(*end)) {
     return "time out of range (" + std::to_string(*start) + " to " + std::to_string(*end) + " ns)";
   }
   if (*end < *start) {
-    return "ends (" + std::to_string(*end) + " ns) before it starts (" + std::to_string(*start) + " ns)";
+    return "ends (" + std::to_string(*end) + " ns) before it starts (" + std::to_string(*start) +
+           " ns)";
   }
   return std::nullopt;
 }
@@ -32,8 +34,10 @@ std::optional<std::string> read_kernel_dims(const SqliteStatement& stmt, model::
   std::string bad;
   auto u32 = [&](int col, std::string_view what) -> std::uint32_t {
     auto v = stmt.opt_int64(col).value_or(0);
-    if (v < 0 || v > std::numeric_limits<std::uint32_t>::max()) bad = std::string(what) + " " + std::to_string(v);
-    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, std::numeric_limits<std::uint32_t>::max()));
+    if (v < 0 || v > std::numeric_limits<std::uint32_t>::max())
+      bad = std::string(what) + " " + std::to_string(v);
+    return static_cast<std::uint32_t>(
+        std::clamp<std::int64_t>(v, 0, std::numeric_limits<std::uint32_t>::max()));
   };
   l.grid = {u32(kGridX, "gridX"), u32(kGridY, "gridY"), u32(kGridZ, "gridZ")};
   l.block = {u32(kBlockX, "blockX"), u32(kBlockY, "blockY"), u32(kBlockZ, "blockZ")};
@@ -43,8 +47,9 @@ std::optional<std::string> read_kernel_dims(const SqliteStatement& stmt, model::
     else
       l.registers_per_thread = static_cast<std::int32_t>(*regs);
   }
-  for (auto [col, slot, what] : {std::tuple{kStaticShared, &l.static_shared_bytes, "staticSharedMemory"},
-                                 std::tuple{kDynamicShared, &l.dynamic_shared_bytes, "dynamicSharedMemory"}}) {
+  for (auto [col, slot, what] :
+       {std::tuple{kStaticShared, &l.static_shared_bytes, "staticSharedMemory"},
+        std::tuple{kDynamicShared, &l.dynamic_shared_bytes, "dynamicSharedMemory"}}) {
     if (auto v = stmt.opt_int64(col)) {
       if (*v < 0)
         bad = std::string(what) + " " + std::to_string(*v);
@@ -60,7 +65,8 @@ struct NameIdsHash {
   std::size_t operator()(const NameIds& n) const {
     std::size_t h = 0;
     for (const auto& id : {n.demangled, n.short_name, n.mangled})
-      h = h * 1000003u ^ std::hash<std::int64_t>()(id.value_or(std::numeric_limits<std::int64_t>::min()));
+      h = h * 1000003u ^
+          std::hash<std::int64_t>()(id.value_or(std::numeric_limits<std::int64_t>::min()));
     return h;
   }
 };
@@ -85,8 +91,8 @@ class FirstMet {
 
 }  // namespace
 
-std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_t input, model::Launch& l,
-                                       OpIds& ids) {
+std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_t input,
+                                       model::Launch& l, OpIds& ids) {
   auto start = stmt.opt_int64(kStart), end = stmt.opt_int64(kEnd);
   if (auto bad = check_times(stmt, start, end)) return bad;
   l.start_ns = *start;

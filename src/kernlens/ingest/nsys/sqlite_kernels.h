@@ -19,7 +19,16 @@
 namespace kernlens::ingest::nsys {
 
 // Columns every GPU activity table has, first in every SELECT of one.
-enum OpColumn : int { kStart, kEnd, kDeviceId, kContextId, kStreamId, kCorrelationId, kGlobalPid, kExtra };
+enum OpColumn : int {
+  kStart,
+  kEnd,
+  kDeviceId,
+  kContextId,
+  kStreamId,
+  kCorrelationId,
+  kGlobalPid,
+  kExtra
+};
 
 // The kernel table's columns after those.
 enum KernelColumn : int {
@@ -46,8 +55,8 @@ struct OpIds {
 
 // The common columns of one GPU activity row into `l` (times, device, context, stream, the
 // correlation id as l.id). On bad values, what is wrong (the caller adds table and row).
-std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_t input, model::Launch& l,
-                                       OpIds& ids);
+std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_t input,
+                                       model::Launch& l, OpIds& ids);
 
 // A kernel's name ids: demangled, short, mangled (StringIds), resolved in that order.
 struct NameIds {
@@ -59,7 +68,8 @@ struct NameIds {
 // `names` and whose `process` is 1 + an index into `pids` (0: no globalPid); merge_* fix both.
 struct KernelPart {
   std::int64_t first_rowid = std::numeric_limits<std::int64_t>::min();
-  std::int64_t end_rowid = std::numeric_limits<std::int64_t>::max();  // exclusive; both unused for one part
+  std::int64_t end_rowid =
+      std::numeric_limits<std::int64_t>::max();  // exclusive; both unused for one part
 
   std::size_t rows = 0;  // launches read (rows before a bad one)
   // The first bad row (1-based within the part) and what is wrong with it.

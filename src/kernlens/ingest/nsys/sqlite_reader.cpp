@@ -70,7 +70,8 @@ class NsysReader {
     if (auto s = check_is_nsys_export(); !s) return s;
     if (auto s = strings_.open(schema_); !s) return s;
     reserve();
-    auto api_calls = start_reading_api_rows(schema_, source_, file_bytes_, reader_threads(ctx_, file_bytes_));
+    auto api_calls =
+        start_reading_api_rows(schema_, source_, file_bytes_, reader_threads(ctx_, file_bytes_));
     for (auto step :
          {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
           &NsysReader::read_memcpys, &NsysReader::read_memsets, &NsysReader::read_nvtx}) {
@@ -160,7 +161,8 @@ class NsysReader {
 
   // The columns every GPU activity row has (time, where it ran, who launched it), for the
   // tables read in one scan.
-  Status read_op(const SqliteStatement& stmt, std::string_view table, std::uint64_t row, model::Launch& l) {
+  Status read_op(const SqliteStatement& stmt, std::string_view table, std::uint64_t row,
+                 model::Launch& l) {
     OpIds ids;
     if (auto bad = read_op_row(stmt, ctx_.input_index, l, ids)) return row_error(table, row, *bad);
     trace_end_ = std::max(trace_end_, ids.end);
@@ -171,8 +173,8 @@ class NsysReader {
 
   // Records the device launch `index` ran on and its call key.
   void add_op(const model::Launch& l, std::optional<std::int64_t> global_pid, std::size_t index) {
-    if (l.device_ordinal >= 0 &&
-        std::find(devices_used_.begin(), devices_used_.end(), l.device_ordinal) == devices_used_.end()) {
+    if (l.device_ordinal >= 0 && std::find(devices_used_.begin(), devices_used_.end(),
+                                           l.device_ordinal) == devices_used_.end()) {
       devices_used_.push_back(l.device_ordinal);
     }
     if (auto key = global_pid ? calls_.key(*global_pid, l.id) : std::nullopt) {
@@ -192,25 +194,33 @@ class NsysReader {
     }
     std::vector<KernelPart> parts = plan_kernel_parts();
     auto cols = op_columns(kKernelExtraColumns);
-    auto sql = schema_.select_sql(kKernels, cols, parts.size() > 1 ? "rowid >= ?1 AND rowid < ?2" : "");
-    if (!sql) return sql.error();
     auto& launches = ctx_.profile.launches;
     const std::size_t first = launches.size();
     if (parts.size() == 1) {
       auto stmt = schema_.select(kKernels, cols);
       if (!stmt) return stmt.error();
-      read_kernel_part(*stmt, ctx_.input_index, parts[0], [&](model::Launch&& l) { launches.push_back(std::move(l)); });
+      read_kernel_part(*stmt, ctx_.input_index, parts[0],
+                       [&](model::Launch&& l) { launches.push_back(std::move(l)); });
       return merge_kernel_parts(parts, first);
     }
+    auto sql = schema_.select_sql(kKernels, cols, "rowid >= ?1 AND rowid < ?2");
+    if (!sql) return sql.error();
     // Each part fills the slots of its rowids (nsys numbers rows densely); the merge closes
     // the gaps of rowids that have no row.
     const auto span = static_cast<std::size_t>(parts.back().end_rowid - parts.front().first_rowid);
     launches.resize(first + span);
-    run_parallel(parts.size(), [&](std::size_t i) { read_part_on_own_connection(*sql, parts[i], launches.data() + first + (parts[i].first_rowid - parts.front().first_rowid)); });
+    run_parallel(parts.size(), [&](std::size_t i) {
+      read_part_on_own_connection(
+          *sql, parts[i],
+          launches.data() + first + (parts[i].first_rowid - parts.front().first_rowid));
+    });
     std::size_t to = first;
     for (const KernelPart& part : parts) {
-      auto from = launches.begin() + static_cast<std::ptrdiff_t>(first + (part.first_rowid - parts.front().first_rowid));
-      if (from != launches.begin() + static_cast<std::ptrdiff_t>(to)) std::move(from, from + static_cast<std::ptrdiff_t>(part.rows), launches.begin() + static_cast<std::ptrdiff_t>(to));
+      auto from = launches.begin() + static_cast<std::ptrdiff_t>(
+                                         first + (part.first_rowid - parts.front().first_rowid));
+      if (from != launches.begin() + static_cast<std::ptrdiff_t>(to))
+        std::move(from, from + static_cast<std::ptrdiff_t>(part.rows),
+                  launches.begin() + static_cast<std::ptrdiff_t>(to));
       to += part.rows;
     }
     launches.resize(to);
@@ -219,7 +229,8 @@ class NsysReader {
 
   std::vector<KernelPart> plan_kernel_parts() {
     std::vector<KernelPart> parts(1);
-    auto ranges = schema_.rowid_ranges(kKernels, reader_threads(ctx_, file_bytes_), file_bytes_, sizeof(model::Launch));
+    auto ranges = schema_.rowid_ranges(kKernels, reader_threads(ctx_, file_bytes_), file_bytes_,
+                                       sizeof(model::Launch));
     if (ranges.empty()) return parts;
     parts.assign(ranges.size(), KernelPart{});
     for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -238,7 +249,8 @@ class NsysReader {
     stmt->bind(1, part.first_rowid);
     stmt->bind(2, part.end_rowid);
     std::size_t at = 0;
-    read_kernel_part(*stmt, ctx_.input_index, part, [&](model::Launch&& l) { slots[at++] = std::move(l); });
+    read_kernel_part(*stmt, ctx_.input_index, part,
+                     [&](model::Launch&& l) { slots[at++] = std::move(l); });
   }
 
   // Names, processes and call keys of the parts' launches (from launches[first] on), in rowid
@@ -250,7 +262,8 @@ class NsysReader {
     for (KernelPart& part : parts) {
       std::optional<Error> error;
       std::size_t rows = part.rows;
-      if (part.bad_row) error = row_error(kKernels, rows_before + part.bad_row->first, part.bad_row->second);
+      if (part.bad_row)
+        error = row_error(kKernels, rows_before + part.bad_row->first, part.bad_row->second);
       std::vector<model::NameId> names;
       for (std::size_t n = 0; n < part.names.size(); ++n) {
         auto name = kernel_name(part.names[n]);
@@ -258,7 +271,8 @@ class NsysReader {
           names.push_back(*name);
         } else {  // a name is checked before the dimensions of its row
           rows = part.name_first_row[n] - 1;
-          error = row_error(kKernels, rows_before + part.name_first_row[n], "no kernel name in StringIds for its name ids");
+          error = row_error(kKernels, rows_before + part.name_first_row[n],
+                            "no kernel name in StringIds for its name ids");
           break;
         }
       }
@@ -275,7 +289,8 @@ class NsysReader {
       at += rows;
       rows_before += part.rows + (part.bad_row ? 1 : 0);
       trace_end_ = std::max(trace_end_, part.trace_end);
-      if (!error && part.sqlite_error) error = schema_.unreadable("table " + std::string(kKernels) + ": " + *part.sqlite_error);
+      if (!error && part.sqlite_error)
+        error = schema_.unreadable("table " + std::string(kKernels) + ": " + *part.sqlite_error);
       if (error) {
         launches.resize(at);
         return *error;
@@ -289,7 +304,8 @@ class NsysReader {
   // back); the first name found for a demangled id stands for every later use of the id.
   std::optional<model::NameId> kernel_name(const NameIds& ids) {
     if (ids.demangled) {
-      if (auto it = name_of_demangled_.find(*ids.demangled); it != name_of_demangled_.end()) return it->second;
+      if (auto it = name_of_demangled_.find(*ids.demangled); it != name_of_demangled_.end())
+        return it->second;
     }
     for (const auto& id : {ids.demangled, ids.short_name, ids.mangled}) {
       if (!id) continue;

@@ -78,9 +78,9 @@ std::size_t Schema::row_estimate(std::string_view table, std::uint64_t file_byte
       std::min(static_cast<std::uint64_t>(stmt->int64(0)), file_bytes / kMinRowBytes));
 }
 
-std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(std::string_view table, std::uint64_t parts,
-                                                                        std::uint64_t file_bytes,
-                                                                        std::size_t slot_bytes) const {
+std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(
+    std::string_view table, std::uint64_t parts, std::uint64_t file_bytes,
+    std::size_t slot_bytes) const {
   std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
   if (parts < 2 || !has(table)) return ranges;
   auto stmt = db_.prepare("SELECT min(rowid), max(rowid) FROM " + sql_quote(table));
@@ -97,7 +97,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(std::str
   }
   parts = std::min(parts, span);
   for (std::uint64_t i = 0; i < parts; ++i) {
-    ranges.emplace_back(lo + static_cast<std::int64_t>(span * i / parts), lo + static_cast<std::int64_t>(span * (i + 1) / parts));
+    ranges.emplace_back(lo + static_cast<std::int64_t>(span * i / parts),
+                        lo + static_cast<std::int64_t>(span * (i + 1) / parts));
   }
   return ranges;
 }

@@ -111,7 +111,8 @@ class Schema {
   // rowid. None (read it in one scan) for one part, an empty table, or rowids too sparse: more
   // than row_estimate, or slots that would take more memory than the file where the rowids
   // are not dense (nsys numbers rows 1..n; a few far-apart rowids must not cost the gaps).
-  std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(std::string_view table, std::uint64_t parts,
+  std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(std::string_view table,
+                                                                  std::uint64_t parts,
                                                                   std::uint64_t file_bytes,
                                                                   std::size_t slot_bytes) const;
 
