@@ -257,6 +257,18 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
   }
 }
 
+// A damaged export found by fuzz_nsys_sqlite: a kernel row whose rowid repeats an earlier one
+// out of order. One scan meets it and stops ("malformed"); a seek into a range skips it. The
+// ranges are checked against the rows of one scan and the table read in one scan again.
+TEST(ParallelRead, NsysDamagedRowidOrderReadsAsOneScan) {
+  auto bytes = InputBuffer::open(test::fixture("../fuzz/regressions/nsys_sqlite_rowids_out_of_order.sqlite"));
+  ASSERT_TRUE(bytes);
+  const std::string input(bytes->bytes());
+  const std::string one = read_bytes(input, 1);
+  EXPECT_NE(one.find("malformed"), std::string::npos) << one.substr(0, 300);
+  for (unsigned threads : {2u, 3u, 5u, 12u}) EXPECT_EQ(read_bytes(input, threads), one) << threads;
+}
+
 // The rowid ranges cover the table in order; rowids far apart (a slot per rowid would cost
 // more than the file) are read in one scan.
 TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {

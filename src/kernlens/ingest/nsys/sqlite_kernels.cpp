@@ -113,12 +113,17 @@ std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_
   return std::nullopt;
 }
 
-void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, KernelPart& part,
+void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, KernelPart& part,
                       const std::function<void(model::Launch&&)>& emit) {
   FirstMet<NameIds, NameIdsHash> names;
   FirstMet<std::int64_t> pids;
   std::size_t row = 0;
+  RowidOrder order(part.first_rowid, part.end_rowid);
   while (stmt.step()) {
+    if (ranged && !order.next(stmt.int64(kKernelColumnCount))) {
+      part.out_of_order = true;
+      return;
+    }
     ++row;
     model::Launch l;
     OpIds ids;

@@ -75,15 +75,17 @@ struct KernelPart {
   // The first bad row (1-based within the part) and what is wrong with it.
   std::optional<std::pair<std::size_t, std::string>> bad_row;
   std::optional<std::string> sqlite_error;  // SQLite stopped on the file's content
+  bool out_of_order = false;                // a rowid out of its place (RowidOrder): damage
   std::vector<NameIds> names;               // in the order first met
   std::vector<std::size_t> name_first_row;  // the row that first met names[i]
   std::vector<std::int64_t> pids;           // globalPids in the order first met
   std::int64_t trace_end = std::numeric_limits<std::int64_t>::min();
 };
 
-// Reads `stmt` (a kernel SELECT of KernelColumn columns, bound to the part's range) into
+// Reads `stmt` (a kernel SELECT of KernelColumn columns, then with `ranged` the rowid of the
+// part's range) into
 // launches handed to `emit`, recording what the part meets. Stops at the first bad row.
-void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, KernelPart& part,
+void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, KernelPart& part,
                       const std::function<void(model::Launch&&)>& emit);
 
 }  // namespace kernlens::ingest::nsys

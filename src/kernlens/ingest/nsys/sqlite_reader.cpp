@@ -196,35 +196,51 @@ class NsysReader {
     auto cols = op_columns(kKernelExtraColumns);
     auto& launches = ctx_.profile.launches;
     const std::size_t first = launches.size();
-    if (parts.size() == 1) {
-      auto stmt = schema_.select(kKernels, cols);
-      if (!stmt) return stmt.error();
-      read_kernel_part(*stmt, ctx_.input_index, parts[0],
-                       [&](model::Launch&& l) { launches.push_back(std::move(l)); });
-      return merge_kernel_parts(parts, first);
+    if (parts.size() > 1) {
+      auto sql = schema_.select_range_sql(kKernels, cols);
+      if (!sql) return sql.error();
+      if (read_kernel_ranges(*sql, parts, first)) return merge_kernel_parts(parts, first);
+      parts.assign(1, KernelPart{});  // damage or a bad row: one scan, as one thread reads it
     }
-    auto sql = schema_.select_sql(kKernels, cols, "rowid >= ?1 AND rowid < ?2");
-    if (!sql) return sql.error();
-    // Each part fills the slots of its rowids (nsys numbers rows densely); the merge closes
-    // the gaps of rowids that have no row.
-    const auto span = static_cast<std::size_t>(parts.back().end_rowid - parts.front().first_rowid);
-    launches.resize(first + span);
-    run_parallel(parts.size(), [&](std::size_t i) {
-      read_part_on_own_connection(
-          *sql, parts[i],
-          launches.data() + first + (parts[i].first_rowid - parts.front().first_rowid));
-    });
-    std::size_t to = first;
-    for (const KernelPart& part : parts) {
-      auto from = launches.begin() + static_cast<std::ptrdiff_t>(
-                                         first + (part.first_rowid - parts.front().first_rowid));
-      if (from != launches.begin() + static_cast<std::ptrdiff_t>(to))
-        std::move(from, from + static_cast<std::ptrdiff_t>(part.rows),
-                  launches.begin() + static_cast<std::ptrdiff_t>(to));
-      to += part.rows;
-    }
-    launches.resize(to);
+    auto stmt = schema_.select(kKernels, cols);
+    if (!stmt) return stmt.error();
+    read_kernel_part(*stmt, ctx_.input_index, false, parts[0],
+                     [&](model::Launch&& l) { launches.push_back(std::move(l)); });
     return merge_kernel_parts(parts, first);
+  }
+
+  // Each part fills the slots of its rowids (nsys numbers rows densely), then the rows close
+  // up. False, with the launches as they were, unless the parts read every row of one scan of
+  // the table in its order without a bad one (rows_in_rowid_order).
+  bool read_kernel_ranges(const std::string& sql, std::vector<KernelPart>& parts, std::size_t first) {
+    auto& launches = ctx_.profile.launches;
+    const std::int64_t base = parts.front().first_rowid;
+    launches.resize(first + static_cast<std::size_t>(parts.back().end_rowid - base));
+    auto slots = [&](const KernelPart& part) {
+      return launches.begin() + static_cast<std::ptrdiff_t>(first) + (part.first_rowid - base);
+    };
+    std::optional<std::uint64_t> scanned;  // one more thread: the rows of one scan
+    run_parallel(parts.size() + 1, [&](std::size_t i) {
+      if (i < parts.size()) return read_part_on_own_connection(sql, parts[i], &*slots(parts[i]));
+      if (auto db = source_.open()) scanned = rows_in_rowid_order(*db, kKernels);
+    });
+    std::uint64_t rows = 0;
+    bool whole = scanned.has_value();  // every part read to its end, in order
+    for (const KernelPart& part : parts) {
+      rows += part.rows;
+      whole = whole && !part.out_of_order && !part.bad_row && !part.sqlite_error;
+    }
+    if (!whole || rows != *scanned) {  // damage or a bad row: one scan tells what one thread sees
+      launches.resize(first);
+      return false;
+    }
+    auto to = launches.begin() + static_cast<std::ptrdiff_t>(first);
+    for (const KernelPart& part : parts) {
+      const auto from = slots(part), end = from + static_cast<std::ptrdiff_t>(part.rows);
+      to = from == to ? end : std::move(from, end, to);  // no self-moves
+    }
+    launches.erase(to, launches.end());
+    return true;
   }
 
   std::vector<KernelPart> plan_kernel_parts() {
@@ -249,7 +265,7 @@ class NsysReader {
     stmt->bind(1, part.first_rowid);
     stmt->bind(2, part.end_rowid);
     std::size_t at = 0;
-    read_kernel_part(*stmt, ctx_.input_index, part,
+    read_kernel_part(*stmt, ctx_.input_index, true, part,
                      [&](model::Launch&& l) { slots[at++] = std::move(l); });
   }
 

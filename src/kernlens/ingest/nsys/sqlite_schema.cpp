@@ -59,6 +59,27 @@ Result<std::string> Schema::select_sql(std::string_view table, std::span<const C
   return sql;
 }
 
+Result<std::string> Schema::select_range_sql(std::string_view table,
+                                             std::span<const Column> columns) {
+  auto sql = select_sql(table, columns);
+  if (!sql) return sql;
+  sql->insert(sql->find(" FROM "), ", rowid");  // the columns are quoted: the first FROM is SQL's
+  *sql += " WHERE rowid >= ?1 AND rowid < ?2";
+  return sql;
+}
+
+std::optional<std::uint64_t> rows_in_rowid_order(const SqliteDb& db, std::string_view table) {
+  auto stmt = db.prepare("SELECT rowid FROM " + sql_quote(table));
+  if (!stmt) return std::nullopt;
+  RowidOrder order(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+  std::uint64_t rows = 0;
+  for (; stmt->step(); ++rows) {
+    if (!order.next(stmt->int64(0))) return std::nullopt;
+  }
+  if (stmt->error()) return std::nullopt;
+  return rows;
+}
+
 Status Schema::finished(const SqliteStatement& stmt, std::string_view table) const {
   if (stmt.error()) return unreadable("table " + std::string(table) + ": " + *stmt.error());
   return ok_status();
