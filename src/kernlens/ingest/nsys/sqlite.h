@@ -12,7 +12,8 @@
 //
 // With ReadOptions::threads (--threads) the kernel table is read in rowid ranges and the CUDA
 // API calls in a third as many, each range on a read-only connection and thread of its own
-// (sqlite_kernels.h); the result is the one a single scan gives.
+// (sqlite_kernels.h), checked against a scan of the rowids alone (damage or a bad row: the table
+// is read again in one scan); the result is the one a single scan gives.
 #pragma once
 
 #include <cstdint>
