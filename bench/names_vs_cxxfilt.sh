@@ -19,19 +19,8 @@ kernlens=$build/kernlens
 cxxfilt=$(command -v llvm-cxxfilt || true)
 [[ -n $cxxfilt ]] || echo "== llvm-cxxfilt not found: its rows are skipped"
 
-declare -A wall cpu peak
-run() {  # LABEL CMD...: one timed run, output thrown away
-  local label=$1 t
-  shift
-  t=$(mktemp)
-  /usr/bin/time -o "$t" -f '%e %U %S %M' "$@" > /dev/null
-  read -r w u s m < "$t"
-  rm -f "$t"
-  wall[$label]+="$w "
-  cpu[$label]+="$(awk "BEGIN { print $u + $s }") "
-  peak[$label]="$(printf '%s\n' "${peak[$label]:-0}" "$m" | sort -g | tail -1)"
-}
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+# shellcheck source=side_by_side.sh
+source "$root/bench/side_by_side.sh"
 
 labels=()
 for input in distinct launches; do

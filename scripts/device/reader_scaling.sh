@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Issue 22 on the GPU machine's CPUs (no GPU used): how `kernlens analyze` of an Nsight Compute
-# raw page and of a PyTorch profiler trace scales with --threads 1, 2, 4, 8, 16: raw pages of
-# 200 MB and 1 GB (scripts/bench/make_big_raw.py, the real Qwen decode fixture repeated) and a
-# 1 GB trace (scripts/bench/make_big_trace.py, the real H100 llama trace repeated), made here;
-# each file is read once before timing so it is in the page cache. Uses build/devrun
+# Issue 22 on the GPU machine's CPUs: how `kernlens analyze FILE --format json` on an ncu raw
+# page, a PyTorch profiler trace and an Nsight Systems SQLite export scales with --threads 1, 2,
+# 4, 8, 16: raw pages of 200 MB and 1 GB (scripts/bench/make_big_raw.py, the real Qwen decode
+# fixture repeated), a 1 GB trace (scripts/bench/make_big_trace.py, the real H100 llama trace
+# repeated) and nsys exports of 1 M and 4 M kernel launches (118 MB, 470 MB:
+# scripts/fixtures/make_nsys_fixture.py bench, the real llama export's kernels repeated), made
+# here; each file is read once before timing so it is in the page cache. Uses build/devrun
 # (scripts/device/make_devrun.sh).
-#   scripts/device/reader_scaling.sh OUT        (about 4-5 minutes)
-# Env: SIZES (raw page MB, default "200 1000"), TRACE_SIZES (trace MB, default "1000"; "" for
-# none), THREADS (default "1 2 4 8 16 2@0,1"; N@CPUS pins N threads to CPUS with taskset: the
-# last row is the 2-core figure).
-# Writes OUT/scaling.txt (the table: medians of 3 runs, wall and CPU seconds, MB/s, speed-up
-# against one thread, peak memory) and OUT/cpu.txt (lscpu, nproc, load).
+#   scripts/device/reader_scaling.sh OUT        (about 6-8 minutes)
+# Env: SIZES (raw page MB, default "200 1000"), TRACE_SIZES (trace MB, default "1000"),
+# NSYS_LAUNCHES (default "1000000 4000000"); "" skips a kind. THREADS (default
+# "1 2 4 8 16 2@0,1"; N@CPUS pins N threads to CPUS with taskset: the last row is the 2-core
+# figure on a quiet host).
 set -u
 out=${1:?usage: reader_scaling.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,38 +24,46 @@ mkdir -p "$out" "$work"
 [[ -x $kernlens ]] || { echo "no $kernlens: run scripts/device/make_devrun.sh first" | tee "$out/scaling.txt"; exit 2; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
+# One input at every thread count: medians of 3 runs, the largest peak.
+measure() {  # LABEL FILE
+  local label=$1 file=$2 bytes base="" threads walls cpus peak t w u s m c
+  cat "$file" > /dev/null
+  bytes=$(stat -c %s "$file")
+  for threads in ${THREADS:-1 2 4 8 16 2@0,1}; do
+    local pin=()  # N@CPUS: N threads on those CPUs only (2@0,1: issue 22's 2-core target)
+    if [[ $threads == *@* ]]; then pin=(taskset -c "${threads#*@}"); fi
+    walls="" cpus="" peak=0
+    for _ in 1 2 3; do
+      t=$(/usr/bin/time -f '%e %U %S %M' "${pin[@]}" "$kernlens" analyze "$file" --format json -o /dev/null --threads "${threads%@*}" 2>&1 >/dev/null | tail -1)
+      read -r w u s m <<< "$t"
+      walls+="$w"$'\n'; cpus+="$(awk "BEGIN { print $u + $s }")"$'\n'
+      (( m > peak )) && peak=$m
+    done
+    w=$(printf '%s' "$walls" | median); c=$(printf '%s' "$cpus" | median)
+    [[ -z $base ]] && base=$w
+    printf '%-12s %-7s %8.3f %8.3f %8.0f %8.2f %9.1f\n' "$label" "$threads" "$w" "$c" \
+      "$(awk "BEGIN { print $bytes / 1e6 / $w }")" "$(awk "BEGIN { print $base / $w }")" "$(awk "BEGIN { print $peak / 1024 }")"
+  done
+}
 {
   printf '%-12s %-7s %8s %8s %8s %8s %9s\n' input threads wall_s cpu_s MB/s speedup peak_MiB
-  inputs=()
-  for mb in ${SIZES-200 1000}; do inputs+=("raw:$mb"); done
-  for mb in ${TRACE_SIZES-1000}; do inputs+=("trace:$mb"); done
-  for input in "${inputs[@]}"; do
-    kind=${input%%:*} mb=${input#*:}
-    if [[ $kind == raw ]]; then
-      file=$work/raw_${mb}MB.csv
-      python3 "$root/scripts/bench/make_big_raw.py" -s "$mb" -o "$file" > /dev/null
-    else
-      file=$work/trace_${mb}MB.json
-      python3 "$root/scripts/bench/make_big_trace.py" -s "$mb" -o "$file" > /dev/null
-    fi
-    cat "$file" > /dev/null
-    bytes=$(stat -c %s "$file")
-    base=""
-    for threads in ${THREADS:-1 2 4 8 16 2@0,1}; do
-      pin=()  # N@CPUS: N threads on those CPUs only (2@0,1: issue 22's 2-core target, on a quiet host)
-      if [[ $threads == *@* ]]; then pin=(taskset -c "${threads#*@}"); fi
-      walls="" cpus="" peak=0
-      for _ in 1 2 3; do
-        t=$(/usr/bin/time -f '%e %U %S %M' "${pin[@]}" "$kernlens" analyze "$file" --format json -o /dev/null --threads "${threads%@*}" 2>&1 >/dev/null | tail -1)
-        read -r w u s m <<< "$t"
-        walls+="$w"$'\n'; cpus+="$(awk "BEGIN { print $u + $s }")"$'\n'
-        (( m > peak )) && peak=$m
-      done
-      w=$(printf '%s' "$walls" | median); c=$(printf '%s' "$cpus" | median)
-      [[ -z $base ]] && base=$w
-      printf '%-12s %-7s %8.3f %8.3f %8.0f %8.2f %9.1f\n' "$kind${mb}MB" "$threads" "$w" "$c" \
-        "$(awk "BEGIN { print $bytes / 1e6 / $w }")" "$(awk "BEGIN { print $base / $w }")" "$(awk "BEGIN { print $peak / 1024 }")"
-    done
+  for mb in ${SIZES-200 1000}; do
+    file=$work/raw_${mb}MB.csv
+    python3 "$root/scripts/bench/make_big_raw.py" -s "$mb" -o "$file" > /dev/null
+    measure "raw${mb}MB" "$file"
+    rm -f "$file"
+  done
+  for mb in ${TRACE_SIZES-1000}; do
+    file=$work/trace_${mb}MB.json
+    python3 "$root/scripts/bench/make_big_trace.py" -s "$mb" -o "$file" > /dev/null
+    measure "trace${mb}MB" "$file"
+    rm -f "$file"
+  done
+  for launches in ${NSYS_LAUNCHES-1000000 4000000}; do
+    file=$work/nsys_${launches}.sqlite
+    python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
+      --launches "$launches" -o "$file" > /dev/null
+    measure "nsys_$((launches / 1000))k" "$file"
     rm -f "$file"
   done
 } > "$out/scaling.txt" 2>&1

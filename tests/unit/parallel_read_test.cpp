@@ -4,6 +4,7 @@
 // at the cuts between parts: stray quotes, quoted line breaks, console lines, truncation.
 // KERNLENS_FUZZ_CORPUS=DIR adds the files of a real corpus (build/fuzz/corpus after a run).
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "kernlens/ingest/json/trace_tokenizer.h"
 #include "kernlens/ingest/ncu/raw.h"
 #include "kernlens/ingest/pytorch/trace.h"
+#include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/input_format.h"
 #include "test_util.h"
@@ -367,6 +369,119 @@ TEST(ParallelRead, TraceFuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
   }
   EXPECT_GT(ok, seeds / 4);  // many seeds and mutations still read, and read the same
   EXPECT_LT(ok, seeds);      // and some failed, with the same error
+
+// The llama nsys fixture after `sql` (damage, gaps, odd names), as the bytes of its file.
+std::string changed_export(const std::string& sql) {
+  auto original = InputBuffer::open(test::fixture("nsys/llama_stages.sqlite"));
+  EXPECT_TRUE(original);
+  sqlite3* db = nullptr;
+  sqlite3_open(":memory:", &db);
+  const std::string_view bytes = original->bytes();
+  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
+  std::copy(bytes.begin(), bytes.end(), copy);
+  sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(bytes.size()),
+                      static_cast<sqlite3_int64>(bytes.size()),
+                      SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_RESIZEABLE);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << (err ? err : "") << " in " << sql;
+  sqlite3_free(err);
+  sqlite3_int64 size = 0;
+  unsigned char* data = sqlite3_serialize(db, "main", &size, 0);
+  std::string out(reinterpret_cast<const char*>(data), static_cast<std::size_t>(size));
+  sqlite3_free(data);
+  sqlite3_close(db);
+  return out;
+}
+
+// The kernel table is read in rowid ranges, one per thread, and merged: the names (with nsys's
+// fallback from an empty demangled name, whose first name stands for the id), processes,
+// devices, gaps in the rowids and the first bad row come out as one scan gives them, wherever
+// the ranges are cut; so do the launch calls (CUPTI_ACTIVITY_KIND_RUNTIME), read in ranges too
+// with 4 threads and more.
+TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
+  const std::string k = "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET ";
+  // The change, and whether the export can still be read.
+  const std::vector<std::pair<std::string, bool>> changes = {
+      {"", true},
+      {k + "start = 'abc' WHERE rowid = 4000", false},
+      {k + "gridX = -1 WHERE rowid = 3000", false},
+      {k + "demangledName = 9996, shortName = 9997, mangledName = NULL WHERE rowid = 2500", false},
+      // The same row bad twice: the name is checked first; then the earlier of two bad rows.
+      {k + "gridX = -1, demangledName = 9999, shortName = 9997, mangledName = NULL WHERE rowid = "
+           "3000",
+       false},
+      {k + "gridX = -1 WHERE rowid = 3000;" + k +
+           "demangledName = 9996, shortName = 9997 WHERE rowid = 3001",
+       false},
+      // An empty demangled name: the first short name found stands for the id from then on.
+      {"INSERT INTO StringIds VALUES (9999, '');" + k +
+           "demangledName = 9999, shortName = 1 WHERE rowid = 100;" + k +
+           "demangledName = 9999, shortName = 3 WHERE rowid = 5000",
+       true},
+      {k + "demangledName = 9998, shortName = 1 WHERE rowid = 10;" + k +
+           "demangledName = 9998, shortName = 9997, mangledName = NULL WHERE rowid = 5000",
+       true},
+      {k + "demangledName = 9998, shortName = 9997, mangledName = NULL WHERE rowid = 10;" + k +
+           "demangledName = 9998, shortName = 1 WHERE rowid = 5000",
+       false},
+      // Gaps, another process and device, calls without a correlation id.
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2000 AND 2500 OR rowid = 1",
+       true},
+      {k + "globalPid = globalPid + (1 << 24), deviceId = 3 WHERE rowid > 4500;" + k +
+           "correlationId = NULL WHERE rowid % 7 = 0",
+       true},
+      // The launch calls, read in ranges too: gaps, calls without ids, launches recorded twice.
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid BETWEEN 1000 AND 1500;"
+       "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE rowid % 5 = 0;"
+       "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE "
+       "rowid < 300",
+       true},
+      // Rowids too sparse for a slot each: one scan.
+      {"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 1000000000 WHERE rowid = 5592", true},
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid > 1", true},
+      {"DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL", false},
+  };
+  for (const auto& [sql, readable] : changes) {
+    const std::string bytes = changed_export(sql);
+    const std::string one = read_bytes(bytes, 1);
+    EXPECT_EQ(one.rfind("status ok", 0) == 0, readable) << sql << "\n" << one.substr(0, 300);
+    for (unsigned threads : {2u, 3u, 7u, 64u})
+      EXPECT_EQ(read_bytes(bytes, threads), one) << sql << " on " << threads;
+  }
+}
+
+// A damaged export found by fuzz_nsys_sqlite: a kernel row whose rowid repeats an earlier one
+// out of order. One scan meets it and stops ("malformed"); a seek into a range skips it. The
+// ranges are checked against the rows of one scan and the table read in one scan again.
+TEST(ParallelRead, NsysDamagedRowidOrderReadsAsOneScan) {
+  auto bytes = InputBuffer::open(test::fixture("../fuzz/regressions/nsys_sqlite_rowids_out_of_order.sqlite"));
+  ASSERT_TRUE(bytes);
+  const std::string input(bytes->bytes());
+  const std::string one = read_bytes(input, 1);
+  EXPECT_NE(one.find("malformed"), std::string::npos) << one.substr(0, 300);
+  for (unsigned threads : {2u, 3u, 5u, 12u}) EXPECT_EQ(read_bytes(input, threads), one) << threads;
+}
+
+// The rowid ranges cover the table in order; rowids far apart (a slot per rowid would cost
+// more than the file) are read in one scan.
+TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {
+  auto ranges_of = [](const std::string& bytes, std::size_t slot_bytes) {
+    model::Profile profile;
+    ReadContext ctx{"llama.sqlite", profile, 0, nullptr, nullptr};
+    auto db = SqliteDb::open_bytes(bytes);
+    EXPECT_TRUE(db);
+    nsys::Schema schema(*db, ctx);
+    EXPECT_TRUE(schema.load());
+    return schema.rowid_ranges(nsys::kKernels, 4, bytes.size(), slot_bytes);
+  };
+  const std::string dense = changed_export("");
+  using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
+  EXPECT_EQ(ranges_of(dense, 192), (Ranges{{1, 1399}, {1399, 2797}, {2797, 4195}, {4195, 5593}}));
+  const std::string far_apart =
+      changed_export("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2 AND 5591");
+  EXPECT_TRUE(ranges_of(far_apart, 192).empty());
+  EXPECT_EQ(ranges_of(far_apart, 1).size(), 4u);  // slots of a byte: cheaper than counting rows
 }
 
 TEST(SplitCsvRecords, CutsAfterALineBreakOutsideQuotes) {

@@ -21,8 +21,8 @@ struct ReadOptions {
   // raw page is read several times faster when few are wanted: the others are not decoded.
   bool all_metrics = true;
   std::vector<std::string> metrics;
-  // Threads a reader that splits its input may use (ncu raw page, PyTorch trace): 0 for
-  // default_threads() (common/parallel_chunks.h). The result is the same whatever the number.
+  // Threads a reader that splits its input may use (ncu raw page, PyTorch trace, nsys SQLite):
+  // 0 for default_threads() (common/parallel_chunks.h). The result is the same whatever the number.
   unsigned threads = 0;
   // No thread gets a part smaller than this: a thread costs more than a few rows (tests set
   // it small to split small fixtures).

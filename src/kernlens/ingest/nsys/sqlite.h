@@ -9,6 +9,11 @@
 // nsys creates tables lazily and its schema changes between versions (EXPORT_META_DATA in
 // 2.x, META_DATA_EXPORT in 3.x), so tables, columns and enum values are looked up by name;
 // a file that cannot be used is reported with the table or column it lacks.
+//
+// With ReadOptions::threads (--threads) the kernel table is read in rowid ranges and the CUDA
+// API calls in a third as many, each range on a read-only connection and thread of its own
+// (sqlite_kernels.h), checked against a scan of the rowids alone (damage or a bad row: the table
+// is read again in one scan); the result is the one a single scan gives.
 #pragma once
 
 #include <cstdint>

@@ -38,9 +38,11 @@ class Schema;
 struct DbSource;
 
 // The CUDA API calls (globalTid, correlationId, start, end), read on a connection of their own
-// and on another CPU when there is one: the table is about as long as the kernel table and
-// independent of it. No rows when the export has no runtime table.
-std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source, std::uint64_t file_bytes);
+// and on another CPU when there is one (in rowid ranges on several with `threads` of 3 and
+// more): the table is about as long as the kernel table and independent of it. No rows when
+// the export has no runtime table.
+std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source,
+                                            std::uint64_t file_bytes, unsigned threads);
 
 class CallMatcher {
  public:

@@ -13,8 +13,10 @@
 
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/ingest/nsys/sqlite_calls.h"
 #include "kernlens/ingest/nsys/sqlite_devices.h"
+#include "kernlens/ingest/nsys/sqlite_kernels.h"
 #include "kernlens/ingest/nsys/sqlite_nvtx.h"
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "kernlens/ingest/timeline/memcpy_kinds.h"
@@ -25,17 +27,7 @@ namespace {
 
 using namespace nsys;
 
-// Columns every GPU activity table has, first in every SELECT of one.
-enum OpColumn : int {
-  kStart,
-  kEnd,
-  kDeviceId,
-  kContextId,
-  kStreamId,
-  kCorrelationId,
-  kGlobalPid,
-  kExtra
-};
+// The columns of OpColumn, first in every SELECT of a GPU activity table.
 constexpr std::array<Column, kExtra> kOpColumns = {{{"start", true},
                                                     {"end", true},
                                                     {"deviceId"},
@@ -44,21 +36,6 @@ constexpr std::array<Column, kExtra> kOpColumns = {{{"start", true},
                                                     {"correlationId"},
                                                     {"globalPid"}}};
 
-enum KernelColumn : int {
-  kDemangled = kExtra,
-  kShortName,
-  kMangled,
-  kGridX,
-  kGridY,
-  kGridZ,
-  kBlockX,
-  kBlockY,
-  kBlockZ,
-  kRegisters,
-  kStaticShared,
-  kDynamicShared,
-  kKernelColumnCount
-};
 constexpr std::array<std::string_view, kKernelColumnCount - int{kExtra}> kKernelExtraColumns = {
     "demangledName",
     "shortName",
@@ -79,8 +56,6 @@ std::vector<Column> op_columns(std::span<const std::string_view> extra) {
   return cols;
 }
 
-// A GPU operation (index into profile.launches) or an API call (index into the rows read),
-
 class NsysReader {
  public:
   NsysReader(SqliteDb db, DbSource source, std::uint64_t file_bytes, ReadContext& ctx)
@@ -95,7 +70,8 @@ class NsysReader {
     if (auto s = check_is_nsys_export(); !s) return s;
     if (auto s = strings_.open(schema_); !s) return s;
     reserve();
-    auto api_calls = start_reading_api_rows(schema_, source_, file_bytes_);
+    auto api_calls =
+        start_reading_api_rows(schema_, source_, file_bytes_, reader_threads(ctx_, file_bytes_));
     for (auto step :
          {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
           &NsysReader::read_memcpys, &NsysReader::read_memsets, &NsysReader::read_nvtx}) {
@@ -183,55 +159,31 @@ class NsysReader {
 
   // ---- GPU activity -----------------------------------------------------------------------
 
-  // The columns every GPU activity row has: time, where it ran, and who launched it.
+  // The columns every GPU activity row has (time, where it ran, who launched it), for the
+  // tables read in one scan.
   Status read_op(const SqliteStatement& stmt, std::string_view table, std::uint64_t row,
                  model::Launch& l) {
-    auto start = stmt.opt_int64(kStart), end = stmt.opt_int64(kEnd);
-    if (!start || !end) return row_error(table, row, "no start or end time");
-    // SQLite reads text such as 'abc' as 0: only integers are times.
-    for (int column : {kStart, kEnd}) {
-      if (stmt.type(column) != SqliteStatement::Type::kInteger) {
-        return row_error(table, row, std::string(column == kStart ? "start" : "end") + " is '" +
-                                         std::string(stmt.text(column)) + "', not an integer time in ns");
-      }
-    }
-    if (!plausible_time(*start) || !plausible_time(*end)) {
-      return row_error(
-          table, row,
-          "time out of range (" + std::to_string(*start) + " to " + std::to_string(*end) + " ns)");
-    }
-    if (*end < *start) {
-      return row_error(table, row,
-                       "ends (" + std::to_string(*end) + " ns) before it starts (" +
-                           std::to_string(*start) + " ns)");
-    }
-    l.start_ns = *start;
-    l.duration_ns = static_cast<double>(*end - *start);
-    l.input = ctx_.input_index;
-    l.context_id = stmt.opt_int64(kContextId).value_or(model::kUnknown);
-    l.stream_id = stmt.opt_int64(kStreamId).value_or(model::kUnknown);
-    if (auto device = stmt.opt_int64(kDeviceId)) {
-      if (*device < 0 || *device > std::numeric_limits<std::int32_t>::max()) {
-        return row_error(table, row,
-                         "deviceId " + std::to_string(*device) + " is not a device ordinal");
-      }
-      l.device_ordinal = static_cast<std::int32_t>(*device);
-      if (std::find(devices_used_.begin(), devices_used_.end(), l.device_ordinal) ==
-          devices_used_.end()) {
-        devices_used_.push_back(l.device_ordinal);
-      }
-    }
-    auto correlation = stmt.opt_int64(kCorrelationId);
-    auto global_pid = stmt.opt_int64(kGlobalPid);
-    if (correlation) l.id = *correlation;
-    if (global_pid) l.process = process_index(*global_pid);
-    trace_end_ = std::max(trace_end_, *end);
-    if (auto key = correlation && global_pid ? calls_.key(*global_pid, *correlation) : std::nullopt) {
-      ops_.push_back(Keyed{*key, static_cast<std::uint32_t>(ctx_.profile.launches.size())});
-    }
+    OpIds ids;
+    if (auto bad = read_op_row(stmt, ctx_.input_index, l, ids)) return row_error(table, row, *bad);
+    trace_end_ = std::max(trace_end_, ids.end);
+    if (ids.global_pid) l.process = process_index(*ids.global_pid);
+    add_op(l, ids.global_pid, ctx_.profile.launches.size());
     return ok_status();
   }
 
+  // Records the device launch `index` ran on and its call key.
+  void add_op(const model::Launch& l, std::optional<std::int64_t> global_pid, std::size_t index) {
+    if (l.device_ordinal >= 0 && std::find(devices_used_.begin(), devices_used_.end(),
+                                           l.device_ordinal) == devices_used_.end()) {
+      devices_used_.push_back(l.device_ordinal);
+    }
+    if (auto key = global_pid ? calls_.key(*global_pid, l.id) : std::nullopt) {
+      ops_.push_back(Keyed{*key, static_cast<std::uint32_t>(index)});
+    }
+  }
+
+  // The kernel table, in rowid ranges on as many threads as --threads allows, merged in rowid
+  // order: the same launches, names and errors as one scan.
   Status read_kernels() {
     if (!std::any_of(kKernelExtraColumns.begin(), kKernelExtraColumns.begin() + 3,
                      [&](auto c) { return schema_.has_column(kKernels, c); })) {
@@ -240,69 +192,143 @@ class NsysReader {
                                "demangledName, shortName, mangledName" +
                                schema_.version_note());
     }
+    std::vector<KernelPart> parts = plan_kernel_parts();
     auto cols = op_columns(kKernelExtraColumns);
+    auto& launches = ctx_.profile.launches;
+    const std::size_t first = launches.size();
+    if (parts.size() > 1) {
+      auto sql = schema_.select_range_sql(kKernels, cols);
+      if (!sql) return sql.error();
+      if (read_kernel_ranges(*sql, parts, first)) return merge_kernel_parts(parts, first);
+      parts.assign(1, KernelPart{});  // damage or a bad row: one scan, as one thread reads it
+    }
     auto stmt = schema_.select(kKernels, cols);
     if (!stmt) return stmt.error();
-    std::uint64_t row = 0;
-    while (stmt->step()) {
-      model::Launch l;
-      if (auto s = read_op(*stmt, kKernels, ++row, l); !s) return s;
-      if (auto s = read_kernel_fields(*stmt, row, l); !s) return s;
-      ctx_.profile.launches.push_back(std::move(l));
-    }
-    if (auto s = schema_.finished(*stmt, kKernels); !s) return s;
-    if (row == 0) return ctx_.error(0, "table " + std::string(kKernels) + " holds no kernels");
-    return ok_status();
+    read_kernel_part(*stmt, ctx_.input_index, false, parts[0],
+                     [&](model::Launch&& l) { launches.push_back(std::move(l)); });
+    return merge_kernel_parts(parts, first);
   }
 
-  Status read_kernel_fields(const SqliteStatement& stmt, std::uint64_t row, model::Launch& l) {
-    auto name = kernel_name(stmt);
-    if (!name) return row_error(kKernels, row, "no kernel name in StringIds for its name ids");
-    l.name = *name;
-    std::string bad;
-    auto u32 = [&](int col, std::string_view what) -> std::uint32_t {
-      auto v = stmt.opt_int64(col).value_or(0);
-      if (v < 0 || v > std::numeric_limits<std::uint32_t>::max())
-        bad = std::string(what) + " " + std::to_string(v);
-      return static_cast<std::uint32_t>(
-          std::clamp<std::int64_t>(v, 0, std::numeric_limits<std::uint32_t>::max()));
+  // Each part fills the slots of its rowids (nsys numbers rows densely), then the rows close
+  // up. False, with the launches as they were, unless the parts read every row of one scan of
+  // the table in its order without a bad one (rows_in_rowid_order).
+  bool read_kernel_ranges(const std::string& sql, std::vector<KernelPart>& parts, std::size_t first) {
+    auto& launches = ctx_.profile.launches;
+    const std::int64_t base = parts.front().first_rowid;
+    launches.resize(first + static_cast<std::size_t>(parts.back().end_rowid - base));
+    auto slots = [&](const KernelPart& part) {
+      return launches.begin() + static_cast<std::ptrdiff_t>(first) + (part.first_rowid - base);
     };
-    l.grid = {u32(kGridX, "gridX"), u32(kGridY, "gridY"), u32(kGridZ, "gridZ")};
-    l.block = {u32(kBlockX, "blockX"), u32(kBlockY, "blockY"), u32(kBlockZ, "blockZ")};
-    if (auto regs = stmt.opt_int64(kRegisters)) {
-      if (*regs < 0 || *regs > std::numeric_limits<std::int32_t>::max())
-        bad = "registersPerThread " + std::to_string(*regs);
-      else
-        l.registers_per_thread = static_cast<std::int32_t>(*regs);
+    std::optional<std::uint64_t> scanned;  // one more thread: the rows of one scan
+    run_parallel(parts.size() + 1, [&](std::size_t i) {
+      if (i < parts.size()) return read_part_on_own_connection(sql, parts[i], &*slots(parts[i]));
+      if (auto db = source_.open()) scanned = rows_in_rowid_order(*db, kKernels);
+    });
+    std::uint64_t rows = 0;
+    bool whole = scanned.has_value();  // every part read to its end, in order
+    for (const KernelPart& part : parts) {
+      rows += part.rows;
+      whole = whole && !part.out_of_order && !part.bad_row && !part.sqlite_error;
     }
-    for (auto [col, slot, what] :
-         {std::tuple{kStaticShared, &l.static_shared_bytes, "staticSharedMemory"},
-          std::tuple{kDynamicShared, &l.dynamic_shared_bytes, "dynamicSharedMemory"}}) {
-      if (auto v = stmt.opt_int64(col)) {
-        if (*v < 0)
-          bad = std::string(what) + " " + std::to_string(*v);
-        else
-          *slot = *v;
+    if (!whole || rows != *scanned) {  // damage or a bad row: one scan tells what one thread sees
+      launches.resize(first);
+      return false;
+    }
+    auto to = launches.begin() + static_cast<std::ptrdiff_t>(first);
+    for (const KernelPart& part : parts) {
+      const auto from = slots(part), end = from + static_cast<std::ptrdiff_t>(part.rows);
+      to = from == to ? end : std::move(from, end, to);  // no self-moves
+    }
+    launches.erase(to, launches.end());
+    return true;
+  }
+
+  std::vector<KernelPart> plan_kernel_parts() {
+    std::vector<KernelPart> parts(1);
+    auto ranges = schema_.rowid_ranges(kKernels, reader_threads(ctx_, file_bytes_), file_bytes_,
+                                       sizeof(model::Launch));
+    if (ranges.empty()) return parts;
+    parts.assign(ranges.size(), KernelPart{});
+    for (std::size_t i = 0; i < ranges.size(); ++i) {
+      std::tie(parts[i].first_rowid, parts[i].end_rowid) = ranges[i];
+    }
+    return parts;
+  }
+
+  void read_part_on_own_connection(const std::string& sql, KernelPart& part, model::Launch* slots) {
+    auto db = source_.open();
+    auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
+    if (!stmt) {
+      part.sqlite_error = stmt.error().message;
+      return;
+    }
+    stmt->bind(1, part.first_rowid);
+    stmt->bind(2, part.end_rowid);
+    std::size_t at = 0;
+    read_kernel_part(*stmt, ctx_.input_index, true, part,
+                     [&](model::Launch&& l) { slots[at++] = std::move(l); });
+  }
+
+  // Names, processes and call keys of the parts' launches (from launches[first] on), in rowid
+  // order; the first error in rowid order ends the table, as in one scan.
+  Status merge_kernel_parts(std::vector<KernelPart>& parts, std::size_t first) {
+    auto& launches = ctx_.profile.launches;
+    std::uint64_t rows_before = 0;
+    std::size_t at = first;
+    for (KernelPart& part : parts) {
+      std::optional<Error> error;
+      std::size_t rows = part.rows;
+      if (part.bad_row)
+        error = row_error(kKernels, rows_before + part.bad_row->first, part.bad_row->second);
+      std::vector<model::NameId> names;
+      for (std::size_t n = 0; n < part.names.size(); ++n) {
+        auto name = kernel_name(part.names[n]);
+        if (name) {
+          names.push_back(*name);
+        } else {  // a name is checked before the dimensions of its row
+          rows = part.name_first_row[n] - 1;
+          error = row_error(kKernels, rows_before + part.name_first_row[n],
+                            "no kernel name in StringIds for its name ids");
+          break;
+        }
+      }
+      std::vector<std::uint32_t> processes;
+      for (std::int64_t pid : part.pids) processes.push_back(process_index(pid));
+      for (std::size_t i = 0; i < rows; ++i) {
+        model::Launch& l = launches[at + i];
+        l.name = names[l.name];
+        std::optional<std::int64_t> pid;
+        if (l.process > 0) pid = part.pids[l.process - 1];
+        l.process = pid ? processes[l.process - 1] : 0;
+        add_op(l, pid, at + i);
+      }
+      at += rows;
+      rows_before += part.rows + (part.bad_row ? 1 : 0);
+      trace_end_ = std::max(trace_end_, part.trace_end);
+      if (!error && part.sqlite_error)
+        error = schema_.unreadable("table " + std::string(kKernels) + ": " + *part.sqlite_error);
+      if (error) {
+        launches.resize(at);
+        return *error;
       }
     }
-    if (!bad.empty()) return row_error(kKernels, row, bad + " is out of range");
+    if (at == first) return ctx_.error(0, "table " + std::string(kKernels) + " holds no kernels");
     return ok_status();
   }
 
-  // The demangled name, else the short one, else the mangled one (as nsys's reports fall back).
-  std::optional<model::NameId> kernel_name(const SqliteStatement& stmt) {
-    auto demangled = stmt.opt_int64(kDemangled);
-    if (demangled) {
-      if (auto it = name_of_demangled_.find(*demangled); it != name_of_demangled_.end())
+  // The demangled name, else the short one, else the mangled one (as nsys's reports fall
+  // back); the first name found for a demangled id stands for every later use of the id.
+  std::optional<model::NameId> kernel_name(const NameIds& ids) {
+    if (ids.demangled) {
+      if (auto it = name_of_demangled_.find(*ids.demangled); it != name_of_demangled_.end())
         return it->second;
     }
-    for (int col : {kDemangled, kShortName, kMangled}) {
-      auto id = stmt.opt_int64(col);
+    for (const auto& id : {ids.demangled, ids.short_name, ids.mangled}) {
       if (!id) continue;
       const auto& text = strings_.get(*id);
       if (!text || text->empty()) continue;
       model::NameId name = ctx_.profile.names.intern(*text);
-      if (demangled) name_of_demangled_.emplace(*demangled, name);
+      if (ids.demangled) name_of_demangled_.emplace(*ids.demangled, name);
       return name;
     }
     return std::nullopt;

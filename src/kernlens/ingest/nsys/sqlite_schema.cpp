@@ -1,6 +1,16 @@
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 
+#include "kernlens/common/parallel_chunks.h"
+
 namespace kernlens::ingest::nsys {
+
+unsigned reader_threads(const ReadContext& ctx, std::uint64_t file_bytes) {
+  const ReadOptions defaults;
+  const ReadOptions& options = ctx.options ? *ctx.options : defaults;
+  const std::uint64_t threads = options.threads ? options.threads : default_threads();
+  const std::uint64_t parts = file_bytes / std::max<std::size_t>(1, options.min_part_bytes);
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(parts, 1, threads));
+}
 
 Status Schema::load() {
   auto names = db_.table_names();
@@ -49,6 +59,27 @@ Result<std::string> Schema::select_sql(std::string_view table, std::span<const C
   return sql;
 }
 
+Result<std::string> Schema::select_range_sql(std::string_view table,
+                                             std::span<const Column> columns) {
+  auto sql = select_sql(table, columns);
+  if (!sql) return sql;
+  sql->insert(sql->find(" FROM "), ", rowid");  // the columns are quoted: the first FROM is SQL's
+  *sql += " WHERE rowid >= ?1 AND rowid < ?2";
+  return sql;
+}
+
+std::optional<std::uint64_t> rows_in_rowid_order(const SqliteDb& db, std::string_view table) {
+  auto stmt = db.prepare("SELECT rowid FROM " + sql_quote(table));
+  if (!stmt) return std::nullopt;
+  RowidOrder order(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
+  std::uint64_t rows = 0;
+  for (; stmt->step(); ++rows) {
+    if (!order.next(stmt->int64(0))) return std::nullopt;
+  }
+  if (stmt->error()) return std::nullopt;
+  return rows;
+}
+
 Status Schema::finished(const SqliteStatement& stmt, std::string_view table) const {
   if (stmt.error()) return unreadable("table " + std::string(table) + ": " + *stmt.error());
   return ok_status();
@@ -66,6 +97,31 @@ std::size_t Schema::row_estimate(std::string_view table, std::uint64_t file_byte
   if (!stmt || !stmt->step() || stmt->int64(0) <= 0) return 0;
   return static_cast<std::size_t>(
       std::min(static_cast<std::uint64_t>(stmt->int64(0)), file_bytes / kMinRowBytes));
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(
+    std::string_view table, std::uint64_t parts, std::uint64_t file_bytes,
+    std::size_t slot_bytes) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
+  if (parts < 2 || !has(table)) return ranges;
+  auto stmt = db_.prepare("SELECT min(rowid), max(rowid) FROM " + sql_quote(table));
+  if (!stmt || !stmt->step() || stmt->is_null(0) || stmt->is_null(1)) return ranges;
+  const std::int64_t lo = stmt->int64(0), hi = stmt->int64(1);
+  if (hi <= lo) return ranges;
+  const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
+  if (span > row_estimate(table, file_bytes)) return ranges;
+  if (span * slot_bytes > file_bytes) {  // count(*) reads the table's pages, not its rows
+    auto count = db_.prepare("SELECT count(*) FROM " + sql_quote(table));
+    if (!count || !count->step()) return ranges;
+    const auto rows = static_cast<std::uint64_t>(std::max<std::int64_t>(count->int64(0), 0));
+    if (span > rows + rows / 8 + 1024) return ranges;
+  }
+  parts = std::min(parts, span);
+  for (std::uint64_t i = 0; i < parts; ++i) {
+    ranges.emplace_back(lo + static_cast<std::int64_t>(span * i / parts),
+                        lo + static_cast<std::int64_t>(span * (i + 1) / parts));
+  }
+  return ranges;
 }
 
 const std::vector<std::string>* Schema::columns(std::string_view table) {

@@ -73,6 +73,10 @@ void reserve_huge(std::vector<T>& v, std::size_t n) {
   advise_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
 }
 
+// The threads to read with: --threads (ReadOptions::threads, else default_threads()), but one
+// per min_part_bytes of the file at most.
+unsigned reader_threads(const ReadContext& ctx, std::uint64_t file_bytes);
+
 // The export's tables, and SELECTs over their columns by name.
 class Schema {
  public:
@@ -90,6 +94,9 @@ class Schema {
   // SELECT of `columns` in their order; an absent optional column reads as NULL.
   Result<SqliteStatement> select(std::string_view table, std::span<const Column> columns,
                                  std::string_view where = {});
+  // The SELECT of `columns` and then the rowid, over the rowids [?1, ?2), for a reader of
+  // one of rowid_ranges() (RowidOrder checks the rowids).
+  Result<std::string> select_range_sql(std::string_view table, std::span<const Column> columns);
   // The SQL of that SELECT, to run on another connection.
   Result<std::string> select_sql(std::string_view table, std::span<const Column> columns,
                                  std::string_view where = {});
@@ -102,6 +109,15 @@ class Schema {
   // memory: growing a vector of a million launches step by step costs more than reading them.
   // Bounded by what a file of `file_bytes` can hold, whatever its rowids claim.
   std::size_t row_estimate(std::string_view table, std::uint64_t file_bytes) const;
+  // `table` cut into up to `parts` ranges [first, end) of rowids, in order, covering every
+  // rowid from the least to the greatest, for readers that keep a slot of `slot_bytes` per
+  // rowid. None (read it in one scan) for one part, an empty table, or rowids too sparse: more
+  // than row_estimate, or slots that would take more memory than the file where the rowids
+  // are not dense (nsys numbers rows 1..n; a few far-apart rowids must not cost the gaps).
+  std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(std::string_view table,
+                                                                  std::uint64_t parts,
+                                                                  std::uint64_t file_bytes,
+                                                                  std::size_t slot_bytes) const;
 
   std::string version_note() const {
     return version_.empty() ? std::string() : " (export schema " + version_ + ")";
@@ -117,6 +133,30 @@ class Schema {
   std::map<std::string, std::vector<std::string>> columns_;
   std::string version_;
 };
+
+// Whether the rows of a range come in increasing rowid order within it, as a sound table's
+// do. A damaged b-tree (rowids out of order) can give ranges other rows, or another error,
+// than one scan of the whole table: a reader that sees one out of order reads the table again
+// in one scan, so that any number of threads reads a damaged file as one does.
+class RowidOrder {
+ public:
+  RowidOrder(std::int64_t first, std::int64_t end) : first_(first), end_(end) {}
+  bool next(std::int64_t rowid) {
+    const bool in_order = rowid >= first_ && rowid < end_ && (!last_ || rowid > *last_);
+    last_ = rowid;
+    return in_order;
+  }
+
+ private:
+  std::int64_t first_, end_;
+  std::optional<std::int64_t> last_;
+};
+
+// How many rows one scan of the whole of `table` gives, when it gives their rowids in
+// increasing order; nullopt for rowids out of order or an error. Ranges whose rows came in
+// order (RowidOrder) and as many rows in all are the rows of that scan: a seek cannot reach a
+// page the scan does not, and a damaged b-tree whose seeks skip rows reads fewer.
+std::optional<std::uint64_t> rows_in_rowid_order(const SqliteDb& db, std::string_view table);
 
 // StringIds values by id, looked up on demand: an export holds many strings (call stacks,
 // file names) and only a few are kernel or range names.
