@@ -369,6 +369,7 @@ TEST(ParallelRead, TraceFuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
   }
   EXPECT_GT(ok, seeds / 4);  // many seeds and mutations still read, and read the same
   EXPECT_LT(ok, seeds);      // and some failed, with the same error
+}
 
 // The llama nsys fixture after `sql` (damage, gaps, odd names), as the bytes of its file.
 std::string changed_export(const std::string& sql) {
