@@ -226,50 +226,31 @@ TEST(ProfileDiscovery, TimingsSayWhereTheTimeWent) {
 
 // Issue 15, item 6: Ctrl-C while kernlens itself reads or analyzes, between two profiler runs.
 // Without the guard, SIGINT's default action ended kernlens there and the manifest kept saying
-// "running".
+// "running". SIGHUP (an ssh session that dropped) is an interrupt too.
 TEST(ProfileDiscovery, CtrlCBetweenProfilerRunsEndsAsInterruptedWithWhatWasKept) {
-  test::TempDir dir;
-  ProfileRunOptions o = options(dir, {"true"});
-  std::ostringstream out, err;
-  RunContext ctx(o, test::builtin_classifier(), out, err);
-  auto run_dir = rundir::create_run_dir(o.out, "r1");
-  ASSERT_TRUE(run_dir.ok());
-  ctx.dir = *run_dir;
-  dir.write("runs/r1/discovery/timing_raw.csv", "kept\n");
-  InterruptGuard guard;
-  ctx.guard = &guard;
-  ctx.save();
-  ASSERT_FALSE(ctx.stop_requested());
-  ::raise(SIGINT);  // as if the user pressed Ctrl-C while kernlens read the discovery
-  ASSERT_TRUE(ctx.stop_requested());
-  auto result = ctx.finish_interrupted("reading the discovery");
-  EXPECT_EQ(result.exit_code, 3);
-  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
-  EXPECT_EQ(manifest["status"], "interrupted");
-  EXPECT_EQ(manifest["status_reason"], "interrupted by SIGINT while reading the discovery");
-  EXPECT_EQ(manifest["kept"], nlohmann::json::array({"discovery/timing_raw.csv"}));
-  EXPECT_NE(err.str().find("kept 1 files: discovery/timing_raw.csv"), std::string::npos) << err.str();
-}
-
-// The terminal closes while kernlens works (an ssh session that dropped): SIGHUP is an interrupt
-// like Ctrl-C, not the end of kernlens with a manifest still saying "running".
-TEST(ProfileDiscovery, HangupBetweenStepsEndsAsInterrupted) {
-  test::TempDir dir;
-  ProfileRunOptions o = options(dir, {"true"});
-  std::ostringstream out, err;
-  RunContext ctx(o, test::builtin_classifier(), out, err);
-  auto run_dir = rundir::create_run_dir(o.out, "r1");
-  ASSERT_TRUE(run_dir.ok());
-  ctx.dir = *run_dir;
-  InterruptGuard guard;
-  ctx.guard = &guard;
-  ctx.save();
-  ::raise(SIGHUP);
-  ASSERT_TRUE(ctx.stop_requested());
-  EXPECT_EQ(ctx.finish_interrupted("analyzing").exit_code, 3);
-  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
-  EXPECT_EQ(manifest["status"], "interrupted");
-  EXPECT_EQ(manifest["status_reason"], "interrupted by SIGHUP while analyzing");
+  for (int sig : {SIGINT, SIGHUP}) {
+    test::TempDir dir;
+    ProfileRunOptions o = options(dir, {"true"});
+    std::ostringstream out, err;
+    RunContext ctx(o, test::builtin_classifier(), out, err);
+    auto run_dir = rundir::create_run_dir(o.out, "r1");
+    ASSERT_TRUE(run_dir.ok());
+    ctx.dir = *run_dir;
+    dir.write("runs/r1/discovery/timing_raw.csv", "kept\n");
+    InterruptGuard guard;
+    ctx.guard = &guard;
+    ctx.save();
+    ASSERT_FALSE(ctx.stop_requested());
+    ::raise(sig);  // as if the user pressed Ctrl-C (or closed the terminal) while kernlens read the discovery
+    ASSERT_TRUE(ctx.stop_requested());
+    auto result = ctx.finish_interrupted("reading the discovery");
+    EXPECT_EQ(result.exit_code, 3);
+    auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+    EXPECT_EQ(manifest["status"], "interrupted");
+    EXPECT_EQ(manifest["status_reason"], "interrupted by " + signal_name(sig) + " while reading the discovery");
+    EXPECT_EQ(manifest["kept"], nlohmann::json::array({"discovery/timing_raw.csv"}));
+    EXPECT_NE(err.str().find("kept 1 files: discovery/timing_raw.csv"), std::string::npos) << err.str();
+  }
 }
 
 // A second Ctrl-C while kernlens works does not wait for the step to end: the manifest

@@ -142,14 +142,18 @@ class RowidOrder {
  public:
   RowidOrder(std::int64_t first, std::int64_t end) : first_(first), end_(end) {}
   bool next(std::int64_t rowid) {
-    const bool in_order = rowid >= first_ && rowid < end_ && (!last_ || rowid > *last_);
+    const bool in_order = rowid >= first_ && rowid < end_ && (!seen_any_ || rowid > last_);
+    seen_any_ = true;
     last_ = rowid;
     return in_order;
   }
 
  private:
+  // A flag and a value, not std::optional: GCC 12's -Wmaybe-uninitialized (an error in CI's
+  // -Werror build) misreads an optional's value here once inlined.
   std::int64_t first_, end_;
-  std::optional<std::int64_t> last_;
+  bool seen_any_ = false;
+  std::int64_t last_ = 0;
 };
 
 // How many rows one scan of the whole of `table` gives, when it gives their rowids in
