@@ -35,34 +35,23 @@ std::string early_start_refused(const RunContext& run) {
 
 namespace {
 
-// Whether `port` of 127.0.0.1 can be bound now.
-bool port_free(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<std::uint16_t>(port));
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  ::close(fd);
-  return ok;
-}
-
-// A port the kernel picks as free now.
-int kernel_picked_port() {
+// Binds a socket to `port` of 127.0.0.1 (0: one the kernel picks) and closes it: the port bound,
+// or 0 when it could not be.
+int bind_loopback(int port) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<std::uint16_t>(port));
   socklen_t length = sizeof address;
-  int port = 0;
+  int bound = 0;
   if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0) {
-    port = ntohs(address.sin_port);
+    bound = ntohs(address.sin_port);
   }
   ::close(fd);
-  return port;
+  return bound;
 }
 
 }  // namespace
@@ -70,10 +59,10 @@ int kernel_picked_port() {
 Result<int> free_local_ports(int count) {
   constexpr int kTries = 50;
   for (int i = 0; i < kTries; ++i) {
-    const int base = kernel_picked_port();
+    const int base = bind_loopback(0);
     if (base == 0) return make_error("", 0, std::string("no free port on 127.0.0.1: ") + std::strerror(errno));
     bool all_free = base + count <= 65536;
-    for (int p = base + 1; all_free && p < base + count; ++p) all_free = port_free(p);
+    for (int p = base + 1; all_free && p < base + count; ++p) all_free = bind_loopback(p) == p;
     if (all_free) return base;
   }
   return make_error("", 0, fmt::format("no {} free ports in a row on 127.0.0.1", count));

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/common/text.h"
+#include "kernlens/report/delta_format.h"
 #include "kernlens/report/format.h"
 
 namespace kernlens::report {
@@ -108,10 +109,6 @@ std::string md_table(const std::vector<GroupRow>& rows, std::size_t count, const
                        r.candidate_samples, ellipsize(r.name, o.name_width));
   }
   return out;
-}
-
-Json opt_json(const std::optional<double>& v) {
-  return v ? json_number(*v) : Json(nullptr);
 }
 
 Json row_json(const GroupRow& r, bool kernel) {
