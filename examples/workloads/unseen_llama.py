@@ -11,20 +11,53 @@ number of layers is --layers (the cost measurement uses 4 and 8, the same kernel
     python3 unseen_llama.py --layers 4 --batch 16 --prompt 512
 """
 import argparse
+import atexit
+import os
+import sys
 import time
 
 import torch
 import transformers
 
+IMPORTS_DONE = time.time()
 
-def build_model(layers, dtype):
+
+def process_start_time():
+    """When this process started, in seconds since the epoch (to the kernel's 10 ms tick)."""
+    with open("/proc/uptime") as f:
+        uptime = float(f.read().split()[0])
+    with open("/proc/self/stat") as f:
+        ticks = float(f.read().rsplit(")", 1)[1].split()[19])
+    return time.time() - (uptime - ticks / os.sysconf("SC_CLK_TCK"))
+
+
+class Phases:
+    """--phases: prints when each step ended, in seconds since the process started (stderr)."""
+
+    def __init__(self, on):
+        self.on = on
+        self.start = process_start_time() if on else 0.0
+        if on:
+            self.mark("imports", IMPORTS_DONE)
+            atexit.register(self.mark, "atexit")
+
+    def mark(self, name, at=None):
+        if self.on:
+            t = (time.time() if at is None else at) - self.start
+            print(f"unseen_llama phase {name} {t:.3f}", file=sys.stderr, flush=True)
+
+
+def build_model(layers, dtype, phases):
     config = transformers.LlamaConfig(
         hidden_size=2048, intermediate_size=5632, num_hidden_layers=layers,
         num_attention_heads=16, num_key_value_heads=8, vocab_size=32000,
         max_position_embeddings=4096)
     torch.manual_seed(0)
     model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
-    return model.to("cuda").eval(), config
+    phases.mark("model built on the CPU")
+    model = model.to("cuda").eval()
+    phases.mark("model on the GPU")
+    return model, config
 
 
 @torch.inference_mode()
@@ -54,19 +87,26 @@ def main():
     parser.add_argument("--iters", type=int, default=1, help="measured prefills")
     parser.add_argument("--decode-steps", type=int, default=4)
     parser.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
+    parser.add_argument("--phases", action="store_true",
+                        help="print when each step ended, in seconds since the process started (stderr)")
     args = parser.parse_args()
+    phases = Phases(args.phases)
+    phases.mark(f"arguments (torch threads {torch.get_num_threads()})")
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
-    model, config = build_model(args.layers, dtype)
+    model, config = build_model(args.layers, dtype, phases)
     input_ids = torch.randint(0, config.vocab_size, (args.batch, args.prompt), device="cuda")
     for _ in range(args.warmup):
         prefill(model, input_ids)
+    phases.mark("warm-up prefills")
     times = []
     for _ in range(args.iters):
         start = time.perf_counter()
         past, token = prefill(model, input_ids)
         times.append(time.perf_counter() - start)
+    phases.mark("measured prefills")
     decode(model, past, token, args.decode_steps)
+    phases.mark("decode")
     print(f"unseen_llama: layers={args.layers} batch={args.batch} prompt={args.prompt} "
           f"prefill_s={min(times):.4f}")
 

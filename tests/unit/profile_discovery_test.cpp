@@ -209,8 +209,7 @@ TEST(ProfileDiscovery, TimingsSayWhereTheTimeWent) {
   }
   EXPECT_EQ(steps, (std::vector<std::string>{"find tools", "probe the environment", "discovery (ncu)",
                                              "discovery export (ncu)", "read discovery", "select kernels", "deep 1/2",
-                                             "deep 1/2 export raw", "deep 1/2 export details", "deep 2/2",
-                                             "deep 2/2 export raw", "deep 2/2 export details", "join the deep pass",
+                                             "deep 1/2 exports", "deep 2/2", "deep 2/2 exports", "join the deep pass",
                                              "analyze", "write analysis.json"}));
   EXPECT_GT(sum_ns, 0);
   EXPECT_LE(sum_ns, manifest["timings"]["total_ns"].get<std::int64_t>());

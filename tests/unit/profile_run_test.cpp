@@ -305,6 +305,44 @@ TEST(ProfileRun, AnAttachTooEarlyTriesAgain) {
   EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
 }
 
+// The report's pages are exported at once; one that fails, still running when the other is
+// done, is waited for and fails the run, and the manifest keeps both exports in page order.
+TEST(ProfileRun, AnExportThatFailsBesideTheOtherFailsTheRun) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "details-export-fails");
+  EXPECT_EQ(r.result.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("deep 1/2 export: exit code 1 (logs in the run directory)"), std::string::npos) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["status"], "failed");
+  std::vector<std::string> exports;
+  for (const auto& run_record : manifest["runs"]) {
+    const std::string step = run_record["step"];
+    if (!step.starts_with("deep ") || step.find(" export ") == std::string::npos) continue;
+    exports.push_back(step + " " + std::to_string(run_record["exit_code"].get<int>()));
+  }
+  EXPECT_EQ(exports, (std::vector<std::string>{"deep 1/2 export raw 0", "deep 1/2 export details 1"}));
+  std::vector<std::string> timed;
+  for (const auto& t : manifest["timings"]["steps"]) timed.push_back(t["step"]);
+  EXPECT_NE(std::find(timed.begin(), timed.end(), "deep 1/2 exports"), timed.end());
+}
+
+// Once the attach wrote its report, the program started early is not waited for: its group is
+// ended (ncu's teardown of the killed program took 2 s on the H100), without a warning.
+TEST(ProfileRun, TheEarlyProgramIsEndedOnceTheAttachWroteItsReport) {
+  test::TempDir dir;
+  auto r = run(options(dir, {"true"}), "linger-after-report");
+  ASSERT_EQ(r.result.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["options"]["early_start"]["used"], true);
+  EXPECT_EQ(manifest["options"]["early_start"]["ended_after_report"], true);
+  const auto& program = manifest["runs"][3];
+  ASSERT_EQ(program["argv"][2], "launch");
+  EXPECT_EQ(program["signals_sent"], nlohmann::json::array({SIGTERM}));
+  EXPECT_LT(program["wall_ns"].get<std::int64_t>(), 20'000'000'000);  // not the 30 s it would have lingered
+  EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
+}
+
 // Discovery fails (the program exits 3): the program waiting for its attach is ended too.
 TEST(ProfileRun, AFailedDiscoveryEndsTheEarlyProgram) {
   test::TempDir dir;

@@ -15,6 +15,11 @@
 namespace kernlens::profile {
 namespace {
 
+// How long the program started early may go on after ncu wrote its report before its group
+// gets SIGTERM, and SIGKILL after that.
+constexpr std::int64_t kEarlyProgramAfterReport_ns = 100'000'000;
+constexpr std::int64_t kEarlyProgramKillGrace_ns = 1'000'000'000;
+
 constexpr std::string_view kDeepPlaceholder = "regex:<THE KERNELS DISCOVERY SELECTS>";
 constexpr std::string_view kPortPlaceholder = "<A FREE PORT>";
 constexpr std::string_view kDeepIdPlaceholder = "::regex:<THE KERNELS DISCOVERY SELECTS>:<LAUNCH NUMBER>";
@@ -28,21 +33,40 @@ const std::vector<std::string>& deep_causes() {
   return causes;
 }
 
-// Exports one report's raw and details pages; the CSVs written, or why not.
+// Exports one report's pages, all at once (each export is an ncu start-up of its own, about a
+// second on the H100 machine): the first through run_step, the others beside it. The CSVs
+// written, in page order, or why not.
 std::string export_report(RunContext& run, const std::string& step, const std::string& stem,
                           const DeepInvocation& d, std::vector<std::string>& csvs) {
+  TimedStep timed(run, step + " exports");
   auto exports = export_argvs(run.ncu.ncu, d.report_base + ".ncu-rep");  // one per page of rundir::kDeepPages
+  std::vector<StepSpec> specs;
   for (std::size_t i = 0; i < exports.size() && i < rundir::kDeepPages.size(); ++i) {
     const std::string_view page = rundir::kDeepPages[i];
-    auto csv = rundir::deep_export(run.dir, stem, page);
     StepSpec spec(fmt::format("{} export {}", step, page), exports[i], run.dir.deep,
                   fmt::format("{}_export_{}", stem, page));
-    spec.stdout_file = csv;
-    auto exp = run_step(run, spec);
-    if (!exp) return exp.error().to_string();
-    if (auto why = failure(step + " export", *exp); !why.empty()) return why;
-    csvs.push_back(csv.string());
+    spec.stdout_file = rundir::deep_export(run.dir, stem, page);
+    spec.timed = false;
+    specs.push_back(std::move(spec));
   }
+  if (specs.empty()) return {};
+  std::string why;
+  std::vector<BackgroundStep> beside;
+  for (std::size_t i = 1; i < specs.size() && why.empty(); ++i) {
+    auto started = start_background_step(run, specs[i]);
+    if (started) beside.push_back(std::move(*started));
+    else why = started.error().to_string();
+  }
+  if (why.empty()) {
+    auto first = run_step(run, specs[0]);
+    why = !first ? first.error().to_string() : failure(step + " export", *first);
+  }
+  for (auto& other : beside) {
+    StepOutcome outcome = finish_background_step(run, other);
+    if (why.empty()) why = failure(step + " export", outcome);
+  }
+  if (!why.empty()) return why;
+  for (const auto& spec : specs) csvs.push_back(spec.stdout_file.string());
   return {};
 }
 
@@ -131,10 +155,13 @@ std::optional<Result<StepOutcome>> run_attached(RunContext& run, const std::stri
     if (run.stop_requested()) return outcome;
     return std::nullopt;
   }
-  ProcessResult program = early->process.wait(static_cast<std::int64_t>(run.opt.timeout_s * 1e9));
+  // ncu has written its report: what the program does after its last measured launch is of no
+  // use. ncu's --kill ends it, but its teardown under ncu took 2 s on the H100; end its group.
+  ProcessResult program = early->process.wait(kEarlyProgramAfterReport_ns, kEarlyProgramKillGrace_ns);
   if (run.guard) run.guard->end_group_when_interrupted_twice(0);
   record_early_program(run, *early, step + " program (started beside discovery under ncu --mode launch)", program);
-  if (!program.succeeded() && !outcome->result.interrupted) {
+  run.manifest.options["early_start"]["ended_after_report"] = program.timed_out;
+  if (!program.succeeded() && !program.timed_out && !outcome->result.interrupted) {
     run.note(fmt::format("warning: the program started early ended with {} after ncu measured it (deep/{})",
                          program.describe(), std::filesystem::path(program.stderr_log_path).filename().string()));
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -177,7 +178,47 @@ Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
   run.interrupted = run.interrupted || result->interrupted;
   run.manifest.runs.push_back(record);
   run.manifest.step_wall_ns[spec.step] += result->wall_ns;
-  run.record_time(spec.step, result->wall_ns);
+  if (spec.timed) run.record_time(spec.step, result->wall_ns);
+  run.save();
+  return outcome;
+}
+
+Result<BackgroundStep> start_background_step(RunContext& run, StepSpec spec) {
+  ProcessOptions p;
+  p.argv = spec.argv;
+  p.env = child_environment_overrides(run, spec.env);
+  p.stdout_log_path = (spec.stdout_file.empty() ? spec.folder / (spec.stem + ".stdout.log") : spec.stdout_file).string();
+  p.stderr_log_path = (spec.folder / (spec.stem + ".stderr.log")).string();
+  const auto started = RunContext::Clock::now();
+  auto process = BackgroundProcess::start(p);
+  if (!process) {
+    rundir::ToolRun record;
+    record.step = spec.step;
+    record.argv = spec.argv;
+    run.manifest.runs.push_back(record);
+    run.save();
+    return process.error();
+  }
+  return BackgroundStep{std::move(spec), std::move(*process), started};
+}
+
+StepOutcome finish_background_step(RunContext& run, BackgroundStep& step) {
+  const std::int64_t timeout_ns =
+      step.spec.timeout_ns >= 0 ? step.spec.timeout_ns : static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
+  auto past_timeout = [&] {
+    return timeout_ns > 0 && RunContext::Clock::now() - step.started >= std::chrono::nanoseconds(timeout_ns);
+  };
+  while (step.process.running() && !run.stop_requested() && !past_timeout()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  StepOutcome outcome;
+  outcome.result = step.process.wait(1);  // when it still runs: SIGTERM to its group now, SIGKILL after the grace
+  if (outcome.result.timed_out && run.stop_requested()) {
+    outcome.result.timed_out = false;
+    outcome.result.interrupted = true;
+  }
+  run.manifest.runs.push_back(tool_run_record(run, step.spec.step, step.spec.argv, outcome.result));
+  run.manifest.step_wall_ns[step.spec.step] += outcome.result.wall_ns;
   run.save();
   return outcome;
 }

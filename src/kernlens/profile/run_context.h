@@ -100,6 +100,7 @@ struct StepSpec {
   std::vector<std::string> env;
   std::int64_t timeout_ns = -1;        // -1: the run's --timeout
   std::function<bool()> should_stop;   // asked while it runs: true ends it (ProcessOptions)
+  bool timed = true;                   // its wall time is a step of the timings (not when it ran beside another)
 };
 
 struct StepOutcome {
@@ -120,6 +121,18 @@ rundir::ToolRun tool_run_record(const RunContext& run, const std::string& step, 
 // Runs the child and records it in the manifest (runs, step_wall_ns, timings). An Error: it
 // could not be started.
 Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec);
+
+// A step's child left running beside the next step (a BackgroundProcess: its own group, its
+// logs straight into their files, none of ncu's console lines read). finish_background_step()
+// waits for it, ends it on Ctrl-C or after the run's --timeout, and records it as run_step()
+// does (but not in the timings: it ran beside another step).
+struct BackgroundStep {
+  StepSpec spec;
+  BackgroundProcess process;
+  RunContext::Clock::time_point started;
+};
+Result<BackgroundStep> start_background_step(RunContext& run, StepSpec spec);
+StepOutcome finish_background_step(RunContext& run, BackgroundStep& step);
 
 // Why a step's run is not usable, or empty when it is.
 std::string failure(const std::string& step, const StepOutcome& outcome);
