@@ -2,13 +2,16 @@
 """A llama-like model kernlens never ran, for measuring what `kernlens profile` costs.
 
 Builds the model from a transformers LlamaConfig with random weights (no download; built on
-the CPU and moved to the GPU, as a script that loads a checkpoint would), then runs
+the CPU and moved to the GPU), or loads such weights from a checkpoint written once with
+--save-checkpoint (--checkpoint DIR, as a script that serves a model would), then runs
 --warmup prefills and --iters measured prefills over one batch of prompts, each prefill in
 an NVTX push/pop range "prefill", then --decode-steps greedy decode steps in a range
 "decode". Shapes: hidden 2048, 16 heads of 128 (8 KV heads), MLP 5632, vocab 32000; the
 number of layers is --layers (the cost measurement uses 4 and 8, the same kernels repeated).
 
     python3 unseen_llama.py --layers 4 --batch 16 --prompt 512
+    python3 unseen_llama.py --layers 8 --checkpoint /tmp/ckpt --save-checkpoint   # once
+    python3 unseen_llama.py --layers 8 --checkpoint /tmp/ckpt --batch 16 --prompt 512
 """
 import argparse
 import atexit
@@ -47,13 +50,33 @@ class Phases:
             print(f"unseen_llama phase {name} {t:.3f}", file=sys.stderr, flush=True)
 
 
-def build_model(layers, dtype, phases):
-    config = transformers.LlamaConfig(
+def llama_config(layers):
+    return transformers.LlamaConfig(
         hidden_size=2048, intermediate_size=5632, num_hidden_layers=layers,
         num_attention_heads=16, num_key_value_heads=8, vocab_size=32000,
         max_position_embeddings=4096)
+
+
+def checkpoint_path(folder, layers, dtype):
+    return os.path.join(folder, f"unseen_llama_{layers}layers_{str(dtype).split('.')[-1]}")
+
+
+def save_checkpoint(folder, layers, dtype):
+    """Random weights saved as a checkpoint (safetensors), for --checkpoint to load."""
     torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(config, torch_dtype=dtype)
+    model = transformers.AutoModelForCausalLM.from_config(llama_config(layers), dtype=dtype)
+    model.save_pretrained(checkpoint_path(folder, layers, dtype))
+
+
+def build_model(layers, dtype, phases, checkpoint=None):
+    """Random weights built on the CPU (slow: 30-40 s for 8 layers on the H100 machine), or
+    loaded from a checkpoint --save-checkpoint wrote, as a script that serves a model would."""
+    config = llama_config(layers)
+    if checkpoint:
+        model = transformers.AutoModelForCausalLM.from_pretrained(checkpoint_path(checkpoint, layers, dtype), dtype=dtype)
+    else:
+        torch.manual_seed(0)
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=dtype)
     phases.mark("model built on the CPU")
     model = model.to("cuda").eval()
     phases.mark("model on the GPU")
@@ -87,6 +110,10 @@ def main():
     parser.add_argument("--iters", type=int, default=1, help="measured prefills")
     parser.add_argument("--decode-steps", type=int, default=4)
     parser.add_argument("--dtype", choices=["bf16", "fp16"], default="bf16")
+    parser.add_argument("--checkpoint", metavar="DIR",
+                        help="load the weights from the checkpoint --save-checkpoint wrote under DIR")
+    parser.add_argument("--save-checkpoint", action="store_true",
+                        help="write random weights as a checkpoint under --checkpoint DIR and exit (no GPU)")
     parser.add_argument("--phases", action="store_true",
                         help="print when each step ended, in seconds since the process started (stderr)")
     args = parser.parse_args()
@@ -94,7 +121,12 @@ def main():
     phases.mark(f"arguments (torch threads {torch.get_num_threads()})")
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}[args.dtype]
-    model, config = build_model(args.layers, dtype, phases)
+    if args.save_checkpoint:
+        if not args.checkpoint:
+            parser.error("--save-checkpoint needs --checkpoint DIR")
+        save_checkpoint(args.checkpoint, args.layers, dtype)
+        return
+    model, config = build_model(args.layers, dtype, phases, args.checkpoint)
     input_ids = torch.randint(0, config.vocab_size, (args.batch, args.prompt), device="cuda")
     for _ in range(args.warmup):
         prefill(model, input_ids)

@@ -6,7 +6,9 @@
 # build/devrun/libkernlens_tracer.so (as scripts/device/tracer_e2e.sh). ncu always runs with
 # --clock-control none.
 #
-#   scripts/device/profile_cost.sh OUT [all|ours|baseline|summary]   (default all: one device call)
+#   scripts/device/profile_cost.sh OUT [all|ours|baseline|partial|summary]   (default all: one device call;
+#                                  partial: only the 8-layer baseline's first launches)
+#   CHECKPOINT=1 scripts/device/profile_cost.sh OUT ...   the weights loaded from a checkpoint
 #
 # Measured, in this order:
 #   1. kernlens profile on the 4-layer and the 8-layer model, as a user types it (discovery auto:
@@ -25,7 +27,7 @@
 # (about 2 min) and `baseline` (about 5.5 min) split it into two calls on the same machine;
 # copy both OUT folders' files into one and `summary` (no GPU) makes the table from them.
 set -uo pipefail
-out=${1:?usage: profile_cost.sh OUT [all|ours|baseline]}
+out=${1:?usage: profile_cost.sh OUT [all|ours|baseline|partial|summary]}
 phase=${2:-all}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 devrun=$root/build/devrun
@@ -35,6 +37,12 @@ export PATH=/usr/local/cuda/bin:$PATH
 mkdir -p "$out"
 work=$(mktemp -d)  # run directories and reports: only what is small comes back in OUT
 workload=(python3 "$root/examples/workloads/unseen_llama.py" --batch 16 --prompt 512)
+# CHECKPOINT=1: the weights are loaded from a checkpoint (written first, untimed) instead of
+# built on the CPU (30-45 s for 8 layers on the H100 machine): a program's start-up as a script
+# that serves a model has it. The baseline loads the same checkpoint.
+if [[ ${CHECKPOINT:-0} == 1 ]]; then
+  workload+=(--checkpoint "$work/checkpoints")
+fi
 partial_launches=24
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
@@ -91,7 +99,11 @@ if [[ $phase != summary ]]; then
     ncu --version | tail -1
     python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
     git -C "$root" log -1 --format='commit %H' 2>/dev/null
+    echo "workload: ${workload[*]}"
   } > "$out/machine.$phase.txt" 2>&1
+  if [[ ${CHECKPOINT:-0} == 1 ]]; then
+    for layers in 4 8; do "${workload[@]}" --layers "$layers" --save-checkpoint >> "$out/checkpoints.log" 2>&1; done
+  fi
 fi
 if [[ $phase == all || $phase == ours ]]; then
   ours 4
@@ -99,6 +111,8 @@ if [[ $phase == all || $phase == ours ]]; then
 fi
 if [[ $phase == all || $phase == baseline ]]; then
   baseline 4 "" baseline_L4
+fi
+if [[ $phase == all || $phase == baseline || $phase == partial ]]; then
   baseline 8 "$partial_launches" baseline_L8_first$partial_launches
 fi
 
@@ -182,6 +196,6 @@ PY
 
 if [[ $phase != summary ]]; then
   find "$work" -name "*.ncu-rep" -size +4M -delete
-  tar -C "$work" -czf "$out/profile_cost.$phase.tar.gz" .
+  tar -C "$work" --exclude=./checkpoints -czf "$out/profile_cost.$phase.tar.gz" .
 fi
 rm -rf "$work"
