@@ -1,4 +1,6 @@
 // compare: matching kernels across runs, deltas, the verdict, and the writers.
+#include <sstream>
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -153,6 +155,34 @@ TEST(Compare, AnOperationWhoseKernelsChangedIsJudgedAsAWhole) {
   EXPECT_FALSE(m.operations[0].regressed);
   ASSERT_EQ(m.reasons.size(), 1u);
   EXPECT_EQ(m.reasons[0].rfind("nvjet_128x64_TNT", 0), 0u) << m.reasons[0];
+}
+
+// Names are the user's text: a '|' in a kernel or stage name must not end the Markdown cell,
+// and a backtick must not end its code span (the names were put in backticks as they were).
+TEST(Compare, MarkdownTablesKeepNamesWithPipesAndBackticksInTheirCells) {
+  auto base = run("a", {kernel("select<a|b>", "select", 1e6), kernel("`quoted`", "quoted", 2e6)});
+  auto candidate = run("b", {kernel("select<a|b>", "select", 3e6), kernel("`quoted`", "quoted", 2e6)});
+  candidate.stages[0].name = base.stages[0].name = "pre|fill";
+  const std::string md = report::compare_markdown(analysis::compare_runs(base, candidate, {}), {});
+  EXPECT_NE(md.find("| `select<a\\|b>` |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `` `quoted` `` |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| `pre\\|fill` |"), std::string::npos) << md;
+  // Every table row has as many cells as its header.
+  std::size_t rows = 0;
+  std::size_t columns = 0;
+  std::istringstream lines(md);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("|")) {
+      columns = 0;
+      continue;
+    }
+    std::size_t cells = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) cells += line[i] == '|' && (i == 0 || line[i - 1] != '\\');
+    if (columns == 0) columns = cells;
+    EXPECT_EQ(cells, columns) << line;
+    ++rows;
+  }
+  EXPECT_GE(rows, 8u);
 }
 
 // The two real H100 runs: qwen's attention projections carry a bias, so cuBLAS runs the

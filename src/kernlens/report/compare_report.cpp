@@ -9,6 +9,7 @@
 #include "kernlens/common/text.h"
 #include "kernlens/report/delta_format.h"
 #include "kernlens/report/format.h"
+#include "kernlens/report/markdown_report.h"
 #include "kernlens/report/rank_compare_report.h"
 
 namespace kernlens::report {
@@ -122,7 +123,8 @@ std::string compare_text(const Comparison& c, const CompareReportOptions& o) {
 
 std::string compare_markdown(const Comparison& c, const CompareReportOptions& o) {
   std::string out = fmt::format("### kernlens compare: {}\n\n", analysis::verdict_name(c.verdict));
-  out += fmt::format("- base: `{}`\n- candidate: `{}`\n", run_label(*c.base), run_label(*c.candidate));
+  out += fmt::format("- base: {}\n- candidate: {}\n", tight_code_span(run_label(*c.base)),
+                     tight_code_span(run_label(*c.candidate)));
   if (auto figures = figures_text(c); !figures.empty()) out += "- figures: " + figures + "\n";
   out += fmt::format("- statistics: {}\n", analysis::kNoStatistics);
   out += fmt::format("- total kernel time: {} → {} (**{}**)\n", ns_or_dash(c.total.base_ns),
@@ -131,20 +133,20 @@ std::string compare_markdown(const Comparison& c, const CompareReportOptions& o)
   out += "\n| change | base | candidate | delta | match | bottleneck | kernel |\n|---:|---:|---:|---:|---|---|---|\n";
   for (std::size_t i = 0; i < shown(c, o); ++i) {
     const auto& k = c.kernels[i];
-    out += fmt::format("| {}{} | {} | {} | {} | {} | {} | `{}` |\n", k.regressed ? "⚠️ " : "", change_text(k),
+    out += fmt::format("| {}{} | {} | {} | {} | {} | {} | {} |\n", k.regressed ? "⚠️ " : "", change_text(k),
                        ns_or_dash(k.base_ns), ns_or_dash(k.candidate_ns), signed_ns(k.delta_ns()),
                        analysis::match_kind_name(k.match), bottleneck_text(k),
-                       ellipsize(k.either().name, o.name_width));
+                       tight_code_span(ellipsize(k.either().name, o.name_width)));
   }
   out += "\n| op | base | candidate | change | kernels |\n|---|---:|---:|---:|---:|\n";
   for (const auto& op : c.operations) {
-    out += fmt::format("| {}`{}` | {} | {} | {} | {} |\n", op.regressed ? "⚠️ " : "", op.op_class,
+    out += fmt::format("| {}{} | {} | {} | {} | {} |\n", op.regressed ? "⚠️ " : "", tight_code_span(op.op_class),
                        ns_or_dash(op.base_ns), ns_or_dash(op.candidate_ns), change_text(op), kernel_counts(op));
   }
   if (!c.stages.empty()) {
     out += "\n| stage | base | candidate | change |\n|---|---:|---:|---:|\n";
     for (const auto& s : c.stages) {
-      out += fmt::format("| `{}` | {} | {} | {} |\n", s.name, ns_or_dash(s.base_ns), ns_or_dash(s.candidate_ns),
+      out += fmt::format("| {} | {} | {} | {} |\n", tight_code_span(s.name), ns_or_dash(s.base_ns), ns_or_dash(s.candidate_ns),
                          change_text(s));
     }
   }

@@ -9,6 +9,7 @@
 #include "kernlens/common/text.h"
 #include "kernlens/report/delta_format.h"
 #include "kernlens/report/format.h"
+#include "kernlens/report/markdown_report.h"
 
 namespace kernlens::report {
 namespace {
@@ -104,9 +105,9 @@ std::string md_table(const std::vector<GroupRow>& rows, std::size_t count, const
   std::string out = fmt::format("\n| change | interval | base | candidate | n | {} |\n|---:|---:|---:|---:|---:|---|\n", what);
   for (std::size_t i = 0; i < count; ++i) {
     const auto& r = rows[i];
-    out += fmt::format("| {}{} | {} | {} | {} | {}/{} | `{}` |\n", r.regressed ? "⚠️ " : "", change_text(r),
+    out += fmt::format("| {}{} | {} | {} | {} | {}/{} | {} |\n", r.regressed ? "⚠️ " : "", change_text(r),
                        interval_text(r), median_text(r, true), median_text(r, false), r.base_samples,
-                       r.candidate_samples, ellipsize(r.name, o.name_width));
+                       r.candidate_samples, tight_code_span(ellipsize(r.name, o.name_width)));
   }
   return out;
 }

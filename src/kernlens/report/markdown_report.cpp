@@ -40,6 +40,12 @@ std::string code_span(std::string_view s) {
   return fmt::format("{} {} {}", fence, cell_text(s), fence);
 }
 
+std::string tight_code_span(std::string_view s) {
+  std::string fence = s.find('`') == std::string_view::npos ? "`" : "``";
+  const bool pad = s.empty() || s.front() == '`' || s.back() == '`';
+  return fmt::format("{}{}{}{}{}", fence, pad ? " " : "", cell_text(s), pad ? " " : "", fence);
+}
+
 void append_table(std::string& out, const Table& t) {
   if (t.rows.empty()) return;
   std::string header = "|", rule = "|";
