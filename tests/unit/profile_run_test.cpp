@@ -6,15 +6,18 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -341,6 +344,50 @@ TEST(ProfileRun, TheEarlyProgramIsEndedOnceTheAttachWroteItsReport) {
   EXPECT_EQ(program["signals_sent"], nlohmann::json::array({SIGTERM}));
   EXPECT_LT(program["wall_ns"].get<std::int64_t>(), 20'000'000'000);  // not the 30 s it would have lingered
   EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
+}
+
+// A kernlens killed with SIGKILL cannot end its children, but the program waiting for its
+// attach (which would wait for ever, holding the model in memory) is ended all the same, by the
+// watchdog in its group.
+TEST(ProfileRun, AKernlensKilledBySigkillLeavesNoEarlyProgramWaiting) {
+  test::TempDir dir;
+  const std::string token = "kernlens-sigkill-test-" + std::to_string(::getpid());
+  const std::string runs = dir.file("runs");
+  std::vector<std::string> args = {KERNLENS_BIN, "profile", "--ncu", test::kFakeNcu, "--discovery", "ncu",
+                                   "--clock-control", "none", "-o", runs, "--run-id", "r1", "--quiet",
+                                   "--", "echo", token};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  setenv("FAKE_NCU_MODE", "hang", 1);  // discovery hangs: kernlens is killed while it runs
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, dir.file("out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, dir.file("err").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, KERNLENS_BIN, &actions, nullptr, argv.data(), environ), 0);
+  posix_spawn_file_actions_destroy(&actions);
+  unsetenv("FAKE_NCU_MODE");
+  const std::string early = "--mode launch";
+  auto early_programs = [&] {  // the fake ncu --mode launch holding this test's program
+    std::vector<int> found;
+    const std::vector<int> launched = processes_running(early);
+    for (int p : processes_running(token)) {
+      if (std::find(launched.begin(), launched.end(), p) != launched.end()) found.push_back(p);
+    }
+    return found;
+  };
+  auto wait_for = [](auto done) {
+    for (int i = 0; i < 200 && !done(); ++i) ::usleep(50'000);
+    return done();
+  };
+  EXPECT_TRUE(wait_for([&] { return !early_programs().empty(); })) << "no program was started early";
+  ::kill(pid, SIGKILL);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFSIGNALED(status));
+  EXPECT_TRUE(wait_for([&] { return early_programs().empty(); })) << "the early program still waits";
+  for (int p : processes_running(token)) ::kill(p, SIGKILL);  // discovery's hanging ncu, not watched
 }
 
 // Discovery fails (the program exits 3): the program waiting for its attach is ended too.

@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 extern char** environ;
 
@@ -585,6 +586,61 @@ Result<Fd> open_log_or_null(const std::string& path) {
 }
 }  // namespace
 
+namespace {
+
+// Starts the watchdog of process group `group`: a forked process that joins the group, blocks
+// reading a pipe whose only write end kernlens keeps (`write_fd`, close-on-exec), and kills the
+// group at EOF. kernlens closes its end once it has reaped the group's leader (what is left of
+// the group dies with the watchdog); when kernlens dies first, even by SIGKILL, the kernel
+// closes it. posix_spawn cannot set a parent-death signal, and prctl's would follow the thread
+// that spawned, not kernlens. Forked from a process with threads, the child makes only
+// async-signal-safe calls. Returns the watchdog's pid, or 0 when none could start.
+pid_t start_group_watchdog(pid_t group, int& write_fd) {
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) return 0;
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::sigaction(sig, &ignore, nullptr);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::setpgid(0, group);
+    const int read_fd = ends[0];
+    // Nothing else stays open: a pipe kernlens's caller reads to its end must not wait for us.
+    if (read_fd > 0) ::close_range(0, static_cast<unsigned>(read_fd) - 1, 0);
+    ::close_range(static_cast<unsigned>(read_fd) + 1, ~0U, 0);
+    char byte;
+    while (true) {
+      const ssize_t n = ::read(read_fd, &byte, 1);
+      if (n == 0 || (n < 0 && errno != EINTR)) break;
+    }
+    ::kill(-group, SIGKILL);
+    ::_exit(0);
+  }
+  ::close(ends[0]);
+  if (pid < 0) {
+    ::close(ends[1]);
+    return 0;
+  }
+  ::setpgid(pid, group);  // as the child does: whichever runs first
+  write_fd = ends[1];
+  return pid;
+}
+
+}  // namespace
+
+void BackgroundProcess::release_watchdog() {
+  if (watchdog_fd_ >= 0) ::close(watchdog_fd_);
+  watchdog_fd_ = -1;
+  if (watchdog_pid_ > 0) {
+    while (::waitpid(watchdog_pid_, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+  watchdog_pid_ = 0;
+}
+
 Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options) {
   if (options.argv.empty()) return make_error("", 0, "cannot run an empty command");
   auto path = find_executable(options.argv[0]);
@@ -599,6 +655,7 @@ Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options
   if (!pid) return pid.error();
   p.pid_ = *pid;
   p.reaped_ = false;
+  p.watchdog_pid_ = start_group_watchdog(*pid, p.watchdog_fd_);
   p.result_.pid = *pid;
   p.result_.stdout_log_path = options.stdout_log_path;
   p.result_.stderr_log_path = options.stderr_log_path;
@@ -614,6 +671,8 @@ BackgroundProcess& BackgroundProcess::operator=(BackgroundProcess&& other) noexc
   reaped_ = other.reaped_;
   wait_status_ = other.wait_status_;
   started_ns_ = other.started_ns_;
+  watchdog_pid_ = std::exchange(other.watchdog_pid_, 0);
+  watchdog_fd_ = std::exchange(other.watchdog_fd_, -1);
   result_ = std::move(other.result_);
   other.reaped_ = true;  // the moved-from object owns nothing
   return *this;
@@ -633,6 +692,7 @@ bool BackgroundProcess::reap(bool block) {
     result_.wall_ns = steady_now_ns() - started_ns_;
     if (r == pid_ && WIFEXITED(wait_status_)) result_.exit_code = WEXITSTATUS(wait_status_);
     if (r == pid_ && WIFSIGNALED(wait_status_)) result_.term_signal = WTERMSIG(wait_status_);
+    release_watchdog();
   }
   return reaped_;
 }

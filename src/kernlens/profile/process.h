@@ -73,7 +73,8 @@ Result<ProcessResult> run_process(const ProcessOptions& options);
 // A child left running while kernlens does other work (the deep pass's program started beside
 // discovery, early_start.h): in its own process group, stdout and stderr straight into their
 // log files (nobody reads pipes meanwhile), no signal forwarding (its owner ends it). Its group
-// is killed when the object goes away while the child still runs.
+// is killed when the object goes away while the child still runs, and when kernlens dies, even
+// by SIGKILL (a watchdog in the group sees kernlens's end of a pipe close).
 class BackgroundProcess {
  public:
   // Uses `options`' argv, env and log paths; the rest is for run_process().
@@ -85,7 +86,7 @@ class BackgroundProcess {
   ~BackgroundProcess();
 
   int pid() const { return pid_; }  // also its process group
-  bool running();                   // false once it exited (it is reaped then)
+  bool running();                   // false once it exited (it is reaped then; its group is ended)
   // Waits for it to exit; after `timeout_ns` (0: no limit) its group gets SIGTERM, and SIGKILL
   // `kill_grace_ns` later. wall_ns counts from start().
   ProcessResult wait(std::int64_t timeout_ns, std::int64_t kill_grace_ns = 5'000'000'000);
@@ -95,8 +96,13 @@ class BackgroundProcess {
  private:
   BackgroundProcess() = default;
   bool reap(bool block);
+  void release_watchdog();
 
   int pid_ = 0;
+  // A watchdog process in the child's group (process.cpp): it ends the group when this end of
+  // its pipe closes, which happens when the child is reaped and when kernlens dies.
+  int watchdog_pid_ = 0;
+  int watchdog_fd_ = -1;
   bool reaped_ = true;
   int wait_status_ = 0;
   std::int64_t started_ns_ = 0;  // steady clock
