@@ -38,16 +38,25 @@ struct TwoRanks {
 
 TEST(Ranks, CommunicationKernelsAndPeerCopiesByName) {
   using model::LaunchKind;
-  EXPECT_EQ(collective_of("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
-                          LaunchKind::kKernel), "all-reduce");
-  EXPECT_EQ(collective_of("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", LaunchKind::kKernel), "reduce-scatter");
-  EXPECT_EQ(collective_of("ncclDevKernel_AllGather_RING_LL", LaunchKind::kKernel), "all-gather");
-  EXPECT_EQ(collective_of("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", LaunchKind::kKernel), "send/recv");
-  EXPECT_EQ(collective_of("ncclDevKernel_Broadcast_RING_LL", LaunchKind::kKernel), "broadcast");
-  EXPECT_EQ(collective_of("nvshmemi_transfer_put_kernel", LaunchKind::kKernel), "nvshmem");
-  EXPECT_EQ(collective_of("Memcpy PtoP (Device -> Device)", LaunchKind::kMemcpy), "peer copy");
-  EXPECT_EQ(collective_of("Memcpy DtoD (Device -> Device)", LaunchKind::kMemcpy), "");
-  EXPECT_EQ(collective_of("void at::native::reduce_kernel<512, 1>", LaunchKind::kKernel), "");
+  // Which kernels are communication is the kernel rules' (op class "comm"); the name says which collective.
+  const auto& rules = test::builtin_classifier();
+  auto collective = [&](std::string_view name, LaunchKind kind) {
+    return collective_of(name, kind, rules.classify(name).op_class == names::OpClass::kComm);
+  };
+  EXPECT_EQ(collective("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+                       LaunchKind::kKernel), "all-reduce");
+  EXPECT_EQ(collective("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL", LaunchKind::kKernel), "reduce-scatter");
+  EXPECT_EQ(collective("ncclDevKernel_AllGather_RING_LL", LaunchKind::kKernel), "all-gather");
+  EXPECT_EQ(collective("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t", LaunchKind::kKernel), "send/recv");
+  EXPECT_EQ(collective("ncclDevKernel_Broadcast_RING_LL", LaunchKind::kKernel), "broadcast");
+  EXPECT_EQ(collective("nvshmemi_transfer_put_kernel", LaunchKind::kKernel), "nvshmem");
+  EXPECT_EQ(collective("void c10d::intra_node_comm::oneShotAllReduceKernel<(int)2>", LaunchKind::kKernel),
+            "all-reduce");
+  EXPECT_EQ(collective("Memcpy PtoP (Device -> Device)", LaunchKind::kMemcpy), "peer copy");
+  EXPECT_EQ(collective("Memcpy DtoD (Device -> Device)", LaunchKind::kMemcpy), "");
+  EXPECT_EQ(collective("void at::native::reduce_kernel<512, 1>", LaunchKind::kKernel), "");
+  // A name the rules do not class "comm" is compute, whatever it holds.
+  EXPECT_EQ(collective_of("my_nccl_like_gemm_kernel", LaunchKind::kKernel, false), "");
 }
 
 TEST(Ranks, RankFromDistributedInfoKernelTimeOverlapAndStraggler) {

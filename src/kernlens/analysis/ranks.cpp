@@ -15,15 +15,14 @@ namespace {
 using model::Launch;
 using model::LaunchKind;
 
-// What marks a launch as communication, and which collective it is: the first pattern found
-// in its name wins (so "AllReduce" before "Reduce"). NCCL names its kernels
-// ncclKernel_<Collective>_... (older) and ncclDevKernel_<Collective>_... (2.19+).
+// Which collective a communication kernel is: the first pattern found in its name wins (so
+// "AllReduce" before "Reduce"). NCCL names its kernels ncclKernel_<Collective>_... (older) and
+// ncclDevKernel_<Collective>_... (2.19+).
 constexpr std::array<std::pair<std::string_view, std::string_view>, 10> kCollectives = {{
     {"allreduce", "all-reduce"}, {"allgather", "all-gather"}, {"reducescatter", "reduce-scatter"},
     {"alltoall", "all-to-all"}, {"sendrecv", "send/recv"}, {"send", "send/recv"}, {"recv", "send/recv"},
     {"broadcast", "broadcast"}, {"reduce", "reduce"}, {"nvshmem", "nvshmem"},
 }};
-constexpr std::array<std::string_view, 2> kCommKernelPrefixes = {"nccl", "nvshmem"};
 // Peer copies: CUPTI's kind PTOP as the readers spell it (memcpy_kinds.h, PyTorch's "PtoP").
 constexpr std::array<std::string_view, 2> kPeerCopyMarks = {"ptop", "peer"};
 
@@ -112,7 +111,7 @@ std::string_view role_name(RankRow::Role role) {
   return "-";
 }
 
-std::string collective_of(std::string_view name, LaunchKind kind) {
+std::string collective_of(std::string_view name, LaunchKind kind, bool comm_class) {
   const std::string low = lower(name);
   if (kind == LaunchKind::kMemcpy) {
     for (auto mark : kPeerCopyMarks) {
@@ -120,10 +119,7 @@ std::string collective_of(std::string_view name, LaunchKind kind) {
     }
     return {};
   }
-  if (kind != LaunchKind::kKernel) return {};
-  bool comm = false;
-  for (auto prefix : kCommKernelPrefixes) comm = comm || low.find(prefix) != std::string::npos;
-  if (!comm) return {};
+  if (kind != LaunchKind::kKernel || !comm_class) return {};
   for (const auto& [pattern, collective] : kCollectives) {
     if (low.find(pattern) != std::string::npos) return std::string(collective);
   }
@@ -262,13 +258,18 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   }
   std::vector<LaneTimeline> timelines(lanes.lanes.size());
   std::vector<LaneRow> lane_rows(lanes.lanes.size());
-  // The collective of each launch, classified once per (name, kind).
+  // The collective of each launch, classified once per (name, kind); a kernel is communication
+  // when the rules class its family "comm".
+  std::set<model::NameId> comm_kernels;
+  for (const auto& k : agg.kernels) {
+    if (agg.families[k.family].cls.op_class == names::OpClass::kComm) comm_kernels.insert(k.name);
+  }
   std::map<std::pair<model::NameId, LaunchKind>, std::string> collective_of_name;
   std::vector<const std::string*> collective(profile.launches.size());
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
     auto [known, added] = collective_of_name.try_emplace({l.name, l.kind});
-    if (added) known->second = collective_of(profile.names[l.name], l.kind);
+    if (added) known->second = collective_of(profile.names[l.name], l.kind, comm_kernels.contains(l.name));
     collective[i] = &known->second;
     if (l.kind == LaunchKind::kKernel) {
       LaneRow& lane = lane_rows[static_cast<std::size_t>(lanes.lane_of_launch[i])];

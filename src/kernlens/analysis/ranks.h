@@ -44,9 +44,11 @@ struct Lanes {
 };
 Lanes map_lanes(const model::Profile& profile, const RankMap& ranks);
 
-// Communication: NCCL and NVSHMEM kernels and peer-to-peer copies. The collective it is
-// ("all-reduce", "send/recv", ...), or empty when the launch is not communication.
-std::string collective_of(std::string_view name, model::LaunchKind kind);
+// Communication: the kernels the kernel rules class "comm" (data/kernel_rules.txt: NCCL,
+// NVSHMEM, c10d, custom all-reduce; `comm_class`, the deep pass leaves the same ones out) and
+// peer-to-peer copies. The collective it is ("all-reduce", "send/recv", ..., "other" for a comm
+// kernel its name does not tell), or empty when the launch is not communication.
+std::string collective_of(std::string_view name, model::LaunchKind kind, bool comm_class);
 
 struct CollectiveRow {
   std::string kind;
