@@ -122,14 +122,38 @@ rundir::ToolRun tool_run_record(const RunContext& run, const std::string& step, 
   return record;
 }
 
-Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
+namespace {
+
+// The step's time limit: its own, else the run's --timeout.
+std::int64_t step_timeout_ns(const RunContext& run, const StepSpec& spec) {
+  return spec.timeout_ns >= 0 ? spec.timeout_ns : static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
+}
+
+// How the step's child is run: argv, environment, log paths, time limit.
+ProcessOptions step_process_options(const RunContext& run, const StepSpec& spec) {
   ProcessOptions p;
   p.argv = spec.argv;
   p.env = child_environment_overrides(run, spec.env);
   p.stdout_log_path = (spec.stdout_file.empty() ? spec.folder / (spec.stem + ".stdout.log") : spec.stdout_file).string();
   p.stderr_log_path = (spec.folder / (spec.stem + ".stderr.log")).string();
-  p.timeout_ns = spec.timeout_ns >= 0 ? spec.timeout_ns : static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
+  p.timeout_ns = step_timeout_ns(run, spec);
   p.should_stop = spec.should_stop;
+  return p;
+}
+
+// A child that could not be started: the manifest names the step, without an exit.
+void record_unstarted(RunContext& run, const StepSpec& spec) {
+  rundir::ToolRun record;
+  record.step = spec.step;
+  record.argv = spec.argv;
+  run.manifest.runs.push_back(record);
+  run.save();
+}
+
+}  // namespace
+
+Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
+  ProcessOptions p = step_process_options(run, spec);
   StepOutcome outcome;
   rundir::ToolRun record;
   record.step = spec.step;
@@ -164,9 +188,7 @@ Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
   };
   auto result = run_process(p);
   if (!result) {
-    record.exit_code = std::nullopt;
-    run.manifest.runs.push_back(record);
-    run.save();
+    record_unstarted(run, spec);
     return result.error();
   }
   outcome.result = *result;
@@ -184,27 +206,17 @@ Result<StepOutcome> run_step(RunContext& run, const StepSpec& spec) {
 }
 
 Result<BackgroundStep> start_background_step(RunContext& run, StepSpec spec) {
-  ProcessOptions p;
-  p.argv = spec.argv;
-  p.env = child_environment_overrides(run, spec.env);
-  p.stdout_log_path = (spec.stdout_file.empty() ? spec.folder / (spec.stem + ".stdout.log") : spec.stdout_file).string();
-  p.stderr_log_path = (spec.folder / (spec.stem + ".stderr.log")).string();
   const auto started = RunContext::Clock::now();
-  auto process = BackgroundProcess::start(p);
+  auto process = BackgroundProcess::start(step_process_options(run, spec));
   if (!process) {
-    rundir::ToolRun record;
-    record.step = spec.step;
-    record.argv = spec.argv;
-    run.manifest.runs.push_back(record);
-    run.save();
+    record_unstarted(run, spec);
     return process.error();
   }
   return BackgroundStep{std::move(spec), std::move(*process), started};
 }
 
 StepOutcome finish_background_step(RunContext& run, BackgroundStep& step) {
-  const std::int64_t timeout_ns =
-      step.spec.timeout_ns >= 0 ? step.spec.timeout_ns : static_cast<std::int64_t>(run.opt.timeout_s * 1e9);
+  const std::int64_t timeout_ns = step_timeout_ns(run, step.spec);
   auto past_timeout = [&] {
     return timeout_ns > 0 && RunContext::Clock::now() - step.started >= std::chrono::nanoseconds(timeout_ns);
   };

@@ -31,19 +31,22 @@ std::string plain(std::string_view s) {
   return out;
 }
 
+// A code span around `s`: a double fence when it holds a backtick; spaces inside the fence
+// when `pad` (CommonMark strips one on each side).
+std::string fenced(std::string_view s, bool pad) {
+  std::string_view fence = s.find('`') == std::string_view::npos ? "`" : "``";
+  std::string_view space = pad ? " " : "";
+  return fmt::format("{}{}{}{}{}", fence, space, cell_text(s), space, fence);
+}
+
 std::string render_cell(const Cell& c) { return c.code ? code_span(c.text) : plain(c.text); }
 
 }  // namespace
 
-std::string code_span(std::string_view s) {
-  std::string fence = s.find('`') == std::string_view::npos ? "`" : "``";
-  return fmt::format("{} {} {}", fence, cell_text(s), fence);
-}
+std::string code_span(std::string_view s) { return fenced(s, true); }
 
 std::string tight_code_span(std::string_view s) {
-  std::string fence = s.find('`') == std::string_view::npos ? "`" : "``";
-  const bool pad = s.empty() || s.front() == '`' || s.back() == '`';
-  return fmt::format("{}{}{}{}{}", fence, pad ? " " : "", cell_text(s), pad ? " " : "", fence);
+  return fenced(s, s.empty() || s.front() == '`' || s.back() == '`');
 }
 
 void append_table(std::string& out, const Table& t) {
