@@ -191,6 +191,36 @@ TEST(Flops, TimingOnlyLaunchesAreTimelineLaunches) {
             "not measured: no launch was profiled with FLOP counters; give --model-flops, or --params and --tokens");
 }
 
+TEST(Flops, LaunchesNeverMeasuredShareOneEstimatePerClass) {
+  // A timeline of many launches, one measured: only launches measured or carried over from a
+  // measurement have an estimate of their own; the others share their class's, and the bound
+  // still follows each launch's own duration.
+  Launches l;
+  l.measure(l.add(kAdd, 32, 100), 0, 1e5);  // measured: 2e5 FLOPs in 100 ns
+  l.add(kAdd, 64, 300);                     // another shape: the kernel's rate
+  for (int i = 1; i <= 50; ++i) l.add(kMul, 32, 10.0 * i);
+  for (int i = 0; i < 20; ++i) l.add(kCopy, 8, 40);
+  const model::Profile& p = l.profile();
+  std::vector<names::OpClass> op_class(p.names.size(), names::OpClass::kOther);
+  op_class[p.launches[0].name] = op_class[p.launches[2].name] = names::OpClass::kElementwise;  // add, mul
+  op_class[p.launches[52].name] = names::OpClass::kCopy;
+  const MetricResolver resolver(p);
+  const FlopsEstimates e = estimate_flops(p, resolver, op_class, nullptr);
+  ASSERT_EQ(e.of_launch.size(), p.launches.size());
+  EXPECT_EQ(e.estimates.size(), 1u + 2 + 2);  // none, the two add launches, elementwise and copy shared
+  EXPECT_EQ(e.of_launch[2], e.of_launch[51]);
+  EXPECT_EQ(*e.launch(1).basis, FlopsBasis::kRate);
+  EXPECT_DOUBLE_EQ(e.launch(1).flops, 2e5 / 100 * 300);
+  FlopsTotal mul, copy;
+  for (std::size_t i = 2; i < 52; ++i) mul.add(e.launch(i), p.launches[i].total_duration_ns());
+  for (std::size_t i = 52; i < p.launches.size(); ++i) copy.add(e.launch(i), p.launches[i].total_duration_ns());
+  ASSERT_TRUE(mul.high());
+  EXPECT_DOUBLE_EQ(*mul.high(), 2e5 / 100 * (10.0 * 50 * 51 / 2));  // the measured rate x each launch's duration
+  EXPECT_EQ(time_of(mul, FlopsBasis::kUnmeasured), 10.0 * 50 * 51 / 2);
+  EXPECT_EQ(copy.high(), 0);
+  EXPECT_EQ(time_of(copy, FlopsBasis::kNoWork), 800);
+}
+
 TEST(Flops, ProfiledWithoutCountersIsSaidNotGuessed) {
   Launches l;
   for (int i = 0; i < 2; ++i) l.without_counters(l.add(kGemmA, 64, 100));

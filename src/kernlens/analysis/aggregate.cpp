@@ -3,6 +3,7 @@
 #include "kernlens/analysis/timeline.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <unordered_map>
 
@@ -19,20 +20,13 @@ struct StageNode {
 // Stage rows as a forest keyed by path; a launch adds to every prefix of its path.
 class StageTree {
  public:
-  void add(const model::StageKey& key, std::uint64_t count, std::optional<double> time_ns) {
-    std::string path;
-    std::optional<std::size_t> parent;
-    for (std::size_t i = 0; i < key.push_pop.size(); ++i) {
-      if (i > 0) path += '/';
-      path += model::range_label(key.push_pop[i]);
-      std::size_t node = node_for(path, model::range_label(key.push_pop[i]), static_cast<int>(i), parent);
-      credit(node, count, time_ns);
-      parent = node;
-    }
-    for (const auto& r : key.start_end) {
-      std::string label = model::range_label(r);
-      credit(node_for(label, label, 0, std::nullopt), count, time_ns);
-    }
+  // Credits every node of stage `stage`'s path; the nodes are found (and made, in first-seen
+  // order) at the stage's first launch, not again at each launch.
+  void add(const model::Profile& profile, model::StageId stage, std::uint64_t count, std::optional<double> time_ns) {
+    if (nodes_of_stage_.size() <= stage) nodes_of_stage_.resize(profile.stages.size());
+    auto& nodes = nodes_of_stage_[stage];
+    if (!nodes) nodes = find_nodes(profile.stages[stage]);
+    for (std::size_t node : *nodes) credit(node, count, time_ns);
   }
 
   std::vector<StageRow> rows() const {
@@ -42,6 +36,24 @@ class StageTree {
   }
 
  private:
+  std::vector<std::size_t> find_nodes(const model::StageKey& key) {
+    std::vector<std::size_t> nodes;
+    std::string path;
+    std::optional<std::size_t> parent;
+    for (std::size_t i = 0; i < key.push_pop.size(); ++i) {
+      if (i > 0) path += '/';
+      path += model::range_label(key.push_pop[i]);
+      const std::size_t node = node_for(path, model::range_label(key.push_pop[i]), static_cast<int>(i), parent);
+      nodes.push_back(node);
+      parent = node;
+    }
+    for (const auto& r : key.start_end) {
+      std::string label = model::range_label(r);
+      nodes.push_back(node_for(label, label, 0, std::nullopt));
+    }
+    return nodes;
+  }
+
   std::size_t node_for(const std::string& path, const std::string& label, int depth,
                        std::optional<std::size_t> parent) {
     auto [it, is_new] = index_.try_emplace(path, nodes_.size());
@@ -73,6 +85,7 @@ class StageTree {
   std::vector<StageNode> nodes_;
   std::vector<std::size_t> roots_;
   std::unordered_map<std::string, std::size_t> index_;
+  std::vector<std::optional<std::vector<std::size_t>>> nodes_of_stage_;
 };
 
 }  // namespace
@@ -100,6 +113,36 @@ const std::string& shown_name(const model::Profile& profile, const KernelRow& ro
   return row.demangled.empty() ? profile.names[row.name] : row.demangled;
 }
 
+namespace {
+
+// Each stage's labels (launch_stage_labels), as ids into one list of distinct labels.
+struct StageLabels {
+  std::vector<std::string> names;                   // by id
+  std::vector<std::vector<std::uint32_t>> of_stage;  // by StageId
+
+  explicit StageLabels(const model::Profile& profile) : of_stage(profile.stages.size()) {
+    std::unordered_map<std::string, std::uint32_t> ids;
+    for (std::size_t s = 0; s < profile.stages.size(); ++s) {
+      for (auto& label : launch_stage_labels(profile.stages[s])) {
+        auto [it, added] = ids.try_emplace(label, static_cast<std::uint32_t>(names.size()));
+        if (added) names.push_back(std::move(label));
+        of_stage[s].push_back(it->second);
+      }
+    }
+  }
+};
+
+// Adds `ns` to `stats`' time in stage label `label`, in first-seen order; `slots` maps
+// (row, label id) to its index in the row's stage_ns.
+void add_kernel_stage_ns(TimeStats& stats, std::size_t row, std::unordered_map<std::uint64_t, std::size_t>& slots,
+                  const StageLabels& labels, std::uint32_t label, double ns) {
+  auto [slot, added] = slots.try_emplace((std::uint64_t{row} << 32) | label, stats.stage_ns.size());
+  if (added) stats.stage_ns.emplace_back(labels.names[label], 0.0);
+  stats.stage_ns[slot->second].second += ns;
+}
+
+}  // namespace
+
 void add_stage_ns(TimeStats& stats, std::map<std::string, std::size_t>& slots,
                   const std::string& label, double ns) {
   auto [slot, added] = slots.try_emplace(label, stats.stage_ns.size());
@@ -124,13 +167,10 @@ int compare_by_time(const TimeStats& a, const TimeStats& b) {
 
 Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier) {
   Aggregate out;
-  std::unordered_map<model::NameId, std::size_t> row_of_name;
-  std::vector<std::vector<std::string>> labels_of_stage(profile.stages.size());
-  for (std::size_t s = 0; s < profile.stages.size(); ++s) {
-    labels_of_stage[s] = launch_stage_labels(profile.stages[s]);
-  }
-  // Per kernel: stage label -> index in its stage_ns.
-  std::vector<std::map<std::string, std::size_t>> stage_slot;
+  constexpr std::size_t kNoRow = SIZE_MAX;
+  std::vector<std::size_t> row_of_name(profile.names.size(), kNoRow);
+  const StageLabels labels(profile);
+  std::unordered_map<std::uint64_t, std::size_t> stage_slot;  // (kernel row, label id) -> index in stage_ns
   StageTree tree;
   std::map<std::int32_t, std::uint64_t> launches_per_device;
 
@@ -146,12 +186,13 @@ Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier
       else row.bytes.reset();
       continue;
     }
-    auto [it, is_new] = row_of_name.try_emplace(launch.name, out.kernels.size());
-    if (is_new) {
+    if (launch.name >= row_of_name.size()) row_of_name.resize(launch.name + std::size_t{1}, kNoRow);
+    std::size_t& row_index = row_of_name[launch.name];
+    if (row_index == kNoRow) {
+      row_index = out.kernels.size();
       out.kernels.emplace_back().name = launch.name;
-      stage_slot.emplace_back();
     }
-    KernelRow& row = out.kernels[it->second];
+    KernelRow& row = out.kernels[row_index];
     row.launches += launch.count;
     out.totals.launches += launch.count;
     std::optional<double> time = launch.total_duration_ns();
@@ -159,11 +200,11 @@ Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier
       row.total_ns = row.total_ns.value_or(0) + *time;
       row.timed_launches += launch.count;
       out.totals.kernel_time_ns = out.totals.kernel_time_ns.value_or(0) + *time;
-      for (const auto& label : labels_of_stage[launch.stage]) {
-        add_stage_ns(row, stage_slot[it->second], label, *time);
+      for (std::uint32_t label : labels.of_stage[launch.stage]) {
+        add_kernel_stage_ns(row, row_index, stage_slot, labels, label, *time);
       }
     }
-    tree.add(profile.stages[launch.stage], launch.count, time);
+    tree.add(profile, launch.stage, launch.count, time);
     if (launch.device_ordinal >= 0) launches_per_device[launch.device_ordinal] += launch.count;
   }
   for (const auto& [ordinal, n] : launches_per_device) {

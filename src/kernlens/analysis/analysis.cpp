@@ -50,7 +50,7 @@ KernelInsight insight(const MetricsContext& ctx, const FlopsEstimates& flops, st
                       const TimeStats& row, const AnalysisOptions& options, std::string_view op_class) {
   KernelInsight k;
   k.metrics = summarize_launches(ctx, launches);
-  for (std::size_t i : launches) k.flops.add(flops.launches[i], ctx.profile.launches[i].total_duration_ns());
+  for (std::size_t i : launches) k.flops.add(flops.launch(i), ctx.profile.launches[i].total_duration_ns());
   k.verdict = classify_bottleneck(k.metrics, row.mean_ns, options.thresholds);
   k.advice = kernlens_advice(AdviceInput{k.metrics, k.verdict, op_class, row.launches, row.mean_ns});
   auto from_ncu = ncu_advice(ctx.profile, launches);

@@ -158,7 +158,14 @@ std::string_view basis_name(FlopsBasis basis) { return kBasisNames[static_cast<s
 FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolver& resolver,
                               std::span<const OpClass> op_class_by_name, const PeakRates* peaks) {
   FlopsEstimates out;
-  out.launches.resize(profile.launches.size());
+  // estimates[0]: none (not a kernel); then one per class of no work or unmeasured work, made
+  // when first needed; then each launch's own.
+  out.estimates.emplace_back();
+  out.of_launch.assign(profile.launches.size(), 0);
+  auto own = [&](std::size_t launch) -> LaunchEstimate& {
+    out.of_launch[launch] = static_cast<std::uint32_t>(out.estimates.size());
+    return out.estimates.emplace_back();
+  };
   std::unordered_map<model::NameId, KernelMeasure> measured;
   std::vector<bool> is_measured(profile.launches.size(), false);
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
@@ -175,7 +182,7 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
     MeasuredLaunch m{shape_of(l), l.duration_ns, lf->total, {}};
     for (std::size_t p = 0; p < kFlopPathCount; ++p) m.by_path[p] = lf->by_path[p].value_or(0);
     const auto n = static_cast<double>(l.count);
-    LaunchEstimate& e = out.launches[i];
+    LaunchEstimate& e = own(i);
     e.basis = FlopsBasis::kMeasured;
     e.flops = m.flops * n;
     for (std::size_t p = 0; p < kFlopPathCount; ++p) e.by_path[p] = m.by_path[p] * n;
@@ -189,23 +196,24 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
   out.any_measured = !measured.empty();
   if (out.any_measured) out.why_not_measured.clear();
   const auto ceiling = class_ceilings(measured, op_class_by_name, peaks);
+  std::array<std::uint32_t, std::size(kClassWork)> of_class{};  // the shared estimate of each class; 0: not yet
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const model::Launch& l = profile.launches[i];
     if (l.kind != model::LaunchKind::kKernel || is_measured[i]) continue;
-    LaunchEstimate& e = out.launches[i];
     if (auto k = measured.find(l.name); k != measured.end()) {
-      e = measured_kernel_launch(k->second, l);
+      own(i) = measured_kernel_launch(k->second, l);
       continue;
     }
     const OpClass c = l.name < op_class_by_name.size() ? op_class_by_name[l.name] : OpClass::kOther;
-    if (class_work(c) == ClassWork::kNone) {
-      e.basis = FlopsBasis::kNoWork;
-      e.high = 0;
-      continue;
+    std::uint32_t& shared = of_class[static_cast<std::size_t>(c)];
+    if (shared == 0) {
+      shared = static_cast<std::uint32_t>(out.estimates.size());
+      LaunchEstimate& e = out.estimates.emplace_back();
+      const bool no_work = class_work(c) == ClassWork::kNone;
+      e.basis = no_work ? FlopsBasis::kNoWork : FlopsBasis::kUnmeasured;
+      e.high_per_ns = no_work ? std::optional<double>(0) : ceiling[static_cast<std::size_t>(c)];
     }
-    e.basis = FlopsBasis::kUnmeasured;
-    auto duration = l.total_duration_ns();
-    if (const auto& rate = ceiling[static_cast<std::size_t>(c)]; rate && duration) e.high = *rate * *duration;
+    out.of_launch[i] = shared;
   }
   return out;
 }
@@ -218,8 +226,8 @@ void FlopsTotal::add(const LaunchEstimate& e, std::optional<double> duration_ns)
   flops += e.flops;
   for (std::size_t p = 0; p < kFlopPathCount; ++p) by_path[p] += e.by_path[p];
   if (*e.basis == FlopsBasis::kUnmeasured) {
-    if (e.high) {
-      unmeasured_high += *e.high;
+    if (e.high_per_ns && duration_ns) {
+      unmeasured_high += *e.high_per_ns * *duration_ns;
     } else {
       bounded = false;
     }

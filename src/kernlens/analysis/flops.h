@@ -48,15 +48,22 @@ std::string_view basis_name(FlopsBasis basis);  // "measured", "same shape", "ra
 struct LaunchEstimate {
   std::optional<FlopsBasis> basis;  // absent: not a kernel, or nothing can be said (no duration)
   double flops = 0;                 // measured, same shape, rate; 0 otherwise
-  std::optional<double> high;       // unmeasured: at most this; absent: no upper bound
+  // Unmeasured: at most this many FLOP per ns of the launch's duration; absent: no upper bound.
+  std::optional<double> high_per_ns;
   std::array<double, kFlopPathCount> by_path{};  // `flops` by compute path
 };
 
+// Every launch's estimate. A launch measured or carried over from a measurement has one of its
+// own; the others (most launches of a timeline, where nothing was measured) share one per
+// basis and op class, so a million timeline launches cost 4 bytes each, not an estimate each.
 struct FlopsEstimates {
-  std::vector<LaunchEstimate> launches;  // by index into Profile::launches
+  std::vector<std::uint32_t> of_launch;  // by index into Profile::launches: index into `estimates`
+  std::vector<LaunchEstimate> estimates;
   bool any_measured = false;             // some launch of the profile has FLOP counters
   // When none has: what the launches that were profiled lack (empty: none was profiled).
   std::string why_not_measured;
+
+  const LaunchEstimate& launch(std::size_t index) const { return estimates[of_launch[index]]; }
 };
 
 // `op_class_by_name[id]` is the op class of kernel name `id` (Profile::names). `peaks` (may be
@@ -74,6 +81,7 @@ struct FlopsTotal {
   std::array<double, kFlopsBasisCount> time_ns{};  // kernel time by basis
   double untimed_launches = 0;      // launches that could not be estimated (no duration)
 
+  // `duration_ns`: the launch's total duration (Launch::total_duration_ns).
   void add(const LaunchEstimate& estimate, std::optional<double> duration_ns);
   double low() const { return flops; }
   std::optional<double> high() const {

@@ -19,7 +19,7 @@ struct Measured {
   void add(const MfuInput& in, std::size_t index) {
     const model::Launch& launch = in.profile.launches[index];
     auto w = launch.total_duration_ns();
-    flops.add(in.flops.launches[index], w);
+    flops.add(in.flops.launch(index), w);
     if (!w) return;
     kernel_time_ns += *w;
     if (launch.metrics_count > 0 && in.resolver.get(launch, Figure::kSmPct)) deep_time_ns += *w;

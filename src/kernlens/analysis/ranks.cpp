@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 #include <utility>
 
 #include "kernlens/analysis/timeline.h"
@@ -60,12 +61,13 @@ void add_collective(std::vector<CollectiveRow>& rows, const std::string& kind, c
   else it->bytes.reset();
 }
 
-// A rank's row for a stage, first seen first; `index` maps (rank, stage name) to its place.
-RankStageRow& stage_of(RankRow& rank, std::size_t unit, const std::string& name,
-                       std::map<std::pair<std::size_t, std::string>, std::size_t>& index) {
+// The index of a rank's row for a stage in rank.stages, first seen first; `index` maps (rank,
+// stage name) to it.
+std::size_t stage_of(RankRow& rank, std::size_t unit, const std::string& name,
+                     std::map<std::pair<std::size_t, std::string>, std::size_t>& index) {
   auto [it, added] = index.try_emplace({unit, name}, rank.stages.size());
   if (added) rank.stages.push_back(RankStageRow{name, 0, std::nullopt, {}});
-  return rank.stages[it->second];
+  return it->second;
 }
 
 // Kernel time per (name, rank index) for the skew table.
@@ -131,15 +133,21 @@ RankMap map_ranks(const model::Profile& profile) {
   // The one pid of an input whose launches all name the same process (launches without one
   // belong to it too); kUnknown when none or several.
   std::vector<std::set<std::int64_t>> pids(profile.inputs.size());
+  std::pair<std::uint32_t, std::uint32_t> last_seen{0, 0};  // (input, process): launches come in runs of one
   for (const auto& l : profile.launches) {
-    if (l.process != 0 && l.input < pids.size()) pids[l.input].insert(profile.processes[l.process].pid);
+    if (l.process == 0 || l.input >= pids.size() || std::pair{l.input, l.process} == last_seen) continue;
+    last_seen = {l.input, l.process};
+    pids[l.input].insert(profile.processes[l.process].pid);
   }
   auto pid_of = [&](const Launch& l) {
     if (l.process != 0) return profile.processes[l.process].pid;
     return l.input < pids.size() && pids[l.input].size() == 1 ? *pids[l.input].begin() : model::kUnknown;
   };
   std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> unit_index;
-  for (const auto& l : profile.launches) unit_index.try_emplace({l.input, pid_of(l)}, 0);
+  for (const auto& l : profile.launches) {
+    if (&l != profile.launches.data() && l.input == (&l - 1)->input && l.process == (&l - 1)->process) continue;
+    unit_index.try_emplace({l.input, pid_of(l)}, 0);
+  }
   std::map<std::uint32_t, std::size_t> units_per_input;
   for (const auto& [key, _] : unit_index) ++units_per_input[key.first];
 
@@ -174,16 +182,25 @@ RankMap map_ranks(const model::Profile& profile) {
   }
   map.units = std::move(sorted);
   map.unit_of_launch.reserve(profile.launches.size());
-  for (const auto& l : profile.launches) map.unit_of_launch.push_back(new_index[unit_index.at({l.input, pid_of(l)})]);
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const Launch& l = profile.launches[i];
+    const bool as_before = i > 0 && l.input == profile.launches[i - 1].input && l.process == profile.launches[i - 1].process;
+    map.unit_of_launch.push_back(as_before ? map.unit_of_launch.back() : new_index[unit_index.at({l.input, pid_of(l)})]);
+  }
   return map;
 }
 
 Lanes map_lanes(const model::Profile& profile, const RankMap& ranks) {
   Lanes out;
   std::map<std::pair<std::uint32_t, std::int32_t>, std::int32_t> index;
+  out.lane_of_launch.reserve(profile.launches.size());
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const std::int32_t device = profile.launches[i].device_ordinal;
     const std::uint32_t unit = ranks.unit_of_launch[i];
+    if (i > 0 && device == profile.launches[i - 1].device_ordinal && unit == ranks.unit_of_launch[i - 1]) {
+      out.lane_of_launch.push_back(out.lane_of_launch.back());  // launches come in runs of one lane
+      continue;
+    }
     auto [it, added] = index.try_emplace({unit, device}, static_cast<std::int32_t>(out.lanes.size()));
     if (added) out.lanes.push_back(Lanes::Lane{unit, device});
     out.lane_of_launch.push_back(it->second);
@@ -264,11 +281,11 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   for (const auto& k : agg.kernels) {
     if (agg.families[k.family].cls.op_class == names::OpClass::kComm) comm_kernels.insert(k.name);
   }
-  std::map<std::pair<model::NameId, LaunchKind>, std::string> collective_of_name;
+  std::unordered_map<std::uint64_t, std::string> collective_of_name;  // by (name, kind)
   std::vector<const std::string*> collective(profile.launches.size());
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
-    auto [known, added] = collective_of_name.try_emplace({l.name, l.kind});
+    auto [known, added] = collective_of_name.try_emplace((std::uint64_t{l.name} << 8) | static_cast<std::uint8_t>(l.kind));
     if (added) known->second = collective_of(profile.names[l.name], l.kind, comm_kernels.contains(l.name));
     collective[i] = &known->second;
     if (l.kind == LaunchKind::kKernel) {
@@ -284,13 +301,20 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   }
   for (auto& t : timelines) merge_intervals(t.compute);
 
-  std::map<model::NameId, std::string> family_of_name;
-  for (const auto& k : agg.kernels) family_of_name[k.name] = agg.families[k.family].cls.base_name;
+  // Resolved once per kernel name, stage and (rank, stage) rather than at every launch.
   TimeByRank stage_times, family_times;
+  std::vector<std::map<std::size_t, double>*> family_time_of_name(profile.names.size(), nullptr);
+  for (const auto& k : agg.kernels) {
+    if (k.name < family_time_of_name.size()) family_time_of_name[k.name] = &family_times[agg.families[k.family].cls.base_name];
+  }
   std::vector<std::vector<std::string>> rows_of_stage(profile.stages.size());
   for (std::size_t s = 0; s < profile.stages.size(); ++s) rows_of_stage[s] = stage_row_names(profile.stages[s]);
-
+  std::vector<std::vector<std::map<std::size_t, double>*>> stage_times_of_stage(profile.stages.size());
+  for (std::size_t s = 0; s < profile.stages.size(); ++s) {
+    for (const auto& row : rows_of_stage[s]) stage_times_of_stage[s].push_back(&stage_times[row]);
+  }
   std::map<std::pair<std::size_t, std::string>, std::size_t> stage_index;
+  std::unordered_map<std::uint64_t, std::vector<std::size_t>> rank_stage_rows;  // (unit, stage) -> rows in rank.stages
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
     const std::size_t unit = map.unit_of_launch[i];
@@ -300,7 +324,8 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
       rank.launches += l.count;
       if (time) {
         rank.kernel_time_ns += *time;
-        family_times[family_of_name[l.name]][unit] += *time;
+        auto* family = l.name < family_time_of_name.size() ? family_time_of_name[l.name] : nullptr;
+        (family ? *family : family_times[std::string()])[unit] += *time;
       }
     }
     if (!time || (l.kind != LaunchKind::kKernel && collective[i]->empty())) continue;
@@ -314,11 +339,15 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
       rank.comm += comm;
       add_collective(rank.collectives, *collective[i], l, *time);
     }
-    for (const auto& row : rows_of_stage[l.stage]) {
-      RankStageRow& s = stage_of(rank, unit, row, stage_index);
+    auto [rows, first] = rank_stage_rows.try_emplace((std::uint64_t{unit} << 32) | l.stage);
+    if (first) {
+      for (const auto& row : rows_of_stage[l.stage]) rows->second.push_back(stage_of(rank, unit, row, stage_index));
+    }
+    for (std::size_t r = 0; r < rows->second.size(); ++r) {
+      RankStageRow& s = rank.stages[rows->second[r]];
       if (l.kind == LaunchKind::kKernel) {
         s.kernel_time_ns += *time;
-        stage_times[row][unit] += *time;
+        (*stage_times_of_stage[l.stage][r])[unit] += *time;
       }
       s.comm += comm;
     }
