@@ -7,7 +7,8 @@
 # where it is not installed (Debian: llvm).
 #
 #   bench/names_vs_cxxfilt.sh [BUILD_DIR] [WORK_DIR]     (defaults: build, /tmp/kernlens-names-bench)
-# Env: ROUNDS (default 5)
+# Env: ROUNDS (default 5). kernlens runs with its default --threads (the CPUs it may use) and
+# with --threads 1.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
@@ -24,13 +25,14 @@ source "$root/bench/side_by_side.sh"
 
 labels=()
 for input in distinct launches; do
-  labels+=("kernlens names, $input")
+  labels+=("kernlens names, $input" "kernlens names --threads 1, $input")
   [[ -n $cxxfilt ]] && labels+=("llvm-cxxfilt, $input")
 done
 echo "== $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $rounds interleaved rounds"
 for _ in $(seq "$rounds"); do
   for input in distinct launches; do
     run "kernlens names, $input" "$kernlens" names "$work/mangled_$input.txt"
+    run "kernlens names --threads 1, $input" "$kernlens" names "$work/mangled_$input.txt" --threads 1
     [[ -n $cxxfilt ]] && run "llvm-cxxfilt, $input" sh -c "exec '$cxxfilt' < '$work/mangled_$input.txt'"
   done
 done

@@ -14,7 +14,7 @@ Only the standard library is used.
 """
 import argparse, glob, os, random
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 
 def fixture_names():
@@ -32,6 +32,8 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     base = fixture_names()
+    if not base:
+        raise SystemExit(f"make_names.py: no mangled names under {ROOT}/tests/fixtures/names")
     with open(os.path.join(args.out, "mangled_distinct.txt"), "w", encoding="utf-8") as f:
         written, k = 0, 0
         while written < args.n:

@@ -47,7 +47,7 @@ std::string one_by_one(std::string_view text, const KernelClassifier& classifier
 }
 
 Result<std::string> streamed(const std::string& path, std::size_t chunk, std::size_t carry, bool ahead,
-                             std::size_t batch) {
+                             std::size_t batch, unsigned threads = 1) {
   auto reader = ChunkReader::open(path, chunk, carry, ahead);
   if (!reader) return reader.error();
   std::string out;
@@ -56,7 +56,7 @@ Result<std::string> streamed(const std::string& path, std::size_t chunk, std::si
     ++batches;
     out += b;
     return ok_status();
-  }, batch);
+  }, batch, threads);
   if (!s) return s.error();
   EXPECT_GE(batches, batch < out.size() ? 2u : 1u);
   return out;
@@ -74,6 +74,22 @@ TEST(NameLines, AnyWindowGivesTheLinesOfEachNameAlone) {
       auto out = streamed(dir.file("names.txt"), chunk, 1 << 16, ahead, 1000);
       ASSERT_TRUE(out.ok()) << out.error().to_string();
       EXPECT_EQ(*out, expected) << "chunk " << chunk;
+    }
+  }
+}
+
+TEST(NameLines, AnyNumberOfThreadsGivesTheSameLinesInOrder) {
+  // Large enough that a 1 MiB window is cut into parts of at least 64 KiB for each thread.
+  test::TempDir dir;
+  std::string text;
+  for (int i = 0; text.size() < (std::size_t{3} << 20); ++i) text += fixture_lines() + "\nname_" + std::to_string(i) + "\n";
+  dir.write("names.txt", text);
+  const std::string expected = one_by_one(text, test::builtin_classifier());
+  for (unsigned threads : {1u, 2u, 3u, 8u}) {
+    for (std::size_t chunk : {std::size_t{100'000}, std::size_t{1} << 20}) {
+      auto out = streamed(dir.file("names.txt"), chunk, 1 << 16, true, 1 << 20, threads);
+      ASSERT_TRUE(out.ok()) << out.error().to_string();
+      EXPECT_TRUE(*out == expected) << threads << " threads, chunk " << chunk;
     }
   }
 }

@@ -12,6 +12,7 @@
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
 #include "kernlens/common/gzip.h"
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/names/classify.h"
 #include "kernlens/names/name_lines.h"
 
@@ -52,7 +53,9 @@ int run_names(const NamesOptions& opt) {
   if (!classifier) return kExitBadInput;
   auto input = open_names(opt.input);
   if (!input) return bad_input(input.error());
-  if (Status s = names::classify_name_lines(**input, *classifier, write_stdout); !s) return bad_input(s.error());
+  if (Status s = names::classify_name_lines(**input, *classifier, write_stdout, 1 << 20, default_threads()); !s) {
+    return bad_input(s.error());
+  }
   if ((*input)->offset() == 0) return bad_input(make_error(opt.input == "-" ? "<stdin>" : opt.input, 0, "empty input"));
   if (std::fflush(stdout) != 0) return bad_input(make_error("<stdout>", 0, "cannot write standard output"));
   return kExitOk;

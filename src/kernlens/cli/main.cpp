@@ -82,15 +82,15 @@ void keep_separators(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) keep_separators(sub);
 }
 
-// --threads N on every command that reads inputs (those that take --rules, but for names):
-// how many threads a reader that splits its input, and the analysis of the kernels, use
+// --threads N on every command that reads inputs (those that take --rules): how many threads
+// a reader that splits its input, the analysis of the kernels, and `names`, use
 // (common/parallel_chunks.h).
 void add_threads_option(CLI::App* app) {
   for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
-    if (sub->get_name() != "names" && sub->get_option_no_throw("--rules")) {
+    if (sub->get_option_no_throw("--rules")) {
       sub->add_option_function<unsigned>(
              "--threads", [](const unsigned& n) { set_default_threads(n); },
-             "Threads for reading large inputs and analysing their kernels (default: the CPUs kernlens may use, " +
+             "Threads for reading and analysing large inputs (default: the CPUs kernlens may use, " +
                  std::to_string(usable_cpus()) + " here); the result is the same whatever the number")
           ->type_name("N")
           ->check(CLI::Range(1u, 1024u));

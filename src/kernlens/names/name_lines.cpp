@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/common/text.h"
 
 namespace kernlens::names {
@@ -53,32 +54,83 @@ std::string_view NameLineCache::line(std::string_view name) {
   return slot.line;
 }
 
+namespace {
+
+// Appends the classified line of every name in `text` (whole lines; a last one may lack its
+// break) to `out`: "\r\n" ends a line too, blank lines are skipped. After each line,
+// `after_line()` (a Status) may hand `out` on.
+template <typename AfterLine>
+Status classify_lines(std::string_view text, NameLineCache& cache, std::string& out, AfterLine after_line) {
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    std::string_view name = text.substr(0, end);
+    text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
+    if (!name.empty() && name.back() == '\r') name.remove_suffix(1);
+    if (name.find_first_not_of(" \t") == std::string_view::npos) continue;
+    out += cache.line(name);
+    if (Status s = after_line(); !s) return s;
+  }
+  return ok_status();
+}
+
+// `text` cut after line breaks into up to `parts` pieces of about equal size, none smaller
+// than `min_bytes` (but the last).
+std::vector<std::string_view> split_lines(std::string_view text, std::size_t parts, std::size_t min_bytes) {
+  std::vector<std::string_view> out;
+  const std::size_t share = std::max(min_bytes, text.size() / std::max<std::size_t>(parts, 1) + 1);
+  while (text.size() > share && out.size() + 1 < parts) {
+    const std::size_t cut = text.find('\n', share);
+    if (cut == std::string_view::npos) break;
+    out.push_back(text.substr(0, cut + 1));
+    text.remove_prefix(cut + 1);
+  }
+  out.push_back(text);
+  return out;
+}
+
+// A thread is worth its start for this much text (a few hundred names).
+constexpr std::size_t kMinPartBytes = 64 << 10;
+
+}  // namespace
+
 Status classify_name_lines(ChunkReader& in, const KernelClassifier& classifier,
-                           const std::function<Status(std::string_view)>& write, std::size_t batch_bytes) {
-  NameLineCache cache(classifier);
+                           const std::function<Status(std::string_view)>& write, std::size_t batch_bytes,
+                           unsigned threads) {
+  threads = std::max(threads, 1u);
+  std::vector<NameLineCache> caches;  // one a thread: a cache is not shared
+  for (unsigned t = 0; t < threads; ++t) caches.emplace_back(classifier);
+  std::vector<std::string> part_out(threads);
   std::string out;
   out.reserve(batch_bytes + 4096);
   std::string_view carry;
   while (true) {
     auto window = in.next(carry);
     if (!window) return window.error();
-    std::string_view text = *window;
+    const std::string_view text = *window;
     const bool last = in.at_end();
-    while (!text.empty()) {
-      const std::size_t end = text.find('\n');
-      if (end == std::string_view::npos && !last) break;  // the rest comes with the next window
-      std::string_view name = text.substr(0, end);
-      text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
-      if (!name.empty() && name.back() == '\r') name.remove_suffix(1);
-      if (name.find_first_not_of(" \t") == std::string_view::npos) continue;
-      out += cache.line(name);
-      if (out.size() >= batch_bytes) {
-        if (Status s = write(out); !s) return s;
-        out.clear();
+    // The window's whole lines: up to its last line break, or all of it at the end.
+    const std::size_t whole = last ? text.size() : (text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1);
+    auto flush = [&]() -> Status {
+      if (out.size() < batch_bytes) return ok_status();
+      Status s = write(out);
+      out.clear();
+      return s;
+    };
+    const auto parts = split_lines(text.substr(0, whole), threads, kMinPartBytes);
+    if (parts.size() == 1) {
+      if (Status s = classify_lines(parts[0], caches[0], out, flush); !s) return s;
+    } else {
+      run_parallel(parts.size(), [&](std::size_t p) {
+        (void)classify_lines(parts[p], caches[p], part_out[p], [] { return ok_status(); });
+      });
+      for (std::size_t p = 0; p < parts.size(); ++p) {
+        out += part_out[p];
+        part_out[p].clear();
       }
+      if (Status s = flush(); !s) return s;
     }
     if (last) break;
-    carry = text;
+    carry = text.substr(whole);
   }
   return out.empty() ? ok_status() : write(out);
 }

@@ -45,10 +45,12 @@ class NameLineCache {
 };
 
 // Reads names from `in` window by window (a line break ends a name; "\r\n" too; blank lines
-// are skipped) and hands the classified lines to `write` in batches of about `batch_bytes`.
+// are skipped) and hands the classified lines to `write`, in input order, in batches of about
+// `batch_bytes`. Each window's lines are classified on up to `threads` threads, each with a
+// cache of its own; the output is the same whatever the number.
 // Errors: from reading, from `write`, a name longer than the reader's carry.
 Status classify_name_lines(ChunkReader& in, const KernelClassifier& classifier,
                            const std::function<Status(std::string_view)>& write,
-                           std::size_t batch_bytes = 1 << 20);
+                           std::size_t batch_bytes = 1 << 20, unsigned threads = 1);
 
 }  // namespace kernlens::names
