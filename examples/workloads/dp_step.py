@@ -63,6 +63,8 @@ def main():
         prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
                                                   torch.profiler.ProfilerActivity.CUDA])
         prof.start()
+        dist.barrier()  # the ranks' profilers start at different speeds: enter the steps together
+        torch.cuda.synchronize()
     for _ in range(a.steps):
         step("train_step")
     if prof:

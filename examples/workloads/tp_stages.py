@@ -101,6 +101,10 @@ def main():
     if args.torch_trace:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            # The profiler starts at a different speed on each rank: without this, a rank would
+            # wait in its first all-reduce for the other's profiler, not for the slowed rank.
+            dist.barrier()
+            torch.cuda.synchronize()
             run(layers, prompt, reduce, "prefill")
         os.makedirs(args.torch_trace, exist_ok=True)
         prof.export_chrome_trace(os.path.join(args.torch_trace, f"rank-{rank}.json.gz"))
