@@ -6,10 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "kernlens/load/run_record.h"
+#include "kernlens/load/timeline.h"
 #include "kernlens/rundir/tags.h"
 #include "test_util.h"
 
@@ -81,6 +83,38 @@ TEST(Load, BrokenRunDirectoriesAreClearErrors) {
 
 // Pages of one report are merged inside load(), and what the readers warned about comes back
 // for the caller to print (the library prints nothing).
+TEST(Load, NvtxIncludeMatchesTheStackOfItsOwnDomain) {
+  // A real two-H200 tensor-parallel job under the tracer: NCCL's own NVTX domain opened
+  // "ncclCommInitRankConfig" on the main thread and the tracer never saw it close, so it is the
+  // outermost range of every stage ("NCCL@ncclCommInitRankConfig/prefill/NCCL@ncclAllReduce").
+  // NVTX stacks are per domain, as ncu matches them: "prefill/" is the default domain's.
+  const std::string trace = test::fixture("multirank/tp_nccl_h200-714.kltrace");
+  auto kept = [&](std::vector<std::string> include) {
+    model::Profile p;
+    Status s = read_discovery({trace}, include, true, p, analysis_read_options());
+    EXPECT_TRUE(s) << (s ? "" : s.error().to_string());
+    return p;
+  };
+  const model::Profile all = kept({});
+  const model::Profile prefill = kept({"prefill/"});
+  ASSERT_GT(prefill.launches.size(), 0u);
+  EXPECT_LT(prefill.launches.size(), all.launches.size());
+  for (const auto& l : prefill.launches) {
+    const auto& stack = prefill.stages[l.stage].push_pop;
+    EXPECT_TRUE(std::any_of(stack.begin(), stack.end(), [](const model::NvtxRange& r) {
+      return r.domain.empty() && r.name == "prefill";
+    }));
+  }
+  EXPECT_EQ(kept({"prefill"}).launches.size(), prefill.launches.size());
+  // The NCCL domain's own stack: every launch is inside its open init range; none is inside a
+  // "prefill" of the NCCL domain.
+  EXPECT_EQ(kept({"NCCL@ncclCommInitRankConfig/"}).launches.size(), all.launches.size());
+  EXPECT_EQ(kept({"NCCL@prefill/"}).launches.size(), 0u);
+  // Nesting is within the domain: the all-reduces inside prefill, but not "prefill/ncclAllReduce".
+  EXPECT_GT(kept({"NCCL@ncclCommInitRankConfig/ncclAllReduce"}).launches.size(), 0u);
+  EXPECT_EQ(kept({"prefill/ncclAllReduce"}).launches.size(), 0u);
+}
+
 TEST(Load, ReconcilesAndReturnsTheWarnings) {
   auto loaded = load({test::fixture("ncu/demo_raw_base.csv"), test::fixture("ncu/demo_summary.csv")},
                      test::builtin_classifier());

@@ -1,5 +1,7 @@
 #include "kernlens/load/timeline.h"
 
+#include <algorithm>
+
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/ingest/reconcile.h"
 #include "kernlens/load/deep_join.h"
@@ -9,28 +11,34 @@ namespace kernlens::load {
 namespace {
 
 // Launches outside the --nvtx-include paths leave the timeline.
+// NVTX keeps a push/pop stack per domain, and ncu matches --nvtx-include "[DOMAIN@]A/B/" on
+// the stack of that domain alone: a library's own ranges (NCCL's "NCCL@ncclAllReduce", or its
+// init range that a tracer saw open to the end of the program) do not hide the user's
+// "prefill" from "prefill/". A stage's path holds every domain's ranges, outermost first; the
+// wanted path must be a prefix of its ranges of the wanted domain.
 void keep_included_stages(model::Profile& profile, const std::vector<std::string>& paths) {
   if (paths.empty()) return;
-  std::vector<std::vector<std::string>> wanted;
-  for (const auto& p : paths) {
-    NvtxPath path = parse_nvtx_path(p, true);
-    std::vector<std::string> labels;
-    for (auto& name : path.ranges) {
-      labels.push_back(model::range_label(model::NvtxRange{path.domain, name, model::RangeKind::kPushPop}));
+  std::vector<NvtxPath> wanted;
+  for (const auto& p : paths) wanted.push_back(parse_nvtx_path(p, true));
+  auto matches = [](const NvtxPath& want, const std::vector<model::NvtxRange>& stack) {
+    std::size_t matched = 0;
+    for (const auto& range : stack) {
+      if (matched == want.ranges.size()) break;
+      if (range.domain != want.domain) continue;
+      if (range.name != want.ranges[matched]) return false;
+      ++matched;
     }
-    wanted.push_back(std::move(labels));
-  }
-  auto inside = [&](const model::Launch& l) {
-    const auto& stack = profile.stages[l.stage].push_pop;
-    for (const auto& labels : wanted) {
-      if (labels.size() > stack.size()) continue;
-      bool match = true;
-      for (std::size_t i = 0; i < labels.size() && match; ++i) match = model::range_label(stack[i]) == labels[i];
-      if (match) return true;
-    }
-    return false;
+    return matched == want.ranges.size();
   };
-  std::erase_if(profile.launches, [&](const model::Launch& l) { return !inside(l); });
+  std::vector<char> kept(profile.stages.size(), 0);  // by stage: 0 unknown, 1 kept, 2 left out
+  std::erase_if(profile.launches, [&](const model::Launch& l) {
+    char& k = kept[l.stage];
+    if (k == 0) {
+      const auto& stack = profile.stages[l.stage].push_pop;
+      k = std::any_of(wanted.begin(), wanted.end(), [&](const NvtxPath& w) { return matches(w, stack); }) ? 1 : 2;
+    }
+    return k == 2;
+  });
 }
 
 }  // namespace
