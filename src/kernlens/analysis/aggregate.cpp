@@ -115,33 +115,30 @@ const std::string& shown_name(const model::Profile& profile, const KernelRow& ro
 
 namespace {
 
-// Each stage's labels (launch_stage_labels), as ids into one list of distinct labels.
-struct StageLabels {
-  std::vector<std::string> names;                   // by id
-  std::vector<std::vector<std::uint32_t>> of_stage;  // by StageId
-
-  explicit StageLabels(const model::Profile& profile) : of_stage(profile.stages.size()) {
-    std::unordered_map<std::string, std::uint32_t> ids;
-    for (std::size_t s = 0; s < profile.stages.size(); ++s) {
-      for (auto& label : launch_stage_labels(profile.stages[s])) {
-        auto [it, added] = ids.try_emplace(label, static_cast<std::uint32_t>(names.size()));
-        if (added) names.push_back(std::move(label));
-        of_stage[s].push_back(it->second);
-      }
-    }
-  }
-};
-
 // Adds `ns` to `stats`' time in stage label `label`, in first-seen order; `slots` maps
 // (row, label id) to its index in the row's stage_ns.
 void add_kernel_stage_ns(TimeStats& stats, std::size_t row, std::unordered_map<std::uint64_t, std::size_t>& slots,
-                  const StageLabels& labels, std::uint32_t label, double ns) {
+                         const StageStrings& labels, std::uint32_t label, double ns) {
   auto [slot, added] = slots.try_emplace((std::uint64_t{row} << 32) | label, stats.stage_ns.size());
   if (added) stats.stage_ns.emplace_back(labels.names[label], 0.0);
   stats.stage_ns[slot->second].second += ns;
 }
 
 }  // namespace
+
+StageStrings intern_stage_strings(const model::Profile& profile,
+                                  std::vector<std::string> (*strings_of)(const model::StageKey&)) {
+  StageStrings out;
+  out.of_stage.resize(profile.stages.size());
+  for (std::size_t s = 0; s < profile.stages.size(); ++s) {
+    for (auto& name : strings_of(profile.stages[s])) {
+      auto [it, added] = out.ids.try_emplace(name, static_cast<std::uint32_t>(out.names.size()));
+      if (added) out.names.push_back(std::move(name));
+      out.of_stage[s].push_back(it->second);
+    }
+  }
+  return out;
+}
 
 void add_stage_ns(TimeStats& stats, std::map<std::string, std::size_t>& slots,
                   const std::string& label, double ns) {
@@ -169,7 +166,7 @@ Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier
   Aggregate out;
   constexpr std::size_t kNoRow = SIZE_MAX;
   std::vector<std::size_t> row_of_name(profile.names.size(), kNoRow);
-  const StageLabels labels(profile);
+  const StageStrings labels = intern_stage_strings(profile, launch_stage_labels);
   std::unordered_map<std::uint64_t, std::size_t> stage_slot;  // (kernel row, label id) -> index in stage_ns
   StageTree tree;
   std::map<std::int32_t, std::uint64_t> launches_per_device;

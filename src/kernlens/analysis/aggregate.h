@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -116,5 +117,16 @@ std::vector<std::string> stage_row_names(const model::StageKey& key);
 
 // The stage labels a launch counts toward in KernelRow::stage_ns.
 std::vector<std::string> launch_stage_labels(const model::StageKey& key);
+
+// Each stage's strings (stage_row_names or launch_stage_labels of it) as ids into one list of
+// the distinct strings: made once per stage, so that per-launch work indexes instead of
+// building and hashing strings.
+struct StageStrings {
+  std::vector<std::string> names;                       // by id
+  std::vector<std::vector<std::uint32_t>> of_stage;     // by StageId
+  std::unordered_map<std::string, std::uint32_t> ids;   // name -> id
+};
+StageStrings intern_stage_strings(const model::Profile& profile,
+                                  std::vector<std::string> (*strings_of)(const model::StageKey&));
 
 }  // namespace kernlens::analysis

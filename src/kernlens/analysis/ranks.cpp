@@ -133,10 +133,14 @@ RankMap map_ranks(const model::Profile& profile) {
   // The one pid of an input whose launches all name the same process (launches without one
   // belong to it too); kUnknown when none or several.
   std::vector<std::set<std::int64_t>> pids(profile.inputs.size());
-  std::pair<std::uint32_t, std::uint32_t> last_seen{0, 0};  // (input, process): launches come in runs of one
-  for (const auto& l : profile.launches) {
-    if (l.process == 0 || l.input >= pids.size() || std::pair{l.input, l.process} == last_seen) continue;
-    last_seen = {l.input, l.process};
+  // Launches come in runs of one input and process: the maps below are looked up once a run.
+  auto as_before = [&](std::size_t i) {
+    return i > 0 && profile.launches[i].input == profile.launches[i - 1].input &&
+           profile.launches[i].process == profile.launches[i - 1].process;
+  };
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const Launch& l = profile.launches[i];
+    if (l.process == 0 || l.input >= pids.size() || as_before(i)) continue;
     pids[l.input].insert(profile.processes[l.process].pid);
   }
   auto pid_of = [&](const Launch& l) {
@@ -144,9 +148,8 @@ RankMap map_ranks(const model::Profile& profile) {
     return l.input < pids.size() && pids[l.input].size() == 1 ? *pids[l.input].begin() : model::kUnknown;
   };
   std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> unit_index;
-  for (const auto& l : profile.launches) {
-    if (&l != profile.launches.data() && l.input == (&l - 1)->input && l.process == (&l - 1)->process) continue;
-    unit_index.try_emplace({l.input, pid_of(l)}, 0);
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    if (!as_before(i)) unit_index.try_emplace({profile.launches[i].input, pid_of(profile.launches[i])}, 0);
   }
   std::map<std::uint32_t, std::size_t> units_per_input;
   for (const auto& [key, _] : unit_index) ++units_per_input[key.first];
@@ -184,8 +187,7 @@ RankMap map_ranks(const model::Profile& profile) {
   map.unit_of_launch.reserve(profile.launches.size());
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
-    const bool as_before = i > 0 && l.input == profile.launches[i - 1].input && l.process == profile.launches[i - 1].process;
-    map.unit_of_launch.push_back(as_before ? map.unit_of_launch.back() : new_index[unit_index.at({l.input, pid_of(l)})]);
+    map.unit_of_launch.push_back(as_before(i) ? map.unit_of_launch.back() : new_index[unit_index.at({l.input, pid_of(l)})]);
   }
   return map;
 }
@@ -307,12 +309,9 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   for (const auto& k : agg.kernels) {
     if (k.name < family_time_of_name.size()) family_time_of_name[k.name] = &family_times[agg.families[k.family].cls.base_name];
   }
-  std::vector<std::vector<std::string>> rows_of_stage(profile.stages.size());
-  for (std::size_t s = 0; s < profile.stages.size(); ++s) rows_of_stage[s] = stage_row_names(profile.stages[s]);
-  std::vector<std::vector<std::map<std::size_t, double>*>> stage_times_of_stage(profile.stages.size());
-  for (std::size_t s = 0; s < profile.stages.size(); ++s) {
-    for (const auto& row : rows_of_stage[s]) stage_times_of_stage[s].push_back(&stage_times[row]);
-  }
+  const StageStrings rows_of = intern_stage_strings(profile, stage_row_names);
+  std::vector<std::map<std::size_t, double>*> stage_time_of_row;  // by row id
+  for (const auto& row : rows_of.names) stage_time_of_row.push_back(&stage_times[row]);
   std::map<std::pair<std::size_t, std::string>, std::size_t> stage_index;
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> rank_stage_rows;  // (unit, stage) -> rows in rank.stages
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
@@ -341,13 +340,13 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
     }
     auto [rows, first] = rank_stage_rows.try_emplace((std::uint64_t{unit} << 32) | l.stage);
     if (first) {
-      for (const auto& row : rows_of_stage[l.stage]) rows->second.push_back(stage_of(rank, unit, row, stage_index));
+      for (std::uint32_t row : rows_of.of_stage[l.stage]) rows->second.push_back(stage_of(rank, unit, rows_of.names[row], stage_index));
     }
     for (std::size_t r = 0; r < rows->second.size(); ++r) {
       RankStageRow& s = rank.stages[rows->second[r]];
       if (l.kind == LaunchKind::kKernel) {
         s.kernel_time_ns += *time;
-        (*stage_times_of_stage[l.stage][r])[unit] += *time;
+        (*stage_time_of_row[rows_of.of_stage[l.stage][r]])[unit] += *time;
       }
       s.comm += comm;
     }

@@ -97,14 +97,7 @@ using RowIntervals = std::unordered_map<std::string, std::vector<Interval>>;
 void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
   const RankMap ranks = map_ranks(profile);
   const Lanes lanes = map_lanes(profile, ranks);
-  // Each stage's rows as ids, found once per stage rather than once per launch.
-  std::unordered_map<std::string, std::uint32_t> row_id;
-  std::vector<std::vector<std::uint32_t>> rows_of_stage(profile.stages.size());
-  for (std::size_t s = 0; s < profile.stages.size(); ++s) {
-    for (auto& row : stage_row_names(profile.stages[s])) {
-      rows_of_stage[s].push_back(row_id.try_emplace(std::move(row), static_cast<std::uint32_t>(row_id.size())).first->second);
-    }
-  }
+  const StageStrings stage_rows = intern_stage_strings(profile, stage_row_names);
   std::vector<std::unordered_map<std::uint32_t, std::vector<Interval>>> busy(lanes.lanes.size());  // by row id
   std::vector<std::vector<Interval>> all(lanes.lanes.size());
   bool any = false;
@@ -114,7 +107,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
     any = true;
     const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
     all[lane].push_back(*iv);
-    for (std::uint32_t row : rows_of_stage[profile.launches[i].stage]) busy[lane][row].push_back(*iv);
+    for (std::uint32_t row : stage_rows.of_stage[profile.launches[i].stage]) busy[lane][row].push_back(*iv);
   }
   if (!any) return;
   std::unordered_map<std::uint32_t, RowIntervals> extents;  // by input
@@ -131,11 +124,11 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
     for (const auto& [input, rows] : extents) {
       if (auto e = rows.find(row.name); e != rows.end()) row.instances = row.instances.value_or(0) + e->second.size();
     }
-    const auto id = row_id.find(row.name);
+    const auto id = stage_rows.ids.find(row.name);
     for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
       const std::uint32_t input = ranks.units[lanes.lanes[k].unit].input;
       const std::vector<Interval>* kernels = nullptr;
-      if (id != row_id.end()) {
+      if (id != stage_rows.ids.end()) {
         if (auto b = busy[k].find(id->second); b != busy[k].end()) kernels = &b->second;
       }
       const std::vector<Interval>* spans = nullptr;

@@ -109,7 +109,8 @@ Status classify_name_lines(ChunkReader& in, const KernelClassifier& classifier,
     const std::string_view text = *window;
     const bool last = in.at_end();
     // The window's whole lines: up to its last line break, or all of it at the end.
-    const std::size_t whole = last ? text.size() : (text.rfind('\n') == std::string_view::npos ? 0 : text.rfind('\n') + 1);
+    const std::size_t last_break = text.rfind('\n');
+    const std::size_t whole = last ? text.size() : last_break == std::string_view::npos ? 0 : last_break + 1;
     auto flush = [&]() -> Status {
       if (out.size() < batch_bytes) return ok_status();
       Status s = write(out);
