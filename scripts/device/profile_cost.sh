@@ -9,6 +9,7 @@
 #   scripts/device/profile_cost.sh OUT [all|ours|baseline|partial|summary]   (default all: one device call;
 #                                  partial: only the 8-layer baseline's first launches)
 #   CHECKPOINT=1 scripts/device/profile_cost.sh OUT ...   the weights loaded from a checkpoint
+#   EARLY_PROGRAMS=N scripts/device/profile_cost.sh OUT ours   kernlens with --early-programs N
 #
 # Measured, in this order:
 #   1. kernlens profile on the 4-layer and the 8-layer model, as a user types it (discovery auto:
@@ -62,7 +63,8 @@ ours() {
   local layers=$1 t0 rc
   t0=$(now)
   timeout 300 "$kernlens" profile --nvtx-include prefill --clock-control none --tier roofline -o "$work/runs" \
-    --run-id "L$layers" -f --tag layers="$layers" --tag batch=16 --tag prompt_tokens=512 --verbose --quiet -- \
+    --run-id "L$layers" -f --tag layers="$layers" --tag batch=16 --tag prompt_tokens=512 --verbose --quiet \
+    ${EARLY_PROGRAMS:+--early-programs "$EARLY_PROGRAMS"} -- \
     "${workload[@]}" --layers "$layers" > "$out/L$layers.report.txt" 2> "$out/L$layers.profile.log"
   rc=$?
   echo "L$layers kernlens_rc=$rc wall_s=$(since "$t0")" >> "$out/walls.txt"

@@ -523,7 +523,7 @@ TEST(CliProfile, EveryOptionWorksRightBeforeTheSeparator) {
       {"--force-overwrite"}, {"--run-id", "x"}, {"--tag", "batch=16"}, {"--timeout", "30"}, {"--ranks", "0,1"}, {"--ranks", "all"},
       {"--deep-timeout", "90"},
       {"--ncu", ncu}, {"--nsys", "/nonexistent/nsys"}, {"--tracer", "/nonexistent/tracer.so"}, {"--dry-run"},
-      {"--no-kill"}, {"--no-early-start"}, {"--quiet"}, {"--verbose"}, {"--repeat", "3"}, {"--discovery-only"}, {"--rules", test::fixture("rules/demo_rules.txt")},
+      {"--no-kill"}, {"--no-early-start"}, {"--early-programs", "1"}, {"--quiet"}, {"--verbose"}, {"--repeat", "3"}, {"--discovery-only"}, {"--rules", test::fixture("rules/demo_rules.txt")},
       {"--threads", "2"}, {"--help"}, {"-h"}};
   // Every option the help lists has a case.
   auto help = run_cli({"profile", "--help"});

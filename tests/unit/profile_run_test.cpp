@@ -50,9 +50,9 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
       "gpu__time_duration.sum --nvtx --nvtx-include prefill/ -o " + runs + "/discovery/timing python3 run.py "
       "--prompt 'it'\\''s'\n" +
       kFakeNcu + " --import " + runs + "/discovery/timing.ncu-rep --page raw --csv --print-units base --print-kernel-base mangled\n"
-      "# deep pass: its program starts beside discovery under ncu --mode launch and waits at its first CUDA\n"
-      "# call; the first ncu run attaches to it once discovery has chosen the kernels (--no-early-start:\n"
-      "# the program starts after discovery instead)\n"
+      "# deep pass: 2 copies of its program start beside discovery under ncu --mode launch and wait at\n"
+      "# their first CUDA call; the first 2 ncu runs attach to them, one each, once discovery has chosen the\n"
+      "# kernels (copies not needed are ended then; --no-early-start: the program starts after discovery)\n"
       "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first; the\n"
       "# kernels, the launch number they share and --launch-count, one per kernel, come from discovery)\n" +
       kFakeNcu + " --mode launch --target-processes application-only --nvtx --port '<A FREE PORT>' "
@@ -75,7 +75,7 @@ TEST(ProfileRun, DryRunPrintsEveryCommandAndRunsNothing) {
   EXPECT_EQ(without_environment_line(r.out), expected);
   EXPECT_FALSE(std::filesystem::exists(dir.file("runs")));
   // --no-early-start: one ncu command that starts the program after discovery.
-  o.early_start = false;
+  o.early_programs = 0;
   auto after = run(o);
   EXPECT_EQ(after.result.exit_code, 0) << after.err;
   EXPECT_EQ(after.out.find("--mode"), std::string::npos) << after.out;
@@ -112,12 +112,15 @@ TEST(ProfileRun, RunDirectoryHoldsDiscoveryDeepPassAndAnalysis) {
     EXPECT_EQ(run_record["exit_code"], 0);
     EXPECT_TRUE(std::filesystem::exists(root + "/" + run_record["stderr_log"].get<std::string>()));
   }
-  // The first deep run attached to the program started beside discovery (early_start.h).
+  // Both deep runs attached to copies of the program started beside discovery (early_start.h).
   EXPECT_EQ(steps, (std::vector<std::string>{"discovery (ncu)", "discovery export (ncu)", "deep 1/2",
                                              "deep 1/2 program (started beside discovery under ncu --mode launch)",
                                              "deep 1/2 export raw", "deep 1/2 export details", "deep 2/2",
+                                             "deep 2/2 program (started beside discovery under ncu --mode launch)",
                                              "deep 2/2 export raw", "deep 2/2 export details"}));
   EXPECT_EQ(manifest["options"]["early_start"]["used"], true);
+  EXPECT_EQ(manifest["options"]["early_start"]["programs"], 2);
+  EXPECT_EQ(manifest["options"]["early_start"]["attached"], 2);
   EXPECT_EQ(manifest["options"]["selection"]["kernels"], 18);
   auto analysis = read_json(root + "/analysis.json");
   EXPECT_EQ(analysis["totals"]["launches"], 396);
@@ -231,7 +234,7 @@ TEST(ProfileRun, EarlyStartMeasuresWhatAStartAfterDiscoveryMeasures) {
   auto early = run(options(dir, {"echo", "hello from the program"}));
   auto o = options(dir, {"echo", "hello from the program"});
   o.run_id = "r2";
-  o.early_start = false;
+  o.early_programs = 0;
   auto after = run(o);
   unsetenv("FAKE_NCU_DATA");
   ASSERT_EQ(early.result.exit_code, 0) << early.err;

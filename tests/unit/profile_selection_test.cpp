@@ -325,6 +325,59 @@ TEST(Selection, OneRunOverAWindowBeatsSeveralRunsWhenLaunchesCostLess) {
   expect_invocations_reach_picks(p, *sel);
 }
 
+// Four layers of a norm, 16 GEMMs and an activation (each kernel's first launch cold), then an
+// lm_head launched once: the per-layer kernels share launch 2, lm_head has only launch 1, and the
+// shortest window holding all four is the last layer's 19 launches.
+model::Profile layers_then_lm_head() {
+  model::Profile p;
+  p.inputs.push_back({"t.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
+  for (int layer = 0; layer < 4; ++layer) {
+    const bool cold = layer == 0;
+    add_launch(p, "_Z4normv", cold ? 30 : 20);
+    for (int g = 0; g < 16; ++g) {
+      add_launch(p, "_Z4gemmv", cold && g == 0 ? 130 : 100);
+      if (g == 7) add_launch(p, "_Z3actv", cold ? 40 : 30);
+    }
+  }
+  add_launch(p, "_Z6lmheadv", 2000);
+  return p;
+}
+
+// Issue 15: a second ncu run costs a start of the program (30 launches' worth), unless it
+// attaches to a copy of the program started beside discovery (8). One window of 19 launches
+// beats two runs of the first kind, not two attached runs (4 launches and an attach).
+TEST(Selection, RunsAttachedToProgramsStartedEarlyBeatAWindow) {
+  model::Profile p = layers_then_lm_head();
+  auto agg = analysis::aggregate(p, test::builtin_classifier());
+  for (std::size_t attached : {0u, 1u}) {
+    auto window = select_kernels(p, agg, {.coverage = 1.0, .top = 4, .attached_runs = attached});
+    ASSERT_TRUE(window.ok()) << window.error().to_string();
+    ASSERT_EQ(window->invocations.size(), 1u) << attached;
+    EXPECT_EQ(window->invocations[0].launch_count, 19u);
+    EXPECT_TRUE(window->invocations[0].kernel_id.empty());
+    const auto profiled = replay(p, window->name_base, window->invocations[0]);
+    EXPECT_EQ(profiled.size(), 19u);
+    for (const auto& pick : window->picks) {
+      EXPECT_NE(std::find(profiled.begin(), profiled.end(), pick.launch_index), profiled.end()) << pick.shown_name;
+    }
+  }
+  auto two = select_kernels(p, agg, {.coverage = 1.0, .top = 4, .attached_runs = 2});
+  ASSERT_TRUE(two.ok()) << two.error().to_string();
+  ASSERT_EQ(two->invocations.size(), 2u);
+  std::vector<std::size_t> profiled;
+  for (const auto& inv : two->invocations) {
+    const auto launches = replay_kernel_id(p, inv);
+    EXPECT_EQ(launches.size(), inv.launch_count) << inv.kernel_id;
+    profiled.insert(profiled.end(), launches.begin(), launches.end());
+  }
+  EXPECT_EQ(profiled.size(), 4u);
+  for (const auto& pick : two->picks) {
+    EXPECT_NE(std::find(profiled.begin(), profiled.end(), pick.launch_index), profiled.end()) << pick.shown_name;
+  }
+  EXPECT_TRUE(two->invocations[0].kernel_id.ends_with(":2")) << two->invocations[0].kernel_id;
+  EXPECT_EQ(two->invocations[1].kernel_id, "::regex:^_Z6lmheadv$:1");
+}
+
 TEST(Selection, RejectsBadOptionsAndEmptyDiscovery) {
   model::Profile p;
   auto agg = analysis::aggregate(p, test::builtin_classifier());

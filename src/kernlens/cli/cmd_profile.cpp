@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
+#include "kernlens/profile/interrupt.h"
 #include "kernlens/profile/profile_run.h"
 #include "kernlens/report/json_report.h"
 #include "kernlens/report/text_report.h"
@@ -69,7 +70,7 @@ int run_profile_command(ProfileCliOptions& opt) {
   opt.run.progress_tty = isatty(STDERR_FILENO) == 1;
   opt.run.echo_program_output = !opt.quiet;
   opt.run.kill_after_last = !opt.no_kill && !profile::launcher_rank(environ);
-  opt.run.early_start = !opt.no_early_start;
+  if (opt.no_early_start) opt.run.early_programs = 0;
   // The run directory's analysis.json and the tables printed at the end.
   opt.run.writers.analysis_json = [](const model::Profile& p, const analysis::Analysis& a) {
     return report::analysis_json(p, a, {});
@@ -192,10 +193,17 @@ Command add_profile_command(CLI::App& app) {
   cmd->add_flag("--no-kill", opt->no_kill,
                 "Let the program run to its end after the deep pass profiled its last kernel (by default "
                 "ncu ends it there; never under a launcher)");
+  cmd->add_option("--early-programs", opt->run.early_programs,
+                  "How many copies of the program start beside discovery under `ncu --mode launch`, each waiting at "
+                  "its first CUDA call for a deep-pass run to attach to it once the kernels are chosen: the "
+                  "program's start-up is paid once, and kernels that share no launch number cost a second attach "
+                  "instead of a window of launches. The copies the selection does not need are ended at once. "
+                  "1 when memory or CPUs are short; 0 is --no-early-start")
+      ->check(CLI::Range(0, static_cast<int>(profile::InterruptGuard::kMaxGroupsToEnd)))
+      ->capture_default_str();
   cmd->add_flag("--no-early-start", opt->no_early_start,
-                "Start the deep pass's program after discovery (by default it starts beside discovery under "
-                "`ncu --mode launch`, waits at its first CUDA call, and ncu attaches to it once the kernels are "
-                "chosen: the program's start-up is paid once; use this for a program that cannot run twice at once)");
+                "Start the deep pass's program after discovery (by default copies of it start beside discovery: "
+                "--early-programs; use this for a program that cannot run more than once at a time)");
   cmd->add_flag("--quiet", opt->quiet, "Do not echo the program's output (it is still logged)");
   cmd->add_flag("--verbose", opt->run.verbose, "Print where the time went, step by step (also in manifest.json)");
   add_rules_option(cmd, opt->rule_files);

@@ -132,17 +132,19 @@ bool not_attachable_yet(const Result<StepOutcome>& outcome, EarlyProgram& early)
   return none_found && early.process.running();
 }
 
-// The first ncu run attached to the program started beside discovery; then waits for that
+// A deep run attached to the front program started beside discovery; then waits for that
 // program to end (ncu's --kill ends it after the last launch). std::nullopt when the attach did
-// not measure anything: the early program is ended and the run goes the usual way.
+// not measure anything: every early program is ended (what failed one attach would fail the
+// next) and the run goes the usual way.
 std::optional<Result<StepOutcome>> run_attached(RunContext& run, const std::string& step, const DeepInvocation& d,
-                                                DeepProgress& progress, std::optional<EarlyProgram>& early) {
-  StepSpec spec(step, attach_argv(run.ncu, run.opt.tier, run.opt.replay, d, early->port), run.dir.deep,
+                                                DeepProgress& progress, EarlyPrograms& programs) {
+  EarlyProgram& early = programs.front();
+  StepSpec spec(step, attach_argv(run.ncu, run.opt.tier, run.opt.replay, d, early.port), run.dir.deep,
                 std::filesystem::path(d.report_base).filename().string());
   auto outcome = run_ncu(run, spec, progress, 0);
   const auto give_up_at = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(static_cast<std::int64_t>(run.opt.attach_patience_s * 1000));
-  while (not_attachable_yet(outcome, *early) && !run.stop_requested() && std::chrono::steady_clock::now() < give_up_at) {
+  while (not_attachable_yet(outcome, early) && !run.stop_requested() && std::chrono::steady_clock::now() < give_up_at) {
     std::this_thread::sleep_for(std::chrono::seconds(1));
     outcome = run_ncu(run, spec, progress, 0);
   }
@@ -151,28 +153,25 @@ std::optional<Result<StepOutcome>> run_attached(RunContext& run, const std::stri
                             : !outcome->result.succeeded() ? failure(spec.step, *outcome)
                                                            : "ncu profiled no kernel in it";
     if (!run.stop_requested()) run.note("warning: the deep pass's program started early: " + why + "; running it again");
-    drop_early_program(run, early, why);
+    drop_early_programs(run, programs, why);
     if (run.stop_requested()) return outcome;
     return std::nullopt;
   }
   // ncu has written its report: what the program does after its last measured launch is of no
   // use. ncu's --kill ends it, but its teardown under ncu took 2 s on the H100; end its group.
-  ProcessResult program = early->process.wait(kEarlyProgramAfterReport_ns, kEarlyProgramKillGrace_ns);
-  if (run.guard) run.guard->end_group_when_interrupted_twice(0);
-  record_early_program(run, *early, step + " program (started beside discovery under ncu --mode launch)", program);
+  ProcessResult program = early.process.wait(kEarlyProgramAfterReport_ns, kEarlyProgramKillGrace_ns);
+  record_early_program(run, programs, step + " program (started beside discovery under ncu --mode launch)", program);
   run.manifest.options["early_start"]["ended_after_report"] = program.timed_out;
   if (!program.succeeded() && !program.timed_out && !outcome->result.interrupted) {
     run.note(fmt::format("warning: the program started early ended with {} after ncu measured it (deep/{})",
                          program.describe(), std::filesystem::path(program.stderr_log_path).filename().string()));
   }
-  run.manifest.options["early_start"]["used"] = true;
-  early.reset();
   return outcome;
 }
 
 }  // namespace
 
-DeepPassResult deep_pass(RunContext& run, const Selection& selection, std::optional<EarlyProgram>& early) {
+DeepPassResult deep_pass(RunContext& run, const Selection& selection, EarlyPrograms& early) {
   std::uint64_t planned = 0;
   for (const auto& inv : selection.invocations) planned += inv.launch_count;
   const std::size_t ncu_runs = selection.invocations.size();
@@ -198,7 +197,7 @@ DeepPassResult deep_pass(RunContext& run, const Selection& selection, std::optio
                      inv.launch_count, (run.dir.deep / stem).string()};
     const std::string step = fmt::format("deep {}/{}", i + 1, runs);
     std::optional<Result<StepOutcome>> result;
-    const bool attach = i == 0 && early;
+    const bool attach = !early.empty() && !run.lockstep;
     if (attach) result = run_attached(run, step, d, progress, early);
     if (!result && !run.stop_requested()) {
       // After an attach that failed, its logs stay beside this run's.
@@ -219,6 +218,7 @@ DeepPassResult deep_pass(RunContext& run, const Selection& selection, std::optio
     }
     r.why = export_report(run, step, stem, d, r.csvs);
   }
+  drop_early_programs(run, early, r.why.empty() ? "the deep pass did not need it" : "the deep pass stopped");
   const bool ended_early = !r.why.empty() || run.stop_requested();
   if (ncu_runs > 0) run.err << progress.finish(run.elapsed_s(), ended_early) << std::flush;
   if (ncu_runs > 0 && r.why.empty() && r.csvs.empty() && !run.stop_requested()) {

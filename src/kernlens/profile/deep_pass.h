@@ -3,7 +3,6 @@
 // profiled nothing (ncu exits 0 then) is said so, with ncu's own lines and the usual causes.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +17,9 @@ struct DeepPassResult {
   std::string why;                // why the pass failed or stopped; empty when it did not
 };
 
-// `early`: the program started beside discovery (early_start.h), which the first run attaches
-// to; it is used up (reset) either way.
-DeepPassResult deep_pass(RunContext& run, const Selection& selection, std::optional<EarlyProgram>& early);
+// `early`: the programs started beside discovery (early_start.h), which the first runs attach
+// to, one each; they are used up (emptied) either way.
+DeepPassResult deep_pass(RunContext& run, const Selection& selection, EarlyPrograms& early);
 
 // The deep pass's first ncu run for --dry-run, with placeholders for what discovery decides.
 std::vector<std::vector<std::string>> deep_pass_plan(const RunContext& run);

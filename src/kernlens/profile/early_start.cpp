@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -13,18 +14,23 @@
 namespace kernlens::profile {
 namespace {
 
-void set_manifest(RunContext& run, bool started, bool used, const std::string& why, int port) {
-  nlohmann::ordered_json j = {{"started", started}, {"used", used}};
-  if (port) j["port"] = port;
-  if (!why.empty()) j["why_not"] = why;
-  run.manifest.options["early_start"] = j;
+// options.early_start: {started, used, programs (how many started), attached (how many a deep
+// run used), port (the first's), why_not (why none was started, or why the last were ended)}.
+nlohmann::ordered_json& early_start_record(RunContext& run) {
+  auto& j = run.manifest.options["early_start"];
+  if (!j.is_object()) j = {{"started", false}, {"used", false}, {"programs", 0}, {"attached", 0}};
+  return j;
+}
+
+void set_why_not(RunContext& run, const std::string& why) {
+  if (!why.empty()) early_start_record(run)["why_not"] = why;
 }
 
 }  // namespace
 
 std::string early_start_refused(const RunContext& run) {
   const ProfileRunOptions& opt = run.opt;
-  if (!opt.early_start) return "--no-early-start";
+  if (opt.early_programs == 0) return "--no-early-start";
   if (opt.discovery_only) return "--discovery-only: there is no deep pass";
   if (!opt.discovery_from.empty()) return "--discovery-from: no discovery runs beside it";
   if (opt.replay != ReplayMode::kKernel) return "--replay-mode application runs the program once per pass";
@@ -56,43 +62,64 @@ int bind_loopback(int port) {
 
 }  // namespace
 
-Result<int> free_local_ports(int count) {
+Result<int> free_local_ports(int count, const std::vector<int>& taken) {
   constexpr int kTries = 50;
   for (int i = 0; i < kTries; ++i) {
     const int base = bind_loopback(0);
     if (base == 0) return make_error("", 0, std::string("no free port on 127.0.0.1: ") + std::strerror(errno));
-    bool all_free = base + count <= 65536;
+    bool all_free = base + count <= 65536 && std::none_of(taken.begin(), taken.end(), [&](int other) {
+      return base < other + count && other < base + count;
+    });
     for (int p = base + 1; all_free && p < base + count; ++p) all_free = bind_loopback(p) == p;
     if (all_free) return base;
   }
   return make_error("", 0, fmt::format("no {} free ports in a row on 127.0.0.1", count));
 }
 
-std::optional<EarlyProgram> start_early_program(RunContext& run) {
-  if (std::string why = early_start_refused(run); !why.empty()) {
-    set_manifest(run, false, false, why, 0);
-    return std::nullopt;
-  }
-  auto port = free_local_ports(kEarlyStartPorts);
-  if (!port) {
-    run.note("warning: the deep pass's program starts after discovery: " + port.error().to_string());
-    set_manifest(run, false, false, port.error().to_string(), 0);
-    return std::nullopt;
-  }
+namespace {
+
+// Starts copy `k` (serving deep run k + 1) on ports not in `taken`.
+Result<EarlyProgram> start_one(RunContext& run, std::size_t k, const std::vector<int>& taken) {
+  auto port = free_local_ports(kEarlyStartPorts, taken);
+  if (!port) return port.error();
   ProcessOptions p;
   p.argv = launch_argv(run.ncu, *port, run.opt.command);
   p.env = child_environment_overrides(run, {});
-  p.stdout_log_path = (run.dir.deep / "deep_1_program.stdout.log").string();
-  p.stderr_log_path = (run.dir.deep / "deep_1_program.stderr.log").string();
+  p.stdout_log_path = (run.dir.deep / fmt::format("deep_{}_program.stdout.log", k + 1)).string();
+  p.stderr_log_path = (run.dir.deep / fmt::format("deep_{}_program.stderr.log", k + 1)).string();
   auto process = BackgroundProcess::start(p);
-  if (!process) {
-    run.note("warning: the deep pass's program starts after discovery: " + process.error().to_string());
-    set_manifest(run, false, false, process.error().to_string(), 0);
-    return std::nullopt;
-  }
-  if (run.guard) run.guard->end_group_when_interrupted_twice(process->pid());
-  set_manifest(run, true, false, "", *port);
+  if (!process) return process.error();
   return EarlyProgram{std::move(*process), std::move(p.argv), *port};
+}
+
+}  // namespace
+
+EarlyPrograms start_early_programs(RunContext& run) {
+  EarlyPrograms early;
+  early_start_record(run);
+  if (std::string why = early_start_refused(run); !why.empty()) {
+    set_why_not(run, why);
+    return early;
+  }
+  std::vector<int> taken;
+  for (std::size_t k = 0; k < run.opt.early_programs; ++k) {
+    auto program = start_one(run, k, taken);
+    if (!program) {
+      const std::string why = program.error().to_string();
+      run.note(k == 0 ? "warning: the deep pass's program starts after discovery: " + why
+                      : fmt::format("warning: {} of the deep pass's programs started beside discovery, not {}: {}", k,
+                                    run.opt.early_programs, why));
+      set_why_not(run, why);
+      break;
+    }
+    if (run.guard) run.guard->end_group_when_interrupted_twice(program->process.pid());
+    taken.push_back(program->port);
+    if (early.empty()) early_start_record(run)["port"] = program->port;
+    early.push_back(std::move(*program));
+  }
+  early_start_record(run)["started"] = !early.empty();
+  early_start_record(run)["programs"] = early.size();
+  return early;
 }
 
 std::string early_program_unusable(const model::Profile& timeline) {
@@ -106,20 +133,27 @@ std::string early_program_unusable(const model::Profile& timeline) {
   return {};
 }
 
-void record_early_program(RunContext& run, const EarlyProgram& early, const std::string& step,
+void record_early_program(RunContext& run, EarlyPrograms& early, const std::string& step,
                           const ProcessResult& result) {
-  rundir::ToolRun record = tool_run_record(run, step, early.argv, result);
+  rundir::ToolRun record = tool_run_record(run, step, early.front().argv, result);
   run.manifest.runs.push_back(record);
+  if (run.guard) run.guard->forget_group(early.front().process.pid());
+  early.pop_front();
+  auto& j = early_start_record(run);
+  j["used"] = true;
+  j["attached"] = j["attached"].get<std::size_t>() + 1;
   run.save();
 }
 
-void drop_early_program(RunContext& run, std::optional<EarlyProgram>& early, const std::string& why) {
-  if (!early) return;
-  early->process.kill_group();
-  if (run.guard) run.guard->end_group_when_interrupted_twice(0);
-  set_manifest(run, true, false, why, early->port);
+void drop_early_programs(RunContext& run, EarlyPrograms& early, const std::string& why, std::size_t keep) {
+  if (early.size() <= keep) return;
+  while (early.size() > keep) {
+    early.back().process.kill_group();
+    if (run.guard) run.guard->forget_group(early.back().process.pid());
+    early.pop_back();
+  }
+  set_why_not(run, why);
   run.save();
-  early.reset();
 }
 
 }  // namespace kernlens::profile

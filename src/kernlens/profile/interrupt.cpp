@@ -26,7 +26,7 @@ volatile sig_atomic_t g_first_signal = 0;
 // memory.
 std::atomic<const LastWords*> g_last_words{nullptr};
 std::vector<std::unique_ptr<LastWords>> g_kept_words;
-volatile sig_atomic_t g_group_to_end = 0;
+volatile sig_atomic_t g_groups_to_end[InterruptGuard::kMaxGroupsToEnd] = {};
 
 void write_all(int fd, std::string_view bytes) {
   while (!bytes.empty()) {
@@ -42,7 +42,9 @@ extern "C" void on_guard_signal(int sig) {
   if (g_first_signal == 0) g_first_signal = sig;
   g_signal_count = g_signal_count + 1;
   if (g_signal_count < 2) return;
-  if (g_group_to_end > 0) ::kill(-static_cast<pid_t>(g_group_to_end), SIGKILL);
+  for (const auto group : g_groups_to_end) {
+    if (group > 0) ::kill(-static_cast<pid_t>(group), SIGKILL);
+  }
   if (const LastWords* words = g_last_words.load()) {
     int fd = ::open(words->temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
@@ -78,7 +80,7 @@ InterruptGuard::~InterruptGuard() {
   sigaction(SIGHUP, &g_previous_hup, nullptr);
   g_last_words = nullptr;
   g_kept_words.clear();
-  g_group_to_end = 0;
+  for (auto& group : g_groups_to_end) group = 0;
 }
 
 bool InterruptGuard::interrupted() const { return g_first_signal != 0; }
@@ -91,7 +93,21 @@ void InterruptGuard::prepare_last_words(const std::string& path, const std::stri
   g_kept_words.push_back(std::move(words));
 }
 
-void InterruptGuard::end_group_when_interrupted_twice(int process_group) const { g_group_to_end = process_group; }
+void InterruptGuard::end_group_when_interrupted_twice(int process_group) const {
+  if (process_group <= 0) return;
+  for (auto& group : g_groups_to_end) {
+    if (group == 0) {
+      group = process_group;
+      return;
+    }
+  }
+}
+
+void InterruptGuard::forget_group(int process_group) const {
+  for (auto& group : g_groups_to_end) {
+    if (group == process_group) group = 0;
+  }
+}
 
 std::string signal_name(int sig) {
   if (sig == SIGINT) return "SIGINT";

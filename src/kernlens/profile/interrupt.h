@@ -25,9 +25,11 @@ class InterruptGuard {
   // What a second signal writes before exiting: `bytes` to `path`, through a temporary file
   // beside it renamed over it. Each call replaces the previous one.
   void prepare_last_words(const std::string& path, const std::string& bytes) const;
-  // A process group that a second signal kills on its way out (a child left running in the
-  // background: early_start.h); 0: none.
+  // Process groups that a second signal kills on its way out (children left running in the
+  // background: early_start.h), at most kMaxGroupsToEnd at once; forget_group() takes one back.
+  static constexpr int kMaxGroupsToEnd = 4;
   void end_group_when_interrupted_twice(int process_group) const;
+  void forget_group(int process_group) const;
 };
 
 // "SIGINT", "SIGTERM", or "signal N".

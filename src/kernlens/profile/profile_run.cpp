@@ -138,9 +138,17 @@ void print_dry_run(RunContext& run, const nlohmann::ordered_json& tools, const n
   run.out << "# run directory: " << run.dir.root.string() << "\n";
   print_discovery_plan(run);
   if (early_start_refused(run).empty()) {
-    run.out << "# deep pass: its program starts beside discovery under ncu --mode launch and waits at its first CUDA\n"
-               "# call; the first ncu run attaches to it once discovery has chosen the kernels (--no-early-start:\n"
-               "# the program starts after discovery instead)\n";
+    if (run.opt.early_programs == 1) {
+      run.out << "# deep pass: its program starts beside discovery under ncu --mode launch and waits at its first CUDA\n"
+                 "# call; the first ncu run attaches to it once discovery has chosen the kernels (--no-early-start:\n"
+                 "# the program starts after discovery instead)\n";
+    } else {
+      run.out << fmt::format(
+          "# deep pass: {0} copies of its program start beside discovery under ncu --mode launch and wait at\n"
+          "# their first CUDA call; the first {0} ncu runs attach to them, one each, once discovery has chosen the\n"
+          "# kernels (copies not needed are ended then; --no-early-start: the program starts after discovery)\n",
+          run.opt.early_programs);
+    }
   }
   run.out << "# deep pass: one ncu run per group of the kernels discovery selects (shown for the first; the\n"
              "# kernels, the launch number they share and --launch-count, one per kernel, come from discovery)\n";
@@ -176,14 +184,17 @@ bool measures_kernels(const RunContext& run) { return !run.lockstep || run.locks
 
 // Ranks the discovery's kernels, writes discovery/kernels.csv and chooses the deep pass's
 // among the compute kernels (none on a rank that is not profiled).
-Result<Selection> select(RunContext& run, const model::Profile& timeline) {
+// `attached_runs`: how many ncu runs can attach to a program started beside discovery.
+Result<Selection> select(RunContext& run, const model::Profile& timeline, std::size_t attached_runs) {
   TimedStep timed(run, "select kernels");
   auto agg = analysis::aggregate(timeline, run.classifier);
   const CommSplit split = split_communication(timeline, agg);
   Selection selection;
   std::unordered_set<std::string> chosen;
   if (measures_kernels(run)) {
-    auto selected = select_kernels(timeline, split.compute, run.opt.selection);
+    SelectionOptions options = run.opt.selection;
+    options.attached_runs = attached_runs;
+    auto selected = select_kernels(timeline, split.compute, options);
     if (!selected) return make_error("", 0, "selection: " + selected.error().to_string());
     selection = std::move(selected).value();
     for (const auto& pick : selection.picks) chosen.insert(timeline.names[pick.name]);
@@ -247,20 +258,25 @@ void fill_manifest(RunContext& run, const std::string& run_id, const nlohmann::o
 }
 
 // After discovery: select, measure, join, analyze, write. The exit code.
-ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline, std::optional<EarlyProgram>& early) {
+ProfileRunResult measure_and_analyze(RunContext& run, model::Profile& timeline, EarlyPrograms& early) {
   if (!timeline.devices.empty()) run.manifest.tools["gpu"] = timeline.devices[0].name;
-  if (std::string why = early_program_unusable(timeline); early && !why.empty()) {
-    run.note("the deep pass's program, started early, is not used: " + why);
-    drop_early_program(run, early, why);
+  if (std::string why = early_program_unusable(timeline); !early.empty() && !why.empty()) {
+    run.note("the deep pass's programs, started early, are not used: " + why);
+    drop_early_programs(run, early, why);
   }
-  auto selection = select(run, timeline);
+  auto selection = select(run, timeline, early.size());
   if (!selection) {
-    drop_early_program(run, early, "selection failed");
+    drop_early_programs(run, early, "selection failed");
     return run.finish(kExitToolFailed, "failed", selection.error().to_string());
   }
-  if (selection->invocations.empty()) drop_early_program(run, early, "no kernel to measure");
+  // What the selection does not need leaves now, with the memory and CPU it holds.
+  drop_early_programs(run, early,
+                      selection->invocations.empty() ? "no kernel to measure"
+                                                     : fmt::format("the deep pass needs {} ncu run(s)",
+                                                                   selection->invocations.size()),
+                      selection->invocations.size());
   if (run.stop_requested()) {
-    drop_early_program(run, early, "interrupted");
+    drop_early_programs(run, early, "interrupted");
     return run.finish_interrupted("selecting the kernels");
   }
   if (run.lockstep && !run.opt.discovery_only) {
@@ -408,14 +424,14 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   fill_manifest(run, job_run_id, tools, environment);
   run.save();
 
-  std::optional<EarlyProgram> early = start_early_program(run);
+  EarlyPrograms early = start_early_programs(run);
   model::Profile timeline;
   if (auto why = discover(run, timeline); !why.empty()) {
-    drop_early_program(run, early, "discovery failed");
+    drop_early_programs(run, early, "discovery failed");
     return run.finish(kExitToolFailed, "failed", why);
   }
   if (run.stop_requested()) {
-    drop_early_program(run, early, "interrupted");
+    drop_early_programs(run, early, "interrupted");
     return run.finish_interrupted("reading the discovery");
   }
   return measure_and_analyze(run, timeline, early);

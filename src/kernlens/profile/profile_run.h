@@ -65,9 +65,9 @@ struct ProfileRunOptions {
   // End the program once the deep pass has profiled its last planned launch (kernel replay
   // only). Off under a launcher: the other ranks would wait for the killed one.
   bool kill_after_last = true;
-  // Start the deep pass's program beside discovery under `ncu --mode launch`, and attach to it
-  // once the kernels are chosen (early_start.h).
-  bool early_start = true;
+  // How many copies of the deep pass's program start beside discovery under `ncu --mode launch`,
+  // for the first deep runs to attach to once the kernels are chosen (early_start.h); 0: none.
+  std::size_t early_programs = 2;
   // How long the attach tries again while ncu finds no program to attach to (it has not reached
   // its first CUDA call yet).
   double attach_patience_s = 120;

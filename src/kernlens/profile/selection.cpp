@@ -419,7 +419,11 @@ void prefer_one_window(const model::Profile& profile, const std::vector<std::siz
   if (sel.invocations.size() < 2) return;
   std::vector<std::size_t> all(sel.picks.size());
   for (std::size_t p = 0; p < all.size(); ++p) all[p] = p;
-  const double saved_launches = options.run_cost_in_launches * static_cast<double>(sel.invocations.size() - 1);
+  // The window is the first run; the runs after it are what it saves.
+  double saved_launches = 0;
+  for (std::size_t k = 1; k < sel.invocations.size(); ++k) {
+    saved_launches += k < options.attached_runs ? options.attached_run_cost_in_launches : options.run_cost_in_launches;
+  }
   const auto limit = static_cast<std::uint64_t>(static_cast<double>(all.size()) + saved_launches);
   auto w = best_window(profile, order, fk, sel.picks, all, limit);
   if (!w || w->count >= limit) return;
@@ -441,8 +445,9 @@ void prefer_one_window(const model::Profile& profile, const std::vector<std::siz
   sel.invocations = {window_invocation(profile, order, sel, all, *w)};
   sel.notes.push_back(fmt::format(
       "one ncu run over a window of {} launches instead of {} runs of one launch per kernel: the kernels share no "
-      "launch number, and {} more launches cost less than {} more runs (each starts the program again)",
-      w->count, runs, w->count - all.size(), runs - 1));
+      "launch number, and {} more launches cost less than {} more runs ({})",
+      w->count, runs, w->count - all.size(), runs - 1,
+      options.attached_runs >= runs ? "each an attach to a program started beside discovery" : "each starts the program again"));
 }
 
 // Without --kernel-id: each kernel joins the first invocation whose window of matching

@@ -12,7 +12,8 @@
 //                     A run that only a few kernels need is dropped when the next kernels
 //                     by time fit the other runs and keep coverage (Selection::notes says so);
 //                     when several runs remain, one run over a window of launches that holds
-//                     every kernel replaces them if its extra launches cost less than the runs.
+//                     every kernel replaces them if its extra launches cost less than the runs
+//                     (a run attached to a program started beside discovery costs little).
 //   escape_regex()    a literal string as a regular expression
 //   ncu_function_name()  what ncu's --kernel-name-base function matches, from a demangled name
 #pragma once
@@ -50,6 +51,12 @@ struct SelectionOptions {
   // launch number, one run over a window of their launches beats several runs as long as the
   // window's extra launches cost less than the runs it saves.
   double run_cost_in_launches = 30;
+  // The first `attached_runs` ncu runs attach to copies of the program started beside discovery
+  // (early_start.h): their start-up is paid already, and one more of them costs what the attach
+  // and the program's way to its kernels under ncu cost, about 4 s on the H100 (BENCHMARKS.md,
+  // issue 15), against 0.56-0.61 s a launch.
+  std::size_t attached_runs = 0;
+  double attached_run_cost_in_launches = 8;
 };
 
 // One kernel chosen for the deep pass and the launch of it that represents it.
