@@ -172,7 +172,7 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
     const model::Launch& l = profile.launches[i];
     if (l.kind != model::LaunchKind::kKernel || !resolver.has_deep_metrics(l)) continue;
     std::string why;
-    auto lf = launch_flops(resolver, l, &why);
+    auto lf = launch_flops(resolver, l, out.why_not_measured.empty() ? &why : nullptr, /*with_source=*/false);
     if (!lf) {
       if (out.why_not_measured.empty()) out.why_not_measured = why;
       continue;

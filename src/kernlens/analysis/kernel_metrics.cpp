@@ -91,7 +91,7 @@ std::optional<double> KernelMetrics::achieved_dram_bytes_per_s() const {
 }
 
 std::optional<LaunchFlops> launch_flops(const MetricResolver& resolver, const model::Launch& launch,
-                                        std::string* why_not) {
+                                        std::string* why_not, bool with_source) {
   auto fail = [&](std::string_view why) -> std::optional<LaunchFlops> {
     if (why_not) *why_not = std::string(why);
     return std::nullopt;
@@ -112,7 +112,7 @@ std::optional<LaunchFlops> launch_flops(const MetricResolver& resolver, const mo
     tensor_measured = tensor_measured || is_tensor(path);
     out.by_path[i] = f->value;
     out.total += f->value;
-    if (f->value > 0) sources.push_back(f->source);
+    if (with_source && f->value > 0) sources.push_back(f->source);
   }
   if (!tensor_measured) {
     // Without the tensor counters, an idle tensor pipe still proves there was no tensor work.
@@ -122,19 +122,27 @@ std::optional<LaunchFlops> launch_flops(const MetricResolver& resolver, const mo
                   "SpeedOfLight_HierarchicalTensorRooflineChart)");
     }
   }
+  if (!with_source) return out;
   if (sources.empty()) sources.push_back(resolver.flops(launch, FlopPath::kSimtFp32)->source);
   out.source = fmt::format("{}", fmt::join(sources, " + "));
   return out;
 }
 
-std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const model::Launch& launch) {
-  if (auto total = resolver.get(launch, Figure::kDramBytes)) return Figured{total->value, std::string(total->source)};
+std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const model::Launch& launch,
+                                         bool with_source) {
+  if (auto total = resolver.get(launch, Figure::kDramBytes)) {
+    return Figured{total->value, with_source ? std::string(total->source) : std::string()};
+  }
   auto read = resolver.get(launch, Figure::kDramReadBytes);
   auto write = resolver.get(launch, Figure::kDramWriteBytes);
-  if (read && write) return Figured{read->value + write->value, fmt::format("{} + {}", read->source, write->source)};
+  if (read && write) {
+    return Figured{read->value + write->value,
+                   with_source ? fmt::format("{} + {}", read->source, write->source) : std::string()};
+  }
   auto rate = resolver.get(launch, Figure::kDramBytesPerSecond);
   if (rate && launch.duration_ns) {
-    return Figured{rate->value * *launch.duration_ns * 1e-9, fmt::format("{} x duration", rate->source)};
+    return Figured{rate->value * *launch.duration_ns * 1e-9,
+                   with_source ? fmt::format("{} x duration", rate->source) : std::string()};
   }
   return std::nullopt;
 }
@@ -157,7 +165,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
     if (!w || *w <= 0) continue;
     m.time_ns += *w;
     if (launch.metrics_count == 0) {  // a timeline's launch: nothing to resolve (a million of them)
-      if (m.flops_missing.empty()) launch_flops(r, launch, &m.flops_missing);
+      if (m.flops_missing.empty()) launch_flops(r, launch, &m.flops_missing, /*with_source=*/false);
       continue;
     }
     with_metrics.push_back(&launch);
@@ -166,7 +174,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
     }
     if (r.get(launch, Figure::kSmPct)) m.deep_time_ns += *w;
     std::string why;
-    auto lf = launch_flops(r, launch, &why);
+    auto lf = launch_flops(r, launch, m.flops_missing.empty() ? &why : nullptr, !m.flops);
     if (lf) {
       if (!m.flops) m.flops = Figured{0, lf->source};
       m.flops->value += lf->total * static_cast<double>(launch.count);
@@ -177,7 +185,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
     } else if (m.flops_missing.empty()) {
       m.flops_missing = why;
     }
-    auto bytes = launch_dram_bytes(r, launch);
+    auto bytes = launch_dram_bytes(r, launch, !m.dram_bytes);
     if (bytes) {
       if (!m.dram_bytes) m.dram_bytes = Figured{0, bytes->source};
       m.dram_bytes->value += bytes->value * static_cast<double>(launch.count);

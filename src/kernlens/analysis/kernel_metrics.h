@@ -76,15 +76,19 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
 
 // The FLOPs of one launch, when its work was measured completely: tensor paths (or a tensor
 // pipe that was idle) and the fp32 SIMT path at least. `why_not` says what is missing.
+// `with_source`: spell out the counters summed (only the first launch's source is shown, and
+// formatting it for each of a million launches was a tenth of `analyze` on a big raw page).
 struct LaunchFlops {
   double total = 0;
   std::array<std::optional<double>, kFlopPathCount> by_path{};
-  std::string source;
+  std::string source;  // empty without `with_source`
 };
 std::optional<LaunchFlops> launch_flops(const MetricResolver& resolver, const model::Launch& launch,
-                                        std::string* why_not);
+                                        std::string* why_not, bool with_source = true);
 
-// DRAM bytes of one launch: dram__bytes.sum, else read + write, else rate x duration.
-std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const model::Launch& launch);
+// DRAM bytes of one launch: dram__bytes.sum, else read + write, else rate x duration; the
+// source is empty without `with_source`.
+std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const model::Launch& launch,
+                                         bool with_source = true);
 
 }  // namespace kernlens::analysis
