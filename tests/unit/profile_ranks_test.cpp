@@ -99,6 +99,16 @@ TEST(ProfileRanks, OnlyRankZeroProfiledBothRanksRunTheirProgramInStep) {
   // untouched, each run with the same fresh key space in the launcher's store as rank 0's.
   EXPECT_EQ(program_runs(dir, 0), kThreeRuns);
   EXPECT_EQ(program_runs(dir, 1), kThreeRuns);
+  // Each deep run has a store of its own, on a port rank 0 chose, never the launcher's store
+  // again (torch 2.11 read a stale NCCL id from it on two H100s): the same for both ranks.
+  const auto stores = lines(dir.file("program") + "/store-0.log");
+  EXPECT_EQ(lines(dir.file("program") + "/store-1.log"), stores);
+  ASSERT_EQ(stores.size(), 3u);
+  EXPECT_TRUE(stores[0].starts_with("True ")) << stores[0];
+  EXPECT_TRUE(stores[1].starts_with("False ")) << stores[1];
+  EXPECT_TRUE(stores[2].starts_with("False ")) << stores[2];
+  EXPECT_NE(stores[1], stores[2]);
+  EXPECT_NE(stores[0].substr(5), stores[1].substr(6));
   EXPECT_NE(job.err(1).find("rank 1 is not in --ranks: its program runs untouched"), std::string::npos) << job.err(1);
   EXPECT_NE(job.out(0).find("ncu throughput metrics for 20 of 30 kernels"), std::string::npos) << job.out(0);
   EXPECT_EQ(job.out(1), "");  // the report is the profiled ranks'; rank 1's times are in its analysis.json
@@ -110,6 +120,7 @@ TEST(ProfileRanks, OnlyRankZeroProfiledBothRanksRunTheirProgramInStep) {
   EXPECT_EQ(job_manifest["world_size"], 2);
   EXPECT_EQ(job_manifest["profiled_ranks"], nlohmann::json::array({0}));
   EXPECT_EQ(job_manifest["deep_runs"]["runs"], 2);
+  EXPECT_EQ(job_manifest["deep_runs"]["store_ports"].size(), 2u);
   ASSERT_EQ(job_manifest["ranks"].size(), 2u);
   EXPECT_EQ(job_manifest["ranks"][0]["deep_ncu_runs"], 2);
   EXPECT_EQ(job_manifest["ranks"][0]["deep_untouched_runs"], 0);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/file.h"
+#include "kernlens/profile/early_start.h"
 #include "kernlens/profile/profile_run.h"
 
 namespace kernlens::profile {
@@ -37,6 +38,23 @@ std::optional<long long> restart_count() {
 }
 
 std::int64_t seconds_ns(double s) { return static_cast<std::int64_t>(s * 1e9); }
+
+bool uses_agent_store() {
+  const char* value = ::getenv("TORCHELASTIC_USE_AGENT_STORE");
+  return value && std::string_view(value) == "True";
+}
+
+// A free port of this host for each of `runs` deep runs, all different; empty when there are not
+// that many (the runs then share the launcher's store, as before).
+std::vector<int> free_store_ports(std::size_t runs) {
+  std::vector<int> ports;
+  for (std::size_t k = 0; k < runs; ++k) {
+    auto port = free_local_ports(1, ports);
+    if (!port) return {};
+    ports.push_back(*port);
+  }
+  return ports;
+}
 
 // How the rank's run went, from its manifest, for the job's manifest.
 nlohmann::ordered_json outcome(const rundir::Manifest& m, int exit_code, int rank, bool profiled) {
@@ -97,7 +115,8 @@ Lockstep::Lockstep(RankSync sync, fs::path top, bool profiled, double deep_timeo
       top_(std::move(top)),
       profiled_(profiled),
       deep_timeout_s_(deep_timeout_s),
-      restart_count_(restart_count()) {}
+      restart_count_(restart_count()),
+      agent_store_(uses_agent_store()) {}
 
 Result<RankPlan> Lockstep::agree(const Selection& selection, std::int64_t discovery_wall_ns) {
   discovery_wall_ns_ = discovery_wall_ns;
@@ -116,7 +135,10 @@ Result<RankPlan> Lockstep::agree(const Selection& selection, std::int64_t discov
     if (!plan) return plan.error();
     plan_.runs = plan->value("runs", std::size_t{0});
     plan_.run_timeout_ns = plan->value("run_timeout_ns", std::vector<std::int64_t>{});
-    if (plan_.run_timeout_ns.size() != plan_.runs) return make_error("", 0, "rank 0's plan is not whole");
+    plan_.store_ports = plan->value("store_ports", std::vector<int>{});
+    if (plan_.run_timeout_ns.size() != plan_.runs || (!plan_.store_ports.empty() && plan_.store_ports.size() != plan_.runs)) {
+      return make_error("", 0, "rank 0's plan is not whole");
+    }
     return plan_;
   }
   auto all = sync_.gather("selected", wait_ns);
@@ -134,7 +156,11 @@ Result<RankPlan> Lockstep::agree(const Selection& selection, std::int64_t discov
     plan_.run_timeout_ns.push_back(deep_timeout_s_ > 0 ? seconds_ns(deep_timeout_s_)
                                                        : default_run_timeout_ns(slowest, kernels_in_run));
   }
-  if (Status s = sync_.say("plan", {{"runs", plan_.runs}, {"run_timeout_ns", plan_.run_timeout_ns}}); !s) {
+  if (agent_store_) plan_.store_ports = free_store_ports(plan_.runs);
+  if (Status s = sync_.say("plan", {{"runs", plan_.runs},
+                                    {"run_timeout_ns", plan_.run_timeout_ns},
+                                    {"store_ports", plan_.store_ports}});
+      !s) {
     return s.error();
   }
   return plan_;
@@ -154,9 +180,16 @@ std::string Lockstep::partner_lost(std::size_t k) const {
 }
 
 std::vector<std::string> Lockstep::run_environment(std::size_t k) const {
-  if (!restart_count_) return {};
-  return {fmt::format("TORCHELASTIC_RESTART_COUNT={}",
-                      *restart_count_ + kRestartCountStride * static_cast<long long>(k + 1))};
+  std::vector<std::string> env;
+  if (restart_count_) {
+    env.push_back(fmt::format("TORCHELASTIC_RESTART_COUNT={}",
+                              *restart_count_ + kRestartCountStride * static_cast<long long>(k + 1)));
+  }
+  if (k < plan_.store_ports.size()) {
+    env.push_back("TORCHELASTIC_USE_AGENT_STORE=False");
+    env.push_back(fmt::format("MASTER_PORT={}", plan_.store_ports[k]));
+  }
+  return env;
 }
 
 void Lockstep::finish(const rundir::Manifest& manifest, int exit_code, const std::vector<int>& profiled_ranks) {
@@ -177,6 +210,7 @@ void Lockstep::finish(const rundir::Manifest& manifest, int exit_code, const std
   }
   job["profiled_ranks"] = profiled;
   job["deep_runs"] = {{"runs", plan_.runs}, {"run_timeout_ns", plan_.run_timeout_ns}};
+  if (!plan_.store_ports.empty()) job["deep_runs"]["store_ports"] = plan_.store_ports;
   job["lockstep"] =
       "every rank ran its program once in discovery and once per deep run; a rank without an ncu run of its own "
       "ran it untouched";

@@ -11,10 +11,14 @@
 //      program runs (the most any rank needs) and each run's timeout.
 //   4. Deep run k: every rank waits for the others to be ready, then runs its program, under
 //      ncu when it has a k-th ncu run, untouched otherwise, so the profiled ranks'
-//      collectives complete. TORCHELASTIC_RESTART_COUNT is set to a value of its own for each
-//      deep run (base + 1000·k): torch.distributed's env:// rendezvous under torchrun keys its
-//      store by it ("/worker/attempt_N"), so a run never reads what an earlier run of the
-//      same job left in the launcher's store (a stale NCCL id or gloo address would hang it).
+//      collectives complete. A run must not read what an earlier run of the same job left in
+//      the launcher's store: on two H100s (torch 2.11, NCCL 2.28), rank 1's second run read
+//      rank 0's NCCL id of the first run while rank 0 started slowly under ncu, and hung
+//      (scripts/device/ncu_nccl_probe.sh), though TORCHELASTIC_RESTART_COUNT, which torch's
+//      env:// rendezvous says keys the store ("/worker/attempt_N"), was new. So under torchrun's
+//      agent store each deep run gets a store of its own: TORCHELASTIC_USE_AGENT_STORE=False
+//      and a MASTER_PORT rank 0 chose (its program hosts the store there, as torch does
+//      without an agent), and TORCHELASTIC_RESTART_COUNT = base + 1000·(k + 1) as before.
 //   5. A rank that fails says so; the others stop their program and end with exit 3. A rank
 //      that died (its pid gone) or is late past the timeout is named in the error.
 //   6. Rank 0 waits for every rank's end and writes OUTPUT/RUN_ID/manifest.json: which rank ran
@@ -40,6 +44,7 @@ struct ProfileRunOptions;
 struct RankPlan {
   std::size_t runs = 0;                     // program runs each rank makes
   std::vector<std::int64_t> run_timeout_ns;  // per run
+  std::vector<int> store_ports;             // per run, under torchrun's agent store: MASTER_PORT
 };
 
 // The default timeout of one deep-pass run: max(60 s, 5 x the slowest rank's discovery), plus
@@ -78,6 +83,7 @@ class Lockstep {
   std::int64_t discovery_wall_ns_ = 0;
   RankPlan plan_;
   std::optional<long long> restart_count_;  // TORCHELASTIC_RESTART_COUNT, when set
+  bool agent_store_ = false;                 // TORCHELASTIC_USE_AGENT_STORE=True
 };
 
 // Error: a rank of --ranks that the job does not have.
