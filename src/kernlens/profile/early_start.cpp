@@ -4,12 +4,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
+
+#include "kernlens/profile/interrupt.h"
 
 namespace kernlens::profile {
 namespace {
@@ -102,13 +104,16 @@ EarlyPrograms start_early_programs(RunContext& run) {
     return early;
   }
   std::vector<int> taken;
-  for (std::size_t k = 0; k < run.opt.early_programs; ++k) {
+  // The interrupt guard ends at most that many groups on a second Ctrl-C (the CLI's limit too).
+  const std::size_t wanted =
+      std::min<std::size_t>(run.opt.early_programs, static_cast<std::size_t>(InterruptGuard::kMaxGroupsToEnd));
+  for (std::size_t k = 0; k < wanted; ++k) {
     auto program = start_one(run, k, taken);
     if (!program) {
       const std::string why = program.error().to_string();
       run.note(k == 0 ? "warning: the deep pass's program starts after discovery: " + why
                       : fmt::format("warning: {} of the deep pass's programs started beside discovery, not {}: {}", k,
-                                    run.opt.early_programs, why));
+                                    wanted, why));
       set_why_not(run, why);
       break;
     }
