@@ -31,7 +31,7 @@ std::optional<PeakRates> device_peaks(const model::Profile& profile, const Aggre
   return std::nullopt;
 }
 
-constexpr std::size_t kNoKernel = static_cast<std::size_t>(-1);
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 std::vector<std::vector<std::size_t>> launches_by_name(const model::Profile& profile) {
   std::vector<std::vector<std::size_t>> by_name(profile.names.size());
@@ -121,21 +121,20 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
     const FamilyRow& family = a.agg.families[row.family];
     jobs.push_back({by_name[row.name], &row, names::to_string(family.cls.op_class)});
   }
-  // A family of one kernel has that kernel's launches, in the same order, and the same time
+  // A family of one kernel has that kernel's launches, in the same order, and so the same time
   // figures: its insight is the kernel's (most families of a raw page are such), not worked out
   // again.
-  std::vector<std::size_t> kernel_of_family(a.agg.families.size(), kNoKernel);
+  std::vector<std::size_t> kernel_of_family(a.agg.families.size(), kNone);
   for (std::size_t k = 0; k < a.agg.kernels.size(); ++k) {
     const KernelRow& row = a.agg.kernels[k];
     const FamilyRow& family = a.agg.families[row.family];
-    if (family.kernels == 1 && family.launches == row.launches && family.mean_ns == row.mean_ns &&
-        by_family[row.family] == by_name[row.name]) {
+    if (family.kernels == 1 && by_family[row.family] == by_name[row.name]) {
       kernel_of_family[row.family] = k;
     }
   }
-  std::vector<std::size_t> family_job(a.agg.families.size(), kNoKernel);
+  std::vector<std::size_t> family_job(a.agg.families.size(), kNone);
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
-    if (kernel_of_family[i] != kNoKernel) continue;
+    if (kernel_of_family[i] != kNone) continue;
     const FamilyRow& family = a.agg.families[i];
     family_job[i] = jobs.size();
     jobs.push_back({by_family[i], &family, names::to_string(family.cls.op_class)});
@@ -143,7 +142,7 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   std::vector<KernelInsight> insights = insights_in_parallel(jobs, ctx, flops, options);
   a.families.reserve(a.agg.families.size());
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
-    a.families.push_back(kernel_of_family[i] != kNoKernel ? insights[kernel_of_family[i]]
+    a.families.push_back(kernel_of_family[i] != kNone ? insights[kernel_of_family[i]]
                                                           : std::move(insights[family_job[i]]));
   }
   a.kernels.assign(std::make_move_iterator(insights.begin()),

@@ -54,8 +54,4 @@ void drop_early_programs(RunContext& run, EarlyPrograms& early, const std::strin
 void record_early_program(RunContext& run, EarlyPrograms& early, const std::string& step,
                           const ProcessResult& result);
 
-// The first of `count` TCP ports of 127.0.0.1 in a row that are free now and not among the
-// `count` ports from each of `taken` (ranges handed out already, not bound yet), or an Error.
-Result<int> free_local_ports(int count, const std::vector<int>& taken = {});
-
 }  // namespace kernlens::profile

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/file.h"
-#include "kernlens/profile/early_start.h"
+#include "kernlens/profile/local_ports.h"
 #include "kernlens/profile/profile_run.h"
 
 namespace kernlens::profile {
