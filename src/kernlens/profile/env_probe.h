@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kernlens/common/error.h"
+#include "kernlens/profile/process.h"
 
 namespace kernlens::profile {
 
@@ -59,5 +60,17 @@ bool is_python_interpreter(std::string_view program);
 // what they said as the manifest's "environment" object. What cannot be probed is left out,
 // with the reason under "notes".
 nlohmann::ordered_json probe_environment(const std::vector<std::string>& command);
+
+// The same in two halves: the commands start together at construction and finish() reads
+// them, so that `kernlens profile` probes while discovery runs.
+class EnvironmentProbe {
+ public:
+  explicit EnvironmentProbe(const std::vector<std::string>& command);
+  nlohmann::ordered_json finish();
+
+ private:
+  std::string python_;  // the command's interpreter, when it is Python
+  std::optional<Result<PendingCapture>> smi_query_, smi_banner_, python_probe_;
+};
 
 }  // namespace kernlens::profile

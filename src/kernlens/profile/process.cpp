@@ -10,13 +10,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <utility>
+
+#include "kernlens/common/file.h"
 
 extern char** environ;
 
@@ -744,6 +748,76 @@ Result<CapturedOutput> run_and_capture(const std::vector<std::string>& argv,
   auto result = run_process(options);
   if (!result) return result.error();
   captured.result = std::move(*result);
+  return captured;
+}
+
+}  // namespace kernlens::profile
+
+namespace kernlens::profile {
+
+namespace {
+// A probe prints a few kilobytes (ncu --list-sections about 4 KB); more is not read.
+constexpr std::size_t kCaptureBytesRead = 16u << 20;
+constexpr std::int64_t kCaptureKillGraceNs = 1'000'000'000;
+}  // namespace
+
+Result<PendingCapture> PendingCapture::start(const std::vector<std::string>& argv, std::int64_t timeout_ns) {
+  std::error_code ec;
+  std::string folder = (std::filesystem::temp_directory_path(ec) / "kernlens-capture-XXXXXX").string();
+  if (ec || ::mkdtemp(folder.data()) == nullptr) {
+    return make_error("", 0, "cannot make a temporary folder for '" + (argv.empty() ? "" : argv[0]) + "': " +
+                                 errno_text(ec ? ec.value() : errno));
+  }
+  PendingCapture capture;
+  capture.folder_ = folder;
+  capture.deadline_ns_ = steady_now_ns() + timeout_ns;
+  ProcessOptions options;
+  options.argv = argv;
+  options.stdout_log_path = folder + "/stdout";
+  options.stderr_log_path = folder + "/stderr";
+  auto process = BackgroundProcess::start(options);
+  if (!process) return process.error();  // the folder goes with `capture`
+  capture.process_.emplace(std::move(*process));
+  return capture;
+}
+
+PendingCapture::PendingCapture(PendingCapture&& other) noexcept { *this = std::move(other); }
+
+PendingCapture& PendingCapture::operator=(PendingCapture&& other) noexcept {
+  if (this == &other) return *this;
+  process_.reset();
+  remove_folder();
+  process_ = std::move(other.process_);
+  other.process_.reset();
+  folder_ = std::exchange(other.folder_, std::string());
+  deadline_ns_ = other.deadline_ns_;
+  return *this;
+}
+
+PendingCapture::~PendingCapture() {
+  process_.reset();  // kills a child still running before its files go
+  remove_folder();
+}
+
+void PendingCapture::remove_folder() {
+  if (folder_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(folder_, ec);
+  folder_.clear();
+}
+
+Result<CapturedOutput> PendingCapture::finish() {
+  if (!process_) return make_error("", 0, "internal: a capture read twice");
+  CapturedOutput captured;
+  captured.result = process_->wait(std::max<std::int64_t>(1, deadline_ns_ - steady_now_ns()), kCaptureKillGraceNs);
+  process_.reset();
+  auto out = read_file_head(folder_ + "/stdout", kCaptureBytesRead);
+  auto err = read_file_head(folder_ + "/stderr", kCaptureBytesRead);
+  if (out) captured.stdout_text = std::move(*out);
+  if (err) captured.stderr_text = std::move(*err);
+  captured.result.stdout_log_path.clear();  // the folder goes now
+  captured.result.stderr_log_path.clear();
+  remove_folder();
   return captured;
 }
 

@@ -124,4 +124,31 @@ struct CapturedOutput {
 Result<CapturedOutput> run_and_capture(const std::vector<std::string>& argv,
                                        std::int64_t timeout_ns);
 
+// A short command started now and read later, so that several run at once and beside
+// discovery (ncu's version and sections, nvidia-smi: tools.h, env_probe.h). A BackgroundProcess
+// whose streams go to two files of a folder of its own in the temporary directory; run_process
+// handles one child at a time. The folder goes when the capture is read or dropped, and a
+// child still running then is killed.
+class PendingCapture {
+ public:
+  static Result<PendingCapture> start(const std::vector<std::string>& argv, std::int64_t timeout_ns);
+  PendingCapture(PendingCapture&& other) noexcept;
+  PendingCapture& operator=(PendingCapture&& other) noexcept;
+  PendingCapture(const PendingCapture&) = delete;
+  PendingCapture& operator=(const PendingCapture&) = delete;
+  ~PendingCapture();
+
+  // Waits for what is left of the timeout (counted from start: SIGTERM to its group then,
+  // SIGKILL a second later) and reads what it printed. Once only.
+  Result<CapturedOutput> finish();
+
+ private:
+  PendingCapture() = default;
+  void remove_folder();
+
+  std::optional<BackgroundProcess> process_;
+  std::string folder_;
+  std::int64_t deadline_ns_ = 0;  // steady clock
+};
+
 }  // namespace kernlens::profile

@@ -64,7 +64,7 @@ nlohmann::ordered_json options_json(const ProfileRunOptions& opt) {
 }
 
 // Finds ncu (the deep pass needs it; a dry run goes on without it, saying so) and the tools of
-// the discovery methods that may run.
+// the discovery methods that may run. Looks only: ToolProbes asks them what they are.
 Status find_tools(RunContext& run, nlohmann::ordered_json& tools) {
   TimedStep timed(run, "find tools");
   auto ncu = locate_tool(ProfilerTool::kNcu, {run.opt.ncu_path, {}, true});
@@ -75,21 +75,44 @@ Status find_tools(RunContext& run, nlohmann::ordered_json& tools) {
     return locate_discovery_tools(run, tools);
   }
   run.ncu.ncu = *ncu;
-  auto ncu_info = probe_tool(*ncu);
-  tools["ncu"] = {{"path", *ncu}, {"version", ncu_info ? ncu_info->version.text : "unknown"}};
-  // A tier's sections that this ncu does not have are left out rather than failing the run.
-  if (auto sections = query_ncu_sections(*ncu)) {
-    for (const auto& section : *sections) run.ncu.available_sections.push_back(section.identifier);
-    for (auto wanted : tier_spec(run.opt.tier).sections) {
-      if (!section_available(run.ncu, wanted)) {
-        run.note(fmt::format("warning: {} has no section {}: the deep pass goes without it", *ncu, wanted));
-      }
-    }
-  } else {
-    run.note("warning: " + sections.error().to_string() + "; the tier's sections are passed as they are");
-  }
+  tools["ncu"] = {{"path", *ncu}, {"version", "unknown"}};  // ToolProbes::finish says which
   return locate_discovery_tools(run, tools);
 }
+
+// ncu's version and sections and the environment (nvidia-smi, the Python interpreter): five
+// short commands started together before discovery and read after it, so that their start-ups
+// (about 0.8 s on the H100 machine, one after the other) overlap the program's.
+class ToolProbes {
+ public:
+  explicit ToolProbes(const RunContext& run) : environment_(run.opt.command) {
+    if (run.ncu_missing.empty()) ncu_.emplace(start_ncu_probe(run.ncu.ncu));
+  }
+
+  // Fills tools["ncu"]'s version, tools["environment"] and the sections the deep pass may ask
+  // for; the step's time is what it waited for them.
+  void finish(RunContext& run, nlohmann::ordered_json& tools) {
+    TimedStep timed(run, "probe ncu and the environment");
+    tools["environment"] = environment_.finish();
+    if (!ncu_) return;
+    NcuFacts facts = finish_ncu_probe(*ncu_);
+    if (facts.info) tools["ncu"]["version"] = facts.info->version.text;
+    // A tier's sections that this ncu does not have are left out rather than failing the run.
+    if (!facts.sections) {
+      run.note("warning: " + facts.sections.error().to_string() + "; the tier's sections are passed as they are");
+      return;
+    }
+    for (const auto& section : *facts.sections) run.ncu.available_sections.push_back(section.identifier);
+    for (auto wanted : tier_spec(run.opt.tier).sections) {
+      if (!section_available(run.ncu, wanted)) {
+        run.note(fmt::format("warning: {} has no section {}: the deep pass goes without it", run.ncu.ncu, wanted));
+      }
+    }
+  }
+
+ private:
+  EnvironmentProbe environment_;
+  std::optional<NcuProbe> ncu_;
+};
 
 // --discovery-from: the earlier run must hold a discovery this run can use. Sets the
 // manifest's "discovery" from it.
@@ -128,13 +151,14 @@ Status check_discovery_from(RunContext& run) {
   return ok_status();
 }
 
-void print_dry_run(RunContext& run, const nlohmann::ordered_json& tools, const nlohmann::ordered_json& environment) {
+void print_dry_run(RunContext& run, const nlohmann::ordered_json& tools) {
   run.out << "# kernlens profile --dry-run: the commands a run would use; nothing is run\n";
   for (const auto& [name, info] : tools.items()) {
+    if (name == "environment") continue;
     run.out << fmt::format("# {}: {} ({})\n", name, info["path"].get<std::string>(), info["version"].get<std::string>());
   }
   if (!run.ncu_missing.empty()) run.out << "# NOT FOUND: " << run.ncu_missing << " (shown as <ncu: not found> below)\n";
-  run.out << "# environment: " << environment.dump() << "\n";
+  run.out << "# environment: " << tools.value("environment", nlohmann::ordered_json::object()).dump() << "\n";
   run.out << "# run directory: " << run.dir.root.string() << "\n";
   print_discovery_plan(run);
   if (early_start_refused(run).empty()) {
@@ -231,15 +255,13 @@ std::int64_t discovery_wall_ns(const rundir::Manifest& manifest) {
   return ns;
 }
 
-void fill_manifest(RunContext& run, const std::string& run_id, const nlohmann::ordered_json& tools,
-                   const nlohmann::ordered_json& environment) {
+void fill_manifest(RunContext& run, const std::string& run_id, const nlohmann::ordered_json& tools) {
   const ProfileRunOptions& opt = run.opt;
   run.manifest.run_id = run_id;
   run.manifest.command = opt.command;
   run.manifest.cwd = std::filesystem::current_path().string();
   run.manifest.env = rundir::env_subset(environ);
   run.manifest.tools = tools;
-  run.manifest.tools["environment"] = environment;
   run.manifest.clock_control = std::string(to_string(opt.clock_control));
   run.manifest.options = options_json(opt);
   run.manifest.tags = opt.tags;
@@ -380,15 +402,14 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   run.ncu.kill_after_last = opt.kill_after_last && opt.replay == ReplayMode::kKernel;
   nlohmann::ordered_json tools = nlohmann::ordered_json::object();
   if (Status s = find_tools(run, tools); !s) return usage_error(s.error());
+  ToolProbes probes(run);
+  tools["environment"] = nlohmann::ordered_json::object();  // its place; ToolProbes::finish fills it
   const std::string run_id = opt.run_id.empty() ? rundir::make_run_id(std::chrono::system_clock::now(), opt.command[0]) : opt.run_id;
-  const nlohmann::ordered_json environment = [&] {
-    TimedStep timed(run, "probe the environment");
-    return probe_environment(opt.command);
-  }();
   const std::filesystem::path root = std::filesystem::path(opt.out) / run_id;
   run.dir = rundir::RunDir{run_id, root, root / "discovery", root / "deep"};
   if (opt.dry_run) {
-    print_dry_run(run, tools, environment);
+    probes.finish(run, tools);
+    print_dry_run(run, tools);
     return {kExitOk, {}};
   }
   if (!opt.discovery_from.empty()) {
@@ -421,12 +442,15 @@ ProfileRunResult run_profile(const ProfileRunOptions& opt, const names::KernelCl
   }
   InterruptGuard guard;
   run.guard = &guard;
-  fill_manifest(run, job_run_id, tools, environment);
+  fill_manifest(run, job_run_id, tools);
   run.save();
 
   EarlyPrograms early = start_early_programs(run);
   model::Profile timeline;
-  if (auto why = discover(run, timeline); !why.empty()) {
+  const std::string why = discover(run, timeline);
+  // Probes still running after a Ctrl-C are ended with `probes`; their fields stay "unknown".
+  if (!run.stop_requested()) probes.finish(run, run.manifest.tools);
+  if (!why.empty()) {
     drop_early_programs(run, early, "discovery failed");
     return run.finish(kExitToolFailed, "failed", why);
   }

@@ -258,8 +258,9 @@ Result<std::string> locate_tool(ProfilerTool tool, const ToolSearchOptions& opti
   return make_error("", 0, std::string(tool_name(tool)) + " not found (looked in: " + dirs + ")");
 }
 
-Result<ToolInfo> probe_tool(const std::string& path, std::int64_t timeout_ns) {
-  auto run = run_and_capture({path, "--version"}, timeout_ns);
+namespace {
+
+Result<ToolInfo> tool_info_from(const std::string& path, const Result<CapturedOutput>& run) {
   if (!run) return run.error();
   if (!run->result.succeeded()) {
     return make_error("", 0, "'" + path + " --version' failed: " + run->result.describe());
@@ -273,15 +274,37 @@ Result<ToolInfo> probe_tool(const std::string& path, std::int64_t timeout_ns) {
   return info;
 }
 
-Result<std::vector<NcuSection>> query_ncu_sections(const std::string& ncu_path,
-                                                   std::int64_t timeout_ns) {
-  auto run = run_and_capture({ncu_path, "--list-sections"}, timeout_ns);
+Result<std::vector<NcuSection>> ncu_sections_from(const std::string& ncu_path, const Result<CapturedOutput>& run) {
   if (!run) return run.error();
   if (!run->result.succeeded()) {
-    return make_error("", 0,
-                      "'" + ncu_path + " --list-sections' failed: " + run->result.describe());
+    return make_error("", 0, "'" + ncu_path + " --list-sections' failed: " + run->result.describe());
   }
   return parse_ncu_sections(run->stdout_text);
+}
+
+Result<CapturedOutput> finish_capture(Result<PendingCapture>& pending) {
+  if (!pending) return pending.error();
+  return pending->finish();
+}
+
+}  // namespace
+
+Result<ToolInfo> probe_tool(const std::string& path, std::int64_t timeout_ns) {
+  return tool_info_from(path, run_and_capture({path, "--version"}, timeout_ns));
+}
+
+Result<std::vector<NcuSection>> query_ncu_sections(const std::string& ncu_path, std::int64_t timeout_ns) {
+  return ncu_sections_from(ncu_path, run_and_capture({ncu_path, "--list-sections"}, timeout_ns));
+}
+
+NcuProbe start_ncu_probe(const std::string& ncu, std::int64_t timeout_ns) {
+  return {ncu, PendingCapture::start({ncu, "--version"}, timeout_ns),
+          PendingCapture::start({ncu, "--list-sections"}, timeout_ns)};
+}
+
+NcuFacts finish_ncu_probe(NcuProbe& probe) {
+  return {tool_info_from(probe.ncu, finish_capture(probe.version)),
+          ncu_sections_from(probe.ncu, finish_capture(probe.sections))};
 }
 
 Result<std::vector<std::string>> query_ncu_metrics(const std::string& ncu_path,

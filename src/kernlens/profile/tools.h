@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernlens/common/error.h"
+#include "kernlens/profile/process.h"
 
 namespace kernlens::profile {
 
@@ -85,6 +86,20 @@ Result<ToolInfo> probe_tool(const std::string& path, std::int64_t timeout_ns = k
 // Runs `ncu --list-sections` and parses it.
 Result<std::vector<NcuSection>> query_ncu_sections(const std::string& ncu_path,
                                                    std::int64_t timeout_ns = kProbeTimeoutNs);
+
+// The two above started at once and read later: `kernlens profile` asks while discovery runs,
+// which takes two ncu start-ups (about half a second) off the whole command.
+struct NcuProbe {
+  std::string ncu;
+  Result<PendingCapture> version;
+  Result<PendingCapture> sections;
+};
+struct NcuFacts {
+  Result<ToolInfo> info;
+  Result<std::vector<NcuSection>> sections;
+};
+NcuProbe start_ncu_probe(const std::string& ncu, std::int64_t timeout_ns = kProbeTimeoutNs);
+NcuFacts finish_ncu_probe(NcuProbe& probe);
 // Runs `ncu --query-metrics` (needs a GPU; with `chip` e.g. "gh100", `--chip` works without).
 Result<std::vector<std::string>> query_ncu_metrics(const std::string& ncu_path,
                                                    const std::string& chip = {},
