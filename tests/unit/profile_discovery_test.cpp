@@ -208,8 +208,8 @@ TEST(ProfileDiscovery, ToolProbesRunBesideDiscovery) {
   EXPECT_TRUE(manifest["tools"]["environment"].is_object());
   // The sections came too: the deep pass asked for the tier's sections this ncu lists.
   bool asked_for_sections = false;
-  for (const auto& r : manifest["runs"]) {
-    for (const auto& arg : r["argv"]) asked_for_sections |= arg == "--section";
+  for (const auto& tool_run : manifest["runs"]) {
+    for (const auto& arg : tool_run["argv"]) asked_for_sections |= arg == "--section";
   }
   EXPECT_TRUE(asked_for_sections);
 }
