@@ -85,11 +85,11 @@ TEST(EnvProbe, PythonInterpreterNames) {
 }
 
 TEST(EnvProbe, ProbesThisMachinesPython) {
-  auto env = probe_environment({"python3", "-c", "pass"});
+  auto env = EnvironmentProbe({"python3", "-c", "pass"}).finish();
   ASSERT_TRUE(env.contains("python_version")) << env.dump();
   EXPECT_FALSE(env["python_version"].get<std::string>().empty());
   // Not a Python command: no interpreter is run.
-  EXPECT_FALSE(probe_environment({"true"}).contains("python_version"));
+  EXPECT_FALSE(EnvironmentProbe({"true"}).finish().contains("python_version"));
 }
 
 }  // namespace

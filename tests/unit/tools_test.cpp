@@ -183,14 +183,19 @@ TEST(ProbeTool, RunsTheFakeProfilers) {
   ASSERT_TRUE(nsys.ok());
   EXPECT_EQ(nsys->version.year, 2025);
 
-  auto sections = query_ncu_sections(bin + "/ncu");
+  auto ncu_probe = start_ncu_probe(bin + "/ncu");
+  auto facts = finish_ncu_probe(ncu_probe);
+  ASSERT_TRUE(facts.info.ok());
+  EXPECT_EQ(facts.info->version.text, "2025.3.1.0");
+  auto& sections = facts.sections;
   ASSERT_TRUE(sections.ok());
   EXPECT_EQ(sections->size(), 24u);
   auto metrics = query_ncu_metrics(bin + "/ncu");
   ASSERT_TRUE(metrics.ok());
   EXPECT_EQ(metrics->size(), 9u);
   // nsys does not know --list-sections: a failed run is an Error naming the command.
-  auto not_ncu = query_ncu_sections(bin + "/nsys");
+  auto nsys_probe = start_ncu_probe(bin + "/nsys");
+  auto not_ncu = finish_ncu_probe(nsys_probe).sections;
   ASSERT_FALSE(not_ncu.ok());
   EXPECT_NE(not_ncu.error().message.find("--list-sections' failed: exit code 1"),
             std::string::npos);

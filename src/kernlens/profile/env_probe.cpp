@@ -81,16 +81,6 @@ bool is_python_interpreter(std::string_view program) {
   return true;
 }
 
-namespace {
-
-Result<CapturedOutput> finish_capture(std::optional<Result<PendingCapture>>& pending) {
-  if (!pending) return make_error("", 0, "not run");
-  if (!*pending) return pending->error();
-  return (*pending)->finish();
-}
-
-}  // namespace
-
 EnvironmentProbe::EnvironmentProbe(const std::vector<std::string>& command) {
   if (auto smi = find_executable("nvidia-smi")) {
     smi_query_ = PendingCapture::start({*smi, std::string(kNvidiaSmiQuery), "--format=csv,noheader"}, kEnvProbeTimeoutNs);
@@ -106,7 +96,7 @@ nlohmann::ordered_json EnvironmentProbe::finish() {
   nlohmann::ordered_json env = nlohmann::ordered_json::object();
   std::vector<std::string> notes;
   if (smi_query_) {
-    auto query = finish_capture(smi_query_);
+    auto query = finish_capture(*smi_query_);
     auto gpus = query && query->result.succeeded() ? parse_nvidia_smi_query(query->stdout_text)
                                                    : Result<std::vector<GpuInfo>>(make_error("nvidia-smi", 0, "failed"));
     if (gpus) {
@@ -117,7 +107,7 @@ nlohmann::ordered_json EnvironmentProbe::finish() {
     } else {
       notes.push_back("nvidia-smi: " + gpus.error().to_string());
     }
-    auto banner = finish_capture(smi_banner_);
+    auto banner = finish_capture(*smi_banner_);
     if (auto cuda = banner ? parse_driver_cuda_version(banner->stdout_text) : std::nullopt) {
       env["driver_cuda_version"] = *cuda;
     }
@@ -125,7 +115,7 @@ nlohmann::ordered_json EnvironmentProbe::finish() {
     notes.push_back("nvidia-smi not found on PATH: no driver version");
   }
   if (python_probe_) {
-    auto run = finish_capture(python_probe_);
+    auto run = finish_capture(*python_probe_);
     auto info = run && run->result.succeeded() ? parse_python_probe(run->stdout_text)
                                               : Result<PythonInfo>(make_error(python_, 0, "did not run"));
     if (info) {
@@ -138,10 +128,6 @@ nlohmann::ordered_json EnvironmentProbe::finish() {
   }
   if (!notes.empty()) env["notes"] = notes;
   return env;
-}
-
-nlohmann::ordered_json probe_environment(const std::vector<std::string>& command) {
-  return EnvironmentProbe(command).finish();
 }
 
 }  // namespace kernlens::profile

@@ -1,7 +1,7 @@
 // What the manifest records about the machine besides the profilers (DESIGN.md §5): the GPUs
 // and driver as nvidia-smi reports them, the CUDA version the driver supports, and, when the
 // profiled command is a Python program, that Python's version and its PyTorch build. Parsers
-// take the tools' text and are unit-tested on real output; probe_environment() runs them.
+// take the tools' text and are unit-tested on real output; EnvironmentProbe runs them.
 #pragma once
 
 #include <optional>
@@ -56,13 +56,10 @@ Result<PythonInfo> parse_python_probe(std::string_view output);
 // True for "python", "python3", "python3.12", "/usr/bin/python3" (not "pythonista").
 bool is_python_interpreter(std::string_view program);
 
-// Runs nvidia-smi (when found on PATH) and, for a Python command, its interpreter; returns
-// what they said as the manifest's "environment" object. What cannot be probed is left out,
-// with the reason under "notes".
-nlohmann::ordered_json probe_environment(const std::vector<std::string>& command);
-
-// The same in two halves: the commands start together at construction and finish() reads
-// them, so that `kernlens profile` probes while discovery runs.
+// Runs nvidia-smi (when found on PATH) and, for a Python command, its interpreter, all at once
+// when constructed (`kernlens profile` probes while discovery runs); finish() returns what they
+// said as the manifest's "environment" object. What cannot be probed is left out, with the
+// reason under "notes".
 class EnvironmentProbe {
  public:
   explicit EnvironmentProbe(const std::vector<std::string>& command);

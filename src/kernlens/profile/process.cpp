@@ -821,4 +821,9 @@ Result<CapturedOutput> PendingCapture::finish() {
   return captured;
 }
 
+Result<CapturedOutput> finish_capture(Result<PendingCapture>& pending) {
+  if (!pending) return pending.error();
+  return pending->finish();
+}
+
 }  // namespace kernlens::profile

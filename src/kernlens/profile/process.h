@@ -151,4 +151,7 @@ class PendingCapture {
   std::int64_t deadline_ns_ = 0;  // steady clock
 };
 
+// What a capture printed, or why it could not start.
+Result<CapturedOutput> finish_capture(Result<PendingCapture>& pending);
+
 }  // namespace kernlens::profile

@@ -282,19 +282,10 @@ Result<std::vector<NcuSection>> ncu_sections_from(const std::string& ncu_path, c
   return parse_ncu_sections(run->stdout_text);
 }
 
-Result<CapturedOutput> finish_capture(Result<PendingCapture>& pending) {
-  if (!pending) return pending.error();
-  return pending->finish();
-}
-
 }  // namespace
 
 Result<ToolInfo> probe_tool(const std::string& path, std::int64_t timeout_ns) {
   return tool_info_from(path, run_and_capture({path, "--version"}, timeout_ns));
-}
-
-Result<std::vector<NcuSection>> query_ncu_sections(const std::string& ncu_path, std::int64_t timeout_ns) {
-  return ncu_sections_from(ncu_path, run_and_capture({ncu_path, "--list-sections"}, timeout_ns));
 }
 
 NcuProbe start_ncu_probe(const std::string& ncu, std::int64_t timeout_ns) {

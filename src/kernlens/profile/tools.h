@@ -83,12 +83,10 @@ constexpr std::int64_t kProbeTimeoutNs = 30'000'000'000;
 
 // Runs `path --version` and parses it.
 Result<ToolInfo> probe_tool(const std::string& path, std::int64_t timeout_ns = kProbeTimeoutNs);
-// Runs `ncu --list-sections` and parses it.
-Result<std::vector<NcuSection>> query_ncu_sections(const std::string& ncu_path,
-                                                   std::int64_t timeout_ns = kProbeTimeoutNs);
 
-// The two above started at once and read later: `kernlens profile` asks while discovery runs,
-// which takes two ncu start-ups (about half a second) off the whole command.
+// ncu's `--version` and `--list-sections`, started at once and read later: `kernlens profile`
+// asks while discovery runs, which takes two ncu start-ups (about half a second) off the whole
+// command.
 struct NcuProbe {
   std::string ncu;
   Result<PendingCapture> version;
