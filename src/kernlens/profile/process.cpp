@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -17,10 +18,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <utility>
 
-#include "kernlens/common/file.h"
 
 extern char** environ;
 
@@ -648,14 +647,26 @@ void BackgroundProcess::release_watchdog() {
 Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options) {
   if (options.argv.empty()) return make_error("", 0, "cannot run an empty command");
   auto path = find_executable(options.argv[0]);
-  if (!path) return path.error();
+  if (!path) return path.error();  // before a log file is made
   auto out = open_log_or_null(options.stdout_log_path);
   if (!out) return out.error();
   auto err = open_log_or_null(options.stderr_log_path);
   if (!err) return err.error();
+  return spawn(*path, options, out->get(), err->get());
+}
+
+Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options, int stdout_fd, int stderr_fd) {
+  if (options.argv.empty()) return make_error("", 0, "cannot run an empty command");
+  auto path = find_executable(options.argv[0]);
+  if (!path) return path.error();
+  return spawn(*path, options, stdout_fd, stderr_fd);
+}
+
+Result<BackgroundProcess> BackgroundProcess::spawn(const std::string& path, const ProcessOptions& options,
+                                                   int stdout_fd, int stderr_fd) {
   BackgroundProcess p;
   p.started_ns_ = steady_now_ns();
-  auto pid = spawn_in_new_group(*path, options.argv, options.env, out->get(), err->get());
+  auto pid = spawn_in_new_group(path, options.argv, options.env, stdout_fd, stderr_fd);
   if (!pid) return pid.error();
   p.pid_ = *pid;
   p.reaped_ = false;
@@ -759,24 +770,41 @@ namespace {
 // A probe prints a few kilobytes (ncu --list-sections about 4 KB); more is not read.
 constexpr std::size_t kCaptureBytesRead = 16u << 20;
 constexpr std::int64_t kCaptureKillGraceNs = 1'000'000'000;
+
+// An anonymous file in memory: no name, so nothing to remove, whatever way kernlens ends.
+Result<int> make_memory_file(const char* name) {
+  const int fd = ::memfd_create(name, MFD_CLOEXEC);
+  if (fd < 0) return make_error("", 0, std::string("cannot make an in-memory file for a probe's output: ") + errno_text(errno));
+  return fd;
+}
+
+// Up to `max_bytes` from the start of `fd`.
+std::string read_fd_head(int fd, std::size_t max_bytes) {
+  std::string text;
+  char buffer[1 << 16];
+  while (text.size() < max_bytes) {
+    const ssize_t n = ::pread(fd, buffer, std::min(sizeof buffer, max_bytes - text.size()), static_cast<off_t>(text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  return text;
+}
 }  // namespace
 
 Result<PendingCapture> PendingCapture::start(const std::vector<std::string>& argv, std::int64_t timeout_ns) {
-  std::error_code ec;
-  std::string folder = (std::filesystem::temp_directory_path(ec) / "kernlens-capture-XXXXXX").string();
-  if (ec || ::mkdtemp(folder.data()) == nullptr) {
-    return make_error("", 0, "cannot make a temporary folder for '" + (argv.empty() ? "" : argv[0]) + "': " +
-                                 errno_text(ec ? ec.value() : errno));
-  }
   PendingCapture capture;
-  capture.folder_ = folder;
+  auto out = make_memory_file("kernlens-capture-stdout");
+  if (!out) return out.error();
+  capture.stdout_fd_ = *out;
+  auto err = make_memory_file("kernlens-capture-stderr");
+  if (!err) return err.error();  // the first file goes with `capture`
+  capture.stderr_fd_ = *err;
   capture.deadline_ns_ = steady_now_ns() + timeout_ns;
   ProcessOptions options;
   options.argv = argv;
-  options.stdout_log_path = folder + "/stdout";
-  options.stderr_log_path = folder + "/stderr";
-  auto process = BackgroundProcess::start(options);
-  if (!process) return process.error();  // the folder goes with `capture`
+  auto process = BackgroundProcess::start(options, capture.stdout_fd_, capture.stderr_fd_);
+  if (!process) return process.error();
   capture.process_.emplace(std::move(*process));
   return capture;
 }
@@ -786,24 +814,25 @@ PendingCapture::PendingCapture(PendingCapture&& other) noexcept { *this = std::m
 PendingCapture& PendingCapture::operator=(PendingCapture&& other) noexcept {
   if (this == &other) return *this;
   process_.reset();
-  remove_folder();
+  close_files();
   process_ = std::move(other.process_);
   other.process_.reset();
-  folder_ = std::exchange(other.folder_, std::string());
+  stdout_fd_ = std::exchange(other.stdout_fd_, -1);
+  stderr_fd_ = std::exchange(other.stderr_fd_, -1);
   deadline_ns_ = other.deadline_ns_;
   return *this;
 }
 
 PendingCapture::~PendingCapture() {
-  process_.reset();  // kills a child still running before its files go
-  remove_folder();
+  process_.reset();  // kills a child still running
+  close_files();
 }
 
-void PendingCapture::remove_folder() {
-  if (folder_.empty()) return;
-  std::error_code ec;
-  std::filesystem::remove_all(folder_, ec);
-  folder_.clear();
+void PendingCapture::close_files() {
+  for (int* fd : {&stdout_fd_, &stderr_fd_}) {
+    if (*fd >= 0) ::close(*fd);
+    *fd = -1;
+  }
 }
 
 Result<CapturedOutput> PendingCapture::finish() {
@@ -811,13 +840,9 @@ Result<CapturedOutput> PendingCapture::finish() {
   CapturedOutput captured;
   captured.result = process_->wait(std::max<std::int64_t>(1, deadline_ns_ - steady_now_ns()), kCaptureKillGraceNs);
   process_.reset();
-  auto out = read_file_head(folder_ + "/stdout", kCaptureBytesRead);
-  auto err = read_file_head(folder_ + "/stderr", kCaptureBytesRead);
-  if (out) captured.stdout_text = std::move(*out);
-  if (err) captured.stderr_text = std::move(*err);
-  captured.result.stdout_log_path.clear();  // the folder goes now
-  captured.result.stderr_log_path.clear();
-  remove_folder();
+  captured.stdout_text = read_fd_head(stdout_fd_, kCaptureBytesRead);
+  captured.stderr_text = read_fd_head(stderr_fd_, kCaptureBytesRead);
+  close_files();
   return captured;
 }
 

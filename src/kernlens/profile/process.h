@@ -79,6 +79,8 @@ class BackgroundProcess {
  public:
   // Uses `options`' argv, env and log paths; the rest is for run_process().
   static Result<BackgroundProcess> start(const ProcessOptions& options);
+  // The same with its stdout and stderr written to these open files (the log paths unused).
+  static Result<BackgroundProcess> start(const ProcessOptions& options, int stdout_fd, int stderr_fd);
   BackgroundProcess(BackgroundProcess&& other) noexcept;
   BackgroundProcess& operator=(BackgroundProcess&& other) noexcept;
   BackgroundProcess(const BackgroundProcess&) = delete;
@@ -95,6 +97,8 @@ class BackgroundProcess {
 
  private:
   BackgroundProcess() = default;
+  static Result<BackgroundProcess> spawn(const std::string& path, const ProcessOptions& options, int stdout_fd,
+                                         int stderr_fd);
   bool reap(bool block);
   void release_watchdog();
 
@@ -126,9 +130,9 @@ Result<CapturedOutput> run_and_capture(const std::vector<std::string>& argv,
 
 // A short command started now and read later, so that several run at once and beside
 // discovery (ncu's version and sections, nvidia-smi: tools.h, env_probe.h). A BackgroundProcess
-// whose streams go to two files of a folder of its own in the temporary directory; run_process
-// handles one child at a time. The folder goes when the capture is read or dropped, and a
-// child still running then is killed.
+// whose streams go to two anonymous in-memory files (memfd): run_process handles one child at a
+// time, and files without a name leave nothing behind however kernlens ends (a second Ctrl-C
+// leaves with _exit, interrupt.h). A child still running when the capture is dropped is killed.
 class PendingCapture {
  public:
   static Result<PendingCapture> start(const std::vector<std::string>& argv, std::int64_t timeout_ns);
@@ -144,10 +148,11 @@ class PendingCapture {
 
  private:
   PendingCapture() = default;
-  void remove_folder();
+  void close_files();
 
   std::optional<BackgroundProcess> process_;
-  std::string folder_;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
   std::int64_t deadline_ns_ = 0;  // steady clock
 };
 
