@@ -93,9 +93,9 @@ std::string read_streamed(const std::string& path, model::InputFormat format, un
 // An ncu raw page read window by window (mapped, or streamed through ChunkReader), with windows
 // of `chunk` bytes split in turn.
 std::string read_streamed(const std::string& path, unsigned threads, std::size_t chunk,
-                          RawSource source = RawSource::kStreamed) {
+                          FileAccess access = FileAccess::kStreamed) {
   return read_streamed(path, model::InputFormat::kNcuRawCsv, threads, [&](ReadContext& ctx) {
-    return read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20, source);
+    return read_ncu_raw_csv_file(path, fs::file_size(path), ctx, chunk, 1 << 20, access);
   });
 }
 
@@ -163,9 +163,9 @@ TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {
       const std::string expected = read_streamed(file.string(), 1, 1 << 20);
       for (std::size_t chunk : {std::size_t{4096}, std::size_t{65536}}) {
         EXPECT_EQ(read_streamed(file.string(), 3, chunk), expected) << file << " streamed in " << chunk;
-        EXPECT_EQ(read_streamed(file.string(), 3, chunk, RawSource::kMapped), expected) << file << " mapped, " << chunk;
+        EXPECT_EQ(read_streamed(file.string(), 3, chunk, FileAccess::kMapped), expected) << file << " mapped, " << chunk;
       }
-      EXPECT_EQ(read_streamed(file.string(), 1, 4096, RawSource::kMapped), expected) << file << " mapped, one thread";
+      EXPECT_EQ(read_streamed(file.string(), 1, 4096, FileAccess::kMapped), expected) << file << " mapped, one thread";
     }
   }
   EXPECT_GT(compared, 50u);
@@ -204,16 +204,18 @@ TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
     // From a file: mapped on several threads as streamed on one, in the same small windows (a
     // quote never closed reads as a record longer than the carry in both).
     dir.write("input.csv", input);
-    ASSERT_EQ(read_streamed(path, 3, 4096, RawSource::kMapped), read_streamed(path, 1, 4096))
+    ASSERT_EQ(read_streamed(path, 3, 4096, FileAccess::kMapped), read_streamed(path, 1, 4096))
         << input.substr(0, 300);
   }
   EXPECT_GT(split, inputs.size() / 2);  // most were cut into parts
 }
 
-// A PyTorch profiler trace streamed in windows of `window` bytes.
-std::string read_trace_streamed(const std::string& path, unsigned threads, std::size_t window) {
+// A PyTorch profiler trace read in windows of `window` bytes (mapped where it is a plain file,
+// or streamed through ChunkReader).
+std::string read_trace_streamed(const std::string& path, unsigned threads, std::size_t window,
+                                FileAccess access = FileAccess::kStreamed) {
   return read_streamed(path, model::InputFormat::kPytorchTrace, threads, [&](ReadContext& ctx) {
-    return read_pytorch_trace_file(path, fs::file_size(path), ctx, window);
+    return read_pytorch_trace_file(path, fs::file_size(path), ctx, window, access);
   });
 }
 
@@ -234,6 +236,19 @@ TEST(ParallelRead, PytorchTracesReadTheSameOnAnyNumberOfThreadsAndWindows) {
       EXPECT_NE(expected.find("launch '"), std::string::npos) << file;
       for (unsigned threads : {2u, 3u, 8u}) {
         EXPECT_EQ(read_bytes(bytes->bytes(), threads), expected) << file << " on " << threads << " threads";
+      }
+      // Inflated into a plain file: mapped, in the windows streaming cuts (one that ends the
+      // file exactly among them), the same as streamed.
+      test::TempDir dir;
+      dir.write("trace.json", std::string(bytes->bytes()));
+      const std::string plain = dir.file("trace.json");
+      for (std::size_t window : {std::size_t{4096}, std::size_t{50000}, bytes->bytes().size()}) {
+        const std::string streamed = read_trace_streamed(plain, 1, window);
+        EXPECT_NE(streamed.find("launch '"), std::string::npos) << file;
+        for (unsigned threads : {1u, 3u}) {
+          EXPECT_EQ(read_trace_streamed(plain, threads, window, FileAccess::kMapped), streamed)
+              << file << " mapped in windows of " << window << " on " << threads << " threads";
+        }
       }
     }
     for (std::size_t window : {std::size_t{4096}, std::size_t{50000}}) {

@@ -3,8 +3,9 @@
 // size. The chunks come from a ChunkSource: the file's bytes, or a gzip file's inflated bytes
 // (common/gzip.h), so that inflating runs on the background thread too. Each window handed out is the caller's unparsed tail of the previous window (a
 // record cut by the chunk boundary) followed by the next chunk. A reused buffer is written
-// and faulted in once, unlike a fresh buffer for the whole file (which the kernel must zero)
-// or a file mapping (whose pages each fault on first touch): both cost more than the copy.
+// and faulted in once, unlike a fresh buffer for the whole file (which the kernel must zero).
+// A plain file is cheaper mapped (common/file.h FileMapping: no copy at all, the ncu raw page
+// and the PyTorch trace readers); this is for what cannot be mapped: gzip, pipes.
 #pragma once
 
 #include <condition_variable>

@@ -31,6 +31,11 @@ struct ReadOptions {
   bool wants_metric(std::string_view name) const;
 };
 
+// How a reader with a choice gets a plain file's bytes: mapped, parsed where they lie
+// (common/file.h FileMapping), or streamed through a bounded buffer (common/chunk_reader.h);
+// kMapped falls back to streaming where the file cannot be mapped or is gzip. The result is the same.
+enum class FileAccess { kMapped, kStreamed };
+
 // What a reader needs besides the bytes: where to put results and how to report.
 struct ReadContext {
   std::string path;  // as the user gave it, for messages

@@ -549,8 +549,8 @@ Status read_streamed(const std::string& path, std::uint64_t file_bytes, ReadCont
 }  // namespace
 
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
-                             std::size_t chunk_bytes, std::size_t carry_bytes, RawSource source) {
-  if (source == RawSource::kMapped) {
+                             std::size_t chunk_bytes, std::size_t carry_bytes, FileAccess access) {
+  if (access == FileAccess::kMapped) {
     if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes())) {
       return read_mapped(*file, ctx, chunk_bytes, carry_bytes);
     }

@@ -22,10 +22,8 @@ Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx);
 // while a background thread reads ahead (common/chunk_reader.h).
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
 // With window sizes of the caller's choosing (tests use small ones to cross many windows), and
-// the source: kMapped falls back to streaming where the file cannot be mapped or is gzip.
-// A row longer than `carry_bytes` is an error.
-enum class RawSource { kMapped, kStreamed };
+// how the file is read (reader.h). A row longer than `carry_bytes` is an error.
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
-                             std::size_t chunk_bytes, std::size_t carry_bytes, RawSource source = RawSource::kMapped);
+                             std::size_t chunk_bytes, std::size_t carry_bytes, FileAccess access = FileAccess::kMapped);
 
 }  // namespace kernlens::ingest

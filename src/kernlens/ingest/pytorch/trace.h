@@ -30,12 +30,14 @@ bool looks_like_chrome_trace(std::string_view bytes);
 std::optional<NearMiss> json_near_miss(std::string_view bytes);
 
 Status read_pytorch_trace(std::string_view bytes, ReadContext& ctx);
-// The same, streaming a large file (plain or gzipped) through a bounded window; a window's
+// The same, a large file window by window: a plain file mapped and parsed where its bytes lie
+// (the pages behind given back), a gzip one inflated through a bounded buffer; a window's
 // events are read on ReadOptions::threads threads.
 Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
-// The same in windows of `window_bytes` (tests cut small windows).
+// The same in windows of `window_bytes` (tests cut small windows), the file read as `access`
+// says (reader.h).
 Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
-                               std::size_t window_bytes);
+                               std::size_t window_bytes, FileAccess access = FileAccess::kMapped);
 
 // A decimal number of microseconds as JSON writes it ("4507091301106.658", "-2", "1.5e3") in
 // whole nanoseconds: exact for plain decimals (digits past the third decimal round half
