@@ -20,7 +20,6 @@
 #include <cstring>
 #include <utility>
 
-
 extern char** environ;
 
 namespace kernlens::profile {
