@@ -6,13 +6,18 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <random>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -141,6 +146,25 @@ std::vector<std::string> seeds_and_mutations(const std::string& content, std::ui
     out.push_back(std::move(m));
   }
   return out;
+}
+
+// Every part runs once, on no more threads than asked (and at least the caller's), each thread
+// taking parts until none is left.
+TEST(RunParts, EveryPartOnceOnAtMostTheThreadsAsked) {
+  for (unsigned threads : {0u, 1u, 3u, 16u}) {
+    for (std::size_t parts : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
+      std::vector<std::atomic<int>> runs(parts);
+      std::mutex mutex;
+      std::set<std::thread::id> ids;
+      run_parts(parts, threads, [&](std::size_t i) {
+        runs[i].fetch_add(1);
+        std::lock_guard<std::mutex> lock(mutex);
+        ids.insert(std::this_thread::get_id());
+      });
+      for (std::size_t i = 0; i < parts; ++i) EXPECT_EQ(runs[i].load(), 1) << i << " of " << parts;
+      EXPECT_LE(ids.size(), std::max<std::size_t>(1, std::min<std::size_t>(parts, threads)));
+    }
+  }
 }
 
 TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {

@@ -2,6 +2,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -34,6 +35,13 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
   for (std::size_t i = 1; i < n; ++i) threads.emplace_back(work, i);
   if (n > 0) work(0);
   for (auto& t : threads) t.join();
+}
+
+void run_parts(std::size_t parts, unsigned threads, const std::function<void(std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  run_parallel(std::min<std::size_t>(parts, std::max(1u, threads)), [&](std::size_t) {
+    for (std::size_t i; (i = next.fetch_add(1)) < parts;) work(i);
+  });
 }
 
 std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t parts, std::size_t min_bytes) {

@@ -22,6 +22,11 @@ void set_default_threads(unsigned threads);  // 0: back to usable_cpus()
 // own; returns when all have returned. `work` must not throw.
 void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 
+// Runs work(0) .. work(parts - 1) on up to `threads` threads (the calling one among them), each
+// thread taking the next part as it comes free: parts of equal bytes are seldom equal work, and
+// a thread given a fixed share would wait for the slowest. Returns when all have returned.
+void run_parts(std::size_t parts, unsigned threads, const std::function<void(std::size_t)>& work);
+
 // Where to cut CSV text that starts at a record boundary into up to `parts` parts of about
 // equal size, none smaller than `min_bytes`: the offsets where parts 1.. start (part 0 starts
 // at 0), each just after a line break outside quotes. The quote state is the parity of the

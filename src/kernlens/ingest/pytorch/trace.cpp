@@ -3,7 +3,6 @@
 #include <simdjson.h>
 
 #include <array>
-#include <atomic>
 #include <charconv>
 #include <bit>
 #include <cmath>
@@ -288,11 +287,12 @@ constexpr std::uint64_t kMinBytesPerGpuEvent = 256;
 
 struct EventPart;
 
-// A window's events are cut into this many parts a thread, taken by the threads as they come
-// free: events differ in cost (a kernel's is read, a CPU operator's skipped), so equal parts
-// of bytes are not equal work, and a thread that got the cheaper part would wait at the
-// window's end.
+// A window's events are cut into this many parts a thread, which the threads take as they come
+// free (run_parts): events differ in cost (a kernel's is read, a CPU operator's skipped unread),
+// so equal bytes are not equal work. (The ncu raw page, whose rows cost alike, gained nothing
+// from it on the GPU host's CPUs: BENCHMARKS.md.)
 constexpr std::size_t kPartsPerThread = 4;
+
 
 class TraceReader {
  public:
@@ -736,21 +736,18 @@ Status TraceReader::read_in_parts(std::string_view window) {
   const ReadOptions& options = ctx_.options ? *ctx_.options : defaults;
   const unsigned threads = options.threads ? options.threads : default_threads();
   const std::size_t from = tokens_.consumed();
-  const std::size_t wanted = threads > 1 ? threads * kPartsPerThread : 1;  // one thread reads in place
-  std::vector<std::size_t> cuts = split_trace_events(window.substr(from), wanted, options.min_part_bytes);
+  const std::size_t parts = threads > 1 ? threads * kPartsPerThread : 1;  // one thread reads in place
+  std::vector<std::size_t> cuts = split_trace_events(window.substr(from), parts, options.min_part_bytes);
   if (cuts.empty()) return ok_status();
   for (auto& cut : cuts) cut += from;
   while (parts_.size() < cuts.size() + 1) parts_.push_back(std::make_unique<EventPart>(ctx_));
   const std::size_t n = cuts.size() + 1;
-  std::atomic<std::size_t> next_part{0};
-  run_parallel(std::min<std::size_t>(n, threads), [&](std::size_t) {
-    for (std::size_t i; (i = next_part.fetch_add(1)) < n;) {
-      EventPart& part = *parts_[i];
-      const std::size_t begin = i == 0 ? from : cuts[i - 1], end = i < cuts.size() ? cuts[i] : window.size();
-      part.reader.begin_part(tokens_, i == 0 ? std::nullopt : std::optional(begin), end - begin,
-                             i < cuts.size() ? end : std::string_view::npos, window_end_);
-      part.status = part.reader.read_part();
-    }
+  run_parts(n, threads, [&](std::size_t i) {
+    EventPart& part = *parts_[i];
+    const std::size_t begin = i == 0 ? from : cuts[i - 1], end = i < cuts.size() ? cuts[i] : window.size();
+    part.reader.begin_part(tokens_, i == 0 ? std::nullopt : std::optional(begin), end - begin,
+                           i < cuts.size() ? end : std::string_view::npos, window_end_);
+    part.status = part.reader.read_part();
   });
   std::size_t merged = 0;
   for (; merged < n; ++merged) {
@@ -883,7 +880,7 @@ Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& 
 }
 
 // Windows of 1 MiB on one thread: events are a few hundred bytes, and a window's parse stays
-// in cache; with several, 8 MiB for each thread, in kPartsPerThread parts: every window ends
+// in cache; with several, 8 MiB for each thread, in kPartsPerThread parts each: every window ends
 // with its threads waiting for the last part and the merge, so fewer windows wait less (4 MiB:
 // 1.19 s for the 514 MB trace on 2 threads, 8 MiB: 1.10 s, 16 MiB: 1.09 s with 100 MiB at its
 // peak against 80). An event may be up to 16 MiB long.
