@@ -101,6 +101,12 @@ bool is_gzip(std::string_view bytes) {
 Result<std::string> read_file_head(const std::string& path, std::size_t max_bytes) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(path, 0, "cannot open: " + errno_text(errno));
+  auto head = read_descriptor_head(fd, path, max_bytes);
+  ::close(fd);
+  return head;
+}
+
+Result<std::string> read_descriptor_head(int fd, const std::string& name, std::size_t max_bytes) {
   // Grown as the bytes come: a large limit on a small file must not cost a large buffer to
   // zero (16 MiB took 14 ms).
   constexpr std::size_t kFirstBytes = 64u << 10;
@@ -110,15 +116,10 @@ Result<std::string> read_file_head(const std::string& path, std::size_t max_byte
     if (got == head.size()) head.resize(std::min(max_bytes, head.size() * 2));
     ssize_t n = ::read(fd, head.data() + got, head.size() - got);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::close(fd);
-      return make_error(path, 0, "cannot read: " + errno_text(err));
-    }
+    if (n < 0) return make_error(name, 0, "cannot read: " + errno_text(errno));
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
   }
-  ::close(fd);
   head.resize(got);
   return head;
 }

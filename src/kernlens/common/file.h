@@ -81,6 +81,8 @@ class FileMapping {
 
 // The first `max_bytes` of a file (fewer when it is shorter), for detecting its format.
 Result<std::string> read_file_head(const std::string& path, std::size_t max_bytes);
+// The same from an open descriptor, from its current offset on; errors name `name`.
+Result<std::string> read_descriptor_head(int fd, const std::string& name, std::size_t max_bytes);
 
 // The gzip magic bytes.
 bool is_gzip(std::string_view bytes);

@@ -20,6 +20,8 @@
 #include <cstring>
 #include <utility>
 
+#include "kernlens/common/file.h"
+
 extern char** environ;
 
 namespace kernlens::profile {
@@ -777,17 +779,11 @@ Result<int> make_memory_file(const char* name) {
   return fd;
 }
 
-// Up to `max_bytes` from the start of `fd`.
-std::string read_fd_head(int fd, std::size_t max_bytes) {
-  std::string text;
-  char buffer[1 << 16];
-  while (text.size() < max_bytes) {
-    const ssize_t n = ::pread(fd, buffer, std::min(sizeof buffer, max_bytes - text.size()), static_cast<off_t>(text.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  return text;
+// What a child wrote to `fd`, from its start: the child moved the shared offset to its end.
+std::string read_from_start(int fd, std::size_t max_bytes) {
+  if (::lseek(fd, 0, SEEK_SET) != 0) return {};
+  auto text = read_descriptor_head(fd, "a probe's output", max_bytes);
+  return text ? std::move(*text) : std::string();
 }
 }  // namespace
 
@@ -839,8 +835,8 @@ Result<CapturedOutput> PendingCapture::finish() {
   CapturedOutput captured;
   captured.result = process_->wait(std::max<std::int64_t>(1, deadline_ns_ - steady_now_ns()), kCaptureKillGraceNs);
   process_.reset();
-  captured.stdout_text = read_fd_head(stdout_fd_, kCaptureBytesRead);
-  captured.stderr_text = read_fd_head(stderr_fd_, kCaptureBytesRead);
+  captured.stdout_text = read_from_start(stdout_fd_, kCaptureBytesRead);
+  captured.stderr_text = read_from_start(stderr_fd_, kCaptureBytesRead);
   close_files();
   return captured;
 }
