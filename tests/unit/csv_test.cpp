@@ -1,5 +1,7 @@
 #include "kernlens/ingest/csv/scanner.h"
 
+#include "kernlens/common/simd.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -167,6 +169,25 @@ TEST(NcuConsoleLine, RecognisesProfilerLinesOnly) {
   EXPECT_FALSE(is_ncu_console_line("== not a tag"));
   EXPECT_FALSE(is_ncu_console_line("====="));
   EXPECT_FALSE(is_ncu_console_line("==prof== lower case"));
+}
+
+// The wide paths are taken where the CPU has them, and never under KERNLENS_SIMD=portable,
+// which unit_scanners_portable_simd sets to run the scanners' tests on the portable path.
+TEST(Simd, WidePathsOnlyWhereTheCpuHasThemAndNotWhenPortableIsAsked) {
+#if KERNLENS_HAVE_X86_DISPATCH
+  const bool cpu_avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
+                        __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") &&
+                        __builtin_cpu_supports("bmi2");
+  EXPECT_EQ(cpu_has_avx2(), cpu_avx2 && !simd_forced_portable());
+  if (simd_forced_portable()) {
+    EXPECT_FALSE(cpu_has_avx512());
+  }
+  if (cpu_has_avx512()) {
+    EXPECT_TRUE(cpu_has_avx2());
+  }
+#else
+  GTEST_SKIP() << "this build has no x86 SIMD dispatch: the portable path is the only one";
+#endif
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #endif
 
 #include "kernlens/common/bits.h"
+#include "kernlens/common/simd.h"
 
 namespace kernlens::ingest {
 namespace {
@@ -55,8 +56,7 @@ struct BaselineIsa {
   static KERNLENS_INLINE std::uint64_t prefix_xor(std::uint64_t x) { return kernlens::prefix_xor(x); }
 };
 
-#if defined(__x86_64__) && defined(__GNUC__)
-#define KERNLENS_AVX2_TARGET __attribute__((target("avx2,pclmul,popcnt,bmi,bmi2,lzcnt")))
+#if KERNLENS_HAVE_X86_DISPATCH
 // AVX2 compares 32 bytes at a time; a carry-less multiply by all ones is the prefix XOR.
 struct Avx2Isa {
   static inline KERNLENS_AVX2_TARGET BlockMasks classify(const char* p) {
@@ -70,14 +70,9 @@ struct Avx2Isa {
     };
     return BlockMasks{bits('"'), bits(','), bits('\n')};
   }
-  static inline KERNLENS_AVX2_TARGET std::uint64_t prefix_xor(std::uint64_t x) {
-    const __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),
-                                                 _mm_set1_epi8(static_cast<char>(0xFF)), 0);
-    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(product));
-  }
+  static inline KERNLENS_AVX2_TARGET std::uint64_t prefix_xor(std::uint64_t x) { return prefix_xor_clmul(x); }
 };
 
-#define KERNLENS_AVX512_TARGET __attribute__((target("avx512f,avx512bw,avx2,pclmul,popcnt,bmi,bmi2,lzcnt")))
 // AVX-512BW compares all 64 bytes at once, straight into bit masks.
 struct Avx512Isa {
   static inline KERNLENS_AVX512_TARGET BlockMasks classify(const char* p) {
@@ -86,27 +81,8 @@ struct Avx512Isa {
                       _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(',')),
                       _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\n'))};
   }
-  static inline KERNLENS_AVX512_TARGET std::uint64_t prefix_xor(std::uint64_t x) {
-    const __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),
-                                                 _mm_set1_epi8(static_cast<char>(0xFF)), 0);
-    return static_cast<std::uint64_t>(_mm_cvtsi128_si64(product));
-  }
+  static inline KERNLENS_AVX512_TARGET std::uint64_t prefix_xor(std::uint64_t x) { return prefix_xor_clmul(x); }
 };
-
-bool cpu_has_avx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
-                          __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") &&
-                          __builtin_cpu_supports("bmi2");
-  return has;
-}
-
-bool cpu_has_avx2() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("pclmul") &&
-                          __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("bmi") &&
-                          __builtin_cpu_supports("bmi2");
-  return has;
-}
 #endif
 
 }  // namespace
@@ -272,7 +248,7 @@ std::optional<std::string> unclosed_quote(const CsvRecord& rec, const CsvScanner
 
 __attribute__((flatten)) bool CsvScanner::next_baseline(CsvRecord& rec) { return scan<BaselineIsa>(rec); }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if KERNLENS_HAVE_X86_DISPATCH
 KERNLENS_AVX2_TARGET __attribute__((flatten)) bool CsvScanner::next_avx2(CsvRecord& rec) {
   return scan<Avx2Isa>(rec);
 }
