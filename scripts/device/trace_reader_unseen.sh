@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The PyTorch trace reader on traces of model families no test or fixture uses: a GPT-NeoX and a
+# Phi-3 model built from transformers configs (random weights), each run by
+# examples/workloads/llm_stages.py (prefill and 48 decode steps, record_function stages) under
+# torch.profiler, the trace written as plain JSON. For each trace:
+#   - tests/independent/check_pytorch_totals.py: kernel time, launches, per-kernel totals, memory
+#     operations and every stage's launches recomputed with Python's json and decimal modules,
+#     against `kernlens analyze --format json`, to the nanosecond;
+#   - the JSON analysis on 1, 2 and 16 threads, on the portable scanner path
+#     (KERNLENS_SIMD=portable) and of the gzipped trace (its "path" made the plain file's), with
+#     the same md5 as on 1 thread; and
+#     with the same md5 from build/devrun/kernlens_base where that is there (an older build).
+# Uses build/devrun (scripts/device/make_devrun.sh). About a minute on an H100.
+#   scripts/device/trace_reader_unseen.sh OUT
+set -uo pipefail
+out=${1:?usage: trace_reader_unseen.sh OUT}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+devrun=$root/build/devrun
+export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+mkdir -p "$out"
+status=0
+for family in neox phi3; do
+  trace=$out/$family.json
+  python3 - "$family" "$trace" <<'PY' 2>&1 | tail -3
+import sys
+sys.path.insert(0, "examples/workloads")
+import transformers
+import llm_stages
+family, trace = sys.argv[1], sys.argv[2]
+llm_stages.CONFIGS["neox"] = lambda: transformers.GPTNeoXConfig(
+    hidden_size=1536, intermediate_size=6144, num_hidden_layers=6, num_attention_heads=12,
+    vocab_size=50432, max_position_embeddings=2048)
+llm_stages.CONFIGS["phi3"] = lambda: transformers.Phi3Config(
+    hidden_size=1280, intermediate_size=3584, num_hidden_layers=6, num_attention_heads=20,
+    num_key_value_heads=5, vocab_size=32064, max_position_embeddings=4096)
+sys.argv = ["llm_stages.py", "--model", family, "--batch", "6", "--prompt", "384",
+            "--decode-steps", "48", "--torch-trace", trace]
+llm_stages.main()
+PY
+  [[ -s $trace ]] || { echo "$family: no trace written"; status=1; continue; }
+  echo "== $family: $(du -h "$trace" | cut -f1), $(grep -o '"cat": "kernel"' "$trace" | wc -l) kernel events"
+  python3 tests/independent/check_pytorch_totals.py --kernlens "$devrun/kernlens" "$trace" || status=1
+  gzip -k -6 "$trace"
+  sums=()
+  for t in 1 2 16; do
+    sums+=("threads=$t $("$devrun/kernlens" analyze "$trace" --format json --threads "$t" | md5sum | cut -c1-32)")
+  done
+  sums+=("portable $(KERNLENS_SIMD=portable "$devrun/kernlens" analyze "$trace" --format json --threads 2 | md5sum | cut -c1-32)")
+  # The gzipped trace's analysis names its own path: that line is made the plain file's.
+  sums+=("gzip $("$devrun/kernlens" analyze "$trace.gz" --format json --threads 2 |
+    sed 's/"path": "\(.*\)\.gz"/"path": "\1"/' | md5sum | cut -c1-32)")
+  if [[ -x $devrun/kernlens_base ]]; then
+    sums+=("base $("$devrun/kernlens_base" analyze "$trace" --format json --threads 2 | md5sum | cut -c1-32)")
+  fi
+  printf '%s\n' "${sums[@]}"
+  distinct=$(printf '%s\n' "${sums[@]}" | awk '{print $2}' | sort -u | wc -l)
+  [[ $distinct == 1 ]] && echo "$family: one analysis from every path" || { echo "$family: the paths differ"; status=1; }
+  "$devrun/kernlens" analyze "$trace" --format text > "$out/$family.analysis.txt" 2>&1
+  rm -f "$trace"  # the .gz stays for the record
+done
+exit $status
