@@ -332,6 +332,30 @@ TEST(PytorchTrace, UnusedCategoriesAreSkippedUnlessTheyNameTheirKeysAgain) {
   EXPECT_NE(malformed.status.error().message.find("malformed JSON in the event"), std::string::npos);
 }
 
+// Events whose "ph" the reader never uses (all but "X", "s" and "M": the GPU end "f" of every
+// flow, instants) are skipped unread too, unless they name "ph" again; "s" flows (the CPU end,
+// which links calls) and an escaped "ph" are decoded, so a malformed one is an error.
+TEST(PytorchTrace, PhasesNeverUsedAreSkippedUnlessTheyNameThePhaseAgain) {
+  const std::string kernel = R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2})";
+  auto trace = [&](const std::string& event) { return "{\"traceEvents\": [" + event + ", " + kernel + "]}"; };
+  for (const char* event : {R"({"ph": "f", "id": 1 2, "cat": "ac2g", "name": "ac2g", "bp": "e"})",
+                            R"({"ph": "i", "args": {"a": [}]})", R"({"ph": "", "x": tru})"}) {
+    auto skipped = read_bytes(trace(event), "t.json");
+    ASSERT_TRUE(skipped.status.ok()) << event << ": " << skipped.status.error().to_string();
+    EXPECT_EQ(skipped.profile.launches.size(), 1u) << event;
+  }
+  auto decoded = read_bytes(trace(R"({"ph": "f", "ph": "X", "cat": "kernel", "name": "k2", "ts": 1, "dur": 2})"), "t.json");
+  ASSERT_TRUE(decoded.status.ok()) << decoded.status.error().to_string();
+  EXPECT_EQ(decoded.profile.launches.size(), 2u);
+  for (const char* event : {R"({"ph": "s", "id": 1 2, "cat": "ac2g"})", R"({"ph": "M", "x": 1 2})",
+                            R"({"ph": "\u0066", "x": 1 2})"}) {
+    auto malformed = read_bytes(trace(event), "t.json");
+    ASSERT_FALSE(malformed.status.ok()) << event;
+    EXPECT_NE(malformed.status.error().message.find("malformed JSON in the event"), std::string::npos)
+        << malformed.status.error().to_string();
+  }
+}
+
 // Feeding a trace in two windows, cut anywhere, yields the same parts as one window.
 TEST(TraceTokenizer, AnyWindowCutGivesTheSameParts) {
   const std::string trace = fixture_bytes("pytorch/gemm_zoo_trace.json.gz");

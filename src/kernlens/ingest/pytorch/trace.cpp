@@ -239,12 +239,13 @@ struct Event {
 // yet known (a writer may put "args" before "cat").
 bool wants_args(const Event& e) { return !e.has_cat || e.category != Category::kOther || e.ph == "\"M\""; }
 
-// Whether `text` holds "ph" or "cat", quotes included. Quotes are frequent in JSON, so a
-// quote followed by 'p' or 'c' is looked for, 16 bytes at a time (SSE2, every x86-64).
-bool names_ph_or_cat(std::string_view text) {
+// Whether `text` holds the key "ph" (or, with `cat_too`, "cat"), quotes included. Quotes are
+// frequent in JSON, so a quote followed by 'p' or 'c' is looked for, 16 bytes at a time (SSE2,
+// every x86-64).
+bool names_ph_or_cat(std::string_view text, bool cat_too) {
   auto at = [&](std::size_t i) {
     const std::string_view s = text.substr(i);
-    return s.starts_with("\"ph\"") || s.starts_with("\"cat\"");
+    return s.starts_with("\"ph\"") || (cat_too && s.starts_with("\"cat\""));
   };
   std::size_t i = 0;
 #if defined(__SSE2__)
@@ -264,12 +265,16 @@ bool names_ph_or_cat(std::string_view text) {
   return false;
 }
 
-// Whether an event is skipped unread: it begins {"ph": "X", "cat": "C"} (as Kineto writes
-// every event) with C a category the reader does not use, and does not name "ph" or "cat"
-// again (a later key would override these). CPU operators are half of a trace's bytes, and
-// decoding them was a third of reading it; as Perfetto's tokenizer does, they are not parsed
-// (the tokenizer still checks that their strings and brackets balance).
+// Whether an event is skipped unread, as Perfetto's tokenizer skips what it does not use (the
+// tokenizer still checks that its strings and brackets balance): use_event would keep nothing
+// of it, by what its first members say and no later member overrides.
+//  - {"ph": "X", "cat": "C", ...} (as Kineto writes every complete event) with C a category the
+//    reader does not use, and no later "ph" or "cat": CPU operators, half of a trace's bytes,
+//    whose decoding was a third of reading it;
+//  - {"ph": "P", ...} with P other than "X", "s" and "M", and no later "ph": the GPU end ("f")
+//    of every CPU-to-GPU flow, a seventh of a trace's events.
 bool skipped_unread(std::string_view event) {
+  using namespace std::string_view_literals;  // sized at compile time: no strlen an event
   std::size_t at = 1;
   auto expect = [&](std::string_view text) {
     while (at < event.size() && is_space(event[at])) ++at;
@@ -277,15 +282,24 @@ bool skipped_unread(std::string_view event) {
     at += text.size();
     return true;
   };
-  using namespace std::string_view_literals;  // sized at compile time: no strlen an event
-  for (std::string_view text : {"\"ph\""sv, ":"sv, "\"X\""sv, ","sv, "\"cat\""sv, ":"sv, "\""sv}) {
-    if (!expect(text)) return false;
-  }
-  const std::size_t end = event.find('"', at);
-  if (end == std::string_view::npos) return false;
-  const std::string_view cat = event.substr(at, end - at);
-  if (cat.find('\\') != std::string_view::npos || lookup(cat, kCategories)) return false;
-  return !names_ph_or_cat(event.substr(end));
+  // The string value of the member whose key was just expected; nothing when it has escapes.
+  auto string_value = [&]() -> std::optional<std::string_view> {
+    if (!expect(":"sv) || !expect("\""sv)) return std::nullopt;
+    const std::size_t end = event.find('"', at);
+    if (end == std::string_view::npos) return std::nullopt;
+    const std::string_view value = event.substr(at, end - at);
+    at = end + 1;
+    if (value.find('\\') != std::string_view::npos) return std::nullopt;
+    return value;
+  };
+  if (!expect("\"ph\""sv)) return false;
+  const auto ph = string_value();
+  if (!ph) return false;
+  if (*ph != "X") return *ph != "s" && *ph != "M" && !names_ph_or_cat(event.substr(at), false);
+  if (!expect(","sv) || !expect("\"cat\""sv)) return false;
+  const auto cat = string_value();
+  if (!cat || lookup(*cat, kCategories)) return false;
+  return !names_ph_or_cat(event.substr(at - 1), true);
 }
 
 // "ProfilerStep#12" -> "ProfilerStep": the steps of a schedule are instances of one stage.
