@@ -44,6 +44,14 @@ inline bool cpu_has_avx512() {
   return has;
 }
 
+// Which of the 64 bytes held in `lo` (the first 32) and `hi` equal `c`: one bit per byte.
+inline KERNLENS_AVX2_TARGET std::uint64_t avx2_equal_mask(__m256i lo, __m256i hi, char c) {
+  const __m256i v = _mm256_set1_epi8(c);
+  const auto low = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, v)));
+  const auto high = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)));
+  return std::uint64_t{low} | std::uint64_t{high} << 32;
+}
+
 // prefix_xor (common/bits.h) as one carry-less multiply by all ones: 3 instructions for 12.
 inline KERNLENS_AVX2_TARGET std::uint64_t prefix_xor_clmul(std::uint64_t x) {
   const __m128i product = _mm_clmulepi64_si128(_mm_set_epi64x(0, static_cast<long long>(x)),

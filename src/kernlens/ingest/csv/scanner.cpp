@@ -62,13 +62,7 @@ struct Avx2Isa {
   static inline KERNLENS_AVX2_TARGET BlockMasks classify(const char* p) {
     const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-    auto bits = [&](char c) KERNLENS_AVX2_TARGET {
-      const __m256i v = _mm256_set1_epi8(c);
-      auto l = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(lo, v)));
-      auto h = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(hi, v)));
-      return std::uint64_t{l} | std::uint64_t{h} << 32;
-    };
-    return BlockMasks{bits('"'), bits(','), bits('\n')};
+    return BlockMasks{avx2_equal_mask(lo, hi, '"'), avx2_equal_mask(lo, hi, ','), avx2_equal_mask(lo, hi, '\n')};
   }
   static inline KERNLENS_AVX2_TARGET std::uint64_t prefix_xor(std::uint64_t x) { return prefix_xor_clmul(x); }
 };

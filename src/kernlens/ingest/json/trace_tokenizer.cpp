@@ -71,14 +71,9 @@ struct Avx2Isa {
     const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
     const __m256i case_bit = _mm256_set1_epi8(0x20);
     const __m256i lo_folded = _mm256_or_si256(lo, case_bit), hi_folded = _mm256_or_si256(hi, case_bit);
-    auto bits = [](__m256i l, __m256i h, char c) KERNLENS_AVX2_TARGET {
-      const __m256i v = _mm256_set1_epi8(c);
-      const auto low = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(l, v)));
-      const auto high = static_cast<std::uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(h, v)));
-      return std::uint64_t{low} | std::uint64_t{high} << 32;
-    };
-    return BlockMasks{bits(lo, hi, '"'), bits(lo, hi, '\\'), bits(lo_folded, hi_folded, '{'),
-                      bits(lo_folded, hi_folded, '}'), bits(lo, hi, '\n')};
+    return BlockMasks{avx2_equal_mask(lo, hi, '"'), avx2_equal_mask(lo, hi, '\\'),
+                      avx2_equal_mask(lo_folded, hi_folded, '{'), avx2_equal_mask(lo_folded, hi_folded, '}'),
+                      avx2_equal_mask(lo, hi, '\n')};
   }
   static inline KERNLENS_AVX2_TARGET std::uint64_t prefix_xor(std::uint64_t x) { return prefix_xor_clmul(x); }
 };
