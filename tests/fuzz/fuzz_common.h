@@ -57,6 +57,8 @@ inline void check_profile(const model::Profile& p) {
     check(l.stage < p.stages.size(), "launch stage out of range");
     check(l.process < p.processes.size(), "launch process out of range");
     check(l.input < p.inputs.size(), "launch input out of range");
+    check(l.config < p.configs.size(), "launch configuration out of range");
+    check(l.rules < p.rule_sets.size(), "launch rule set out of range");
     check(l.metrics_first + l.metrics_count <= p.metric_samples.size(), "metrics span out of range");
     for (const auto& m : p.metrics_of(l)) check(m.id < p.metrics.size(), "metric id out of range");
   }

@@ -31,7 +31,7 @@ std::string read_on(std::string_view bytes, unsigned threads) {
   for (const auto& l : profile.launches) {
     out += fmt::format("{} {} {} {} {} {} {} {} {} {}\n", profile.names[l.name],
                        l.start_ns.value_or(-1), l.duration_ns.value_or(-1), l.id, l.process,
-                       l.thread_id, l.device_ordinal, l.grid.x,
+                       l.thread_id, l.device_ordinal, profile.config_of(l).grid.x,
                        model::push_pop_path(profile.stages[l.stage]), static_cast<int>(l.kind));
   }
   return out;

@@ -98,8 +98,7 @@ TEST(DeepJoin, TheMeasuredLaunchLandsOnALaunchOfItsOwnShapeAndDuration) {
   auto add = [](model::Profile& p, std::uint32_t grid, double duration_ns) -> model::Launch& {
     model::Launch l;
     l.name = p.names.intern("nvjet_sm90_tst_128x64_64x8_1x2_h_bz_TNT");
-    l.grid = {grid, 1, 1};
-    l.block = {384, 1, 1};
+    l.config = p.intern_config({.grid = {grid, 1, 1}, .block = {384, 1, 1}});
     l.duration_ns = duration_ns;
     p.launches.push_back(l);
     return p.launches.back();

@@ -36,8 +36,7 @@ class Launches {
     model::Launch l;
     l.name = p_.names.intern(name);
     l.device_ordinal = 0;
-    l.grid = {grid_x, 1, 1};
-    l.block = {128, 1, 1};
+    l.config = p_.intern_config({.grid = {grid_x, 1, 1}, .block = {128, 1, 1}});
     l.duration_ns = duration_ns;
     p_.launches.push_back(l);
     return p_.launches.back();

@@ -56,11 +56,12 @@ TEST(NcuRaw, QwenDecodeLaunchFieldsAndDevice) {
   const model::Launch& l = p.launches[0];
   EXPECT_EQ(name_of(p, l).substr(0, 44), "void at::<unnamed>::indexSelectSmallIndex<c1");
   EXPECT_EQ(l.id, 0);
-  EXPECT_EQ(l.grid, (model::Dim3{8, 1, 1}));
-  EXPECT_EQ(l.block, (model::Dim3{128, 1, 1}));
-  EXPECT_EQ(l.registers_per_thread, 32);
-  EXPECT_EQ(l.static_shared_bytes, 0);
-  EXPECT_EQ(l.dynamic_shared_bytes, 0);
+  const model::LaunchConfig& c = p.config_of(l);
+  EXPECT_EQ(c.grid, (model::Dim3{8, 1, 1}));
+  EXPECT_EQ(c.block, (model::Dim3{128, 1, 1}));
+  EXPECT_EQ(c.registers_per_thread, 32);
+  EXPECT_EQ(c.static_shared_bytes, 0);
+  EXPECT_EQ(c.dynamic_shared_bytes, 0);
   EXPECT_EQ(l.stream_id, 7);
   EXPECT_EQ(l.context_id, 1);
   EXPECT_EQ(l.thread_id, 10249);
@@ -305,7 +306,7 @@ TEST(NcuRaw, OnlySelectedMetricsAreDecoded) {
   EXPECT_EQ(p.launches[0].metrics_count, 1u);
   EXPECT_EQ(metric(p, p.launches[0], "sm__throughput.avg.pct_of_peak_sustained_elapsed"), 0.24);
   EXPECT_EQ(*p.launches[0].duration_ns, 5056);  // launch fields are always read
-  EXPECT_EQ(p.launches[0].registers_per_thread, 32);
+  EXPECT_EQ(p.config_of(p.launches[0]).registers_per_thread, 32);
   EXPECT_EQ(p.devices.at(0).name, "NVIDIA H100 80GB HBM3");
 
   // A bad cell in a column nobody asked for is not read; in a wanted one it is an error.
@@ -360,7 +361,7 @@ void expect_same_launches(const model::Profile& a, const model::Profile& b) {
     const auto& y = b.launches[i];
     ASSERT_EQ(a.names[x.name], b.names[y.name]) << i;
     EXPECT_EQ(x.duration_ns, y.duration_ns) << i;
-    EXPECT_EQ(x.grid, y.grid) << i;
+    EXPECT_EQ(a.config_of(x), b.config_of(y)) << i;
     EXPECT_EQ(a.stages[x.stage], b.stages[y.stage]) << i;
     EXPECT_EQ(a.processes[x.process], b.processes[y.process]) << i;
     ASSERT_EQ(x.metrics_count, y.metrics_count) << i;
@@ -485,20 +486,21 @@ TEST(NcuDetails, MetricRowsRuleRowsAndLaunchFields) {
   const model::Launch& l = p.launches[0];
   EXPECT_EQ(l.id, 0);
   EXPECT_EQ(*l.duration_ns, 5060);  // "5.06" us
-  EXPECT_EQ(l.registers_per_thread, 32);
-  EXPECT_EQ(l.grid, (model::Dim3{8, 1, 1}));
+  EXPECT_EQ(p.config_of(l).registers_per_thread, 32);
+  EXPECT_EQ(p.config_of(l).grid, (model::Dim3{8, 1, 1}));
   EXPECT_EQ(model::push_pop_path(p.stages[l.stage]), "decode");
   EXPECT_EQ(metric(p, l, "GPU Speed Of Light Throughput / DRAM Frequency"), 2.6e9);
   EXPECT_EQ(p.metrics[*p.metrics.find("GPU Speed Of Light Throughput / DRAM Frequency")].unit, "hz");
   EXPECT_EQ(p.devices.at(0).sm_count, 132);
-  ASSERT_EQ(l.rules.size(), 4u);
-  EXPECT_EQ(l.rules[0].rule, "SOLBottleneck");
-  EXPECT_EQ(l.rules[0].type, "OPT");
-  EXPECT_FALSE(l.rules[0].est_speedup_pct.has_value());
-  EXPECT_EQ(l.rules[1].rule, "LaunchConfiguration");
-  EXPECT_EQ(l.rules[1].speedup_type, "global");
-  EXPECT_EQ(l.rules[1].est_speedup_pct, 93.94);
-  EXPECT_NE(l.rules[1].text.find("only 8 blocks"), std::string::npos);
+  const auto rules = p.rules_of(l);
+  ASSERT_EQ(rules.size(), 4u);
+  EXPECT_EQ(rules[0].rule, "SOLBottleneck");
+  EXPECT_EQ(rules[0].type, "OPT");
+  EXPECT_FALSE(rules[0].est_speedup_pct.has_value());
+  EXPECT_EQ(rules[1].rule, "LaunchConfiguration");
+  EXPECT_EQ(rules[1].speedup_type, "global");
+  EXPECT_EQ(rules[1].est_speedup_pct, 93.94);
+  EXPECT_NE(rules[1].text.find("only 8 blocks"), std::string::npos);
 }
 
 TEST(NcuDetails, IdOutOfRangeIsAnError) {
@@ -514,7 +516,7 @@ TEST(NcuDetails, FullPageFromGzip) {
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   EXPECT_EQ(r.profile.launches.size(), 396u);
   std::size_t rules = 0;
-  for (const auto& l : r.profile.launches) rules += l.rules.size();
+  for (const auto& l : r.profile.launches) rules += r.profile.rules_of(l).size();
   EXPECT_EQ(rules, 1925u);
 }
 
@@ -571,7 +573,7 @@ TEST(NcuSummary, GroupsStandForTheirInvocations) {
   EXPECT_EQ(sdpa.count, 9u);
   EXPECT_EQ(*sdpa.duration_ns, 7190);
   EXPECT_EQ(*sdpa.total_duration_ns(), 64710);
-  EXPECT_EQ(sdpa.grid, (model::Dim3{1, 4, 4}));
+  EXPECT_EQ(p.config_of(sdpa).grid, (model::Dim3{1, 4, 4}));
 }
 
 TEST(NcuSummary, PerGpuColumnOrderReadsTheSame) {
@@ -608,7 +610,7 @@ TEST(NcuPages, RawAndDetailsOfOneReportMerge) {
     }
     ASSERT_NE(first, nullptr);
     EXPECT_EQ(*first->duration_ns, 12128);  // the raw page's exact value, not "12.13 us"
-    EXPECT_FALSE(first->rules.empty());     // the details page's rules came along
+    EXPECT_FALSE(p.rules_of(*first).empty());  // the details page's rules came along
     EXPECT_TRUE(metric(p, *first, "GPU Speed Of Light Throughput / Duration"));
     EXPECT_TRUE(metric(p, *first, "gpu__time_duration.sum"));
     EXPECT_EQ(total_duration(p), 277760);

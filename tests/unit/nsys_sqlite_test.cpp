@@ -11,6 +11,10 @@
 #include <map>
 #include <string>
 
+#include <fmt/format.h>
+
+#include "kernlens/ingest/nsys/sqlite_calls.h"
+#include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "test_util.h"
 
 namespace kernlens {
@@ -104,11 +108,12 @@ TEST(NsysSqlite, SaxpyExportOfNsys2022) {
   EXPECT_EQ(k.id, 140);  // the correlation id
   EXPECT_EQ(*k.start_ns, 924922186);
   EXPECT_EQ(*k.duration_ns, 17704808);
-  EXPECT_EQ(k.grid, (model::Dim3{2, 1, 1}));
-  EXPECT_EQ(k.block, (model::Dim3{512, 1, 1}));
-  EXPECT_EQ(k.registers_per_thread, 26);
-  EXPECT_EQ(k.static_shared_bytes, 0);
-  EXPECT_EQ(k.dynamic_shared_bytes, 0);
+  const model::LaunchConfig& c = p.config_of(k);
+  EXPECT_EQ(c.grid, (model::Dim3{2, 1, 1}));
+  EXPECT_EQ(c.block, (model::Dim3{512, 1, 1}));
+  EXPECT_EQ(c.registers_per_thread, 26);
+  EXPECT_EQ(c.static_shared_bytes, 0);
+  EXPECT_EQ(c.dynamic_shared_bytes, 0);
   EXPECT_EQ(k.stream_id, 7);
   EXPECT_EQ(k.context_id, 1);
   EXPECT_EQ(k.device_ordinal, 0);
@@ -339,6 +344,46 @@ TEST(NsysSqlite, TruncatedAndDamagedFiles) {
   if (!r.status.ok()) {
     EXPECT_NE(r.status.error().message.find("damaged"), std::string::npos);
   }
+}
+
+// The call of each operation, whether the API rows come in key order (one process,
+// correlation ids rising: matched without an index) or not (sorted through one): the same
+// calls, the inner one of a launch recorded twice, none for an operation without a row.
+TEST(NsysCallMatcher, RowsInKeyOrderOrNotMatchTheSameCalls) {
+  const std::int64_t process = std::int64_t{4242} << 24, other = std::int64_t{77} << 24;
+  const std::vector<ingest::nsys::ApiRow> in_order = {
+      {process | 1, 10, 100, 200},  // correlation 10: cudaLaunchKernel ...
+      {process | 1, 10, 110, 190},  // ... wrapping cudaLaunchKernel_v7000: the inner call
+      {process | 2, 11, 300, 320},
+      {process | 1, 13, 400, 420},  // no operation of its own
+      {other | 5, 10, 500, 530},    // another process's correlation 10
+  };
+  auto match = [&](std::vector<ingest::nsys::ApiRow> rows) {
+    ingest::nsys::CallMatcher m;
+    std::vector<ingest::nsys::Keyed> ops;
+    std::uint32_t index = 0;
+    for (auto [pid, correlation] : {std::pair{process, 11}, {process, 10}, {process, 12}, {other, 10}}) {
+      ops.push_back({*m.key(pid, correlation), index++});
+    }
+    m.match(rows, ops);
+    std::map<std::uint32_t, std::string> call_of;  // operation -> "tid start end"
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const auto c = m.call_of_op()[i];
+      call_of[ops[i].index] = c == ingest::nsys::CallMatcher::kNoCall
+                                  ? "none"
+                                  : fmt::format("{} {} {}", ingest::nsys::tid_of(m.calls()[c].thread),
+                                                m.calls()[c].start_ns, m.calls()[c].end_ns);
+    }
+    return call_of;
+  };
+  const std::map<std::uint32_t, std::string> expected = {
+      {0, "2 300 320"}, {1, "1 110 190"}, {2, "none"}, {3, "5 500 530"}};
+  EXPECT_EQ(match(in_order), expected);
+  std::vector<ingest::nsys::ApiRow> shuffled = {in_order[4], in_order[2], in_order[1], in_order[3], in_order[0]};
+  EXPECT_EQ(match(shuffled), expected);
+  std::vector<ingest::nsys::ApiRow> with_a_keyless_row = in_order;
+  with_a_keyless_row.insert(with_a_keyless_row.begin() + 2, {process | 1, std::int64_t{1} << 40, 0, 1});
+  EXPECT_EQ(match(with_a_keyless_row), expected);
 }
 
 }  // namespace

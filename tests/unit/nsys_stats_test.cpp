@@ -48,8 +48,8 @@ TEST(NsysStats, OlderAndOtherLayouts) {
   expect_saxpy("saxpy_stats_cuda_gpu_kern_sum_usec.csv", kSaxpy);
   expect_saxpy("saxpy_stats_cuda_gpu_kern_gb_sum.csv", kSaxpy);
   auto r = read_fixture("nsys/saxpy_stats_cuda_gpu_kern_gb_sum.csv");
-  EXPECT_EQ(r.profile.launches[0].grid, (model::Dim3{2, 1, 1}));
-  EXPECT_EQ(r.profile.launches[0].block, (model::Dim3{512, 1, 1}));
+  EXPECT_EQ(r.profile.config_of(r.profile.launches[0]).grid, (model::Dim3{2, 1, 1}));
+  EXPECT_EQ(r.profile.config_of(r.profile.launches[0]).block, (model::Dim3{512, 1, 1}));
 }
 
 // Kernel launches and kernel time per stage: the one model both inputs fill.

@@ -61,14 +61,15 @@ std::string describe(const model::Profile& p, const Status& status) {
   }
   for (const auto& l : p.launches) {
     const auto& proc = p.processes[l.process];
+    const auto& c = p.config_of(l);
     o << fmt::format("launch '{}' {} {} {} {}/{}/{} {} {} {} {} {} ({},{},{}) ({},{},{}) {} {} {} {} {:a} {} '{}' {} [",
                      p.names[l.name], static_cast<int>(l.kind), l.bytes, l.id, proc.host, proc.pid, proc.name, l.process,
-                     l.thread_id, l.context_id, l.stream_id, l.device_ordinal, l.grid.x, l.grid.y, l.grid.z, l.block.x,
-                     l.block.y, l.block.z, l.registers_per_thread, l.static_shared_bytes, l.dynamic_shared_bytes,
-                     opt(l.start_ns), l.duration_ns.value_or(-1), l.count, model::push_pop_path(p.stages[l.stage]),
+                     l.thread_id, l.context_id, l.stream_id, l.device_ordinal, c.grid.x, c.grid.y, c.grid.z, c.block.x,
+                     c.block.y, c.block.z, c.registers_per_thread, c.static_shared_bytes, c.dynamic_shared_bytes,
+                     opt(std::optional<std::int64_t>(l.start_ns)), l.duration_ns.value_or(-1), l.count, model::push_pop_path(p.stages[l.stage]),
                      l.input);
     for (const auto& m : p.metrics_of(l)) o << fmt::format("{}={:a} ", p.metrics[m.id].name, m.value);
-    o << "] rules " << l.rules.size() << "\n";
+    o << "] rules " << p.rules_of(l).size() << "\n";
   }
   return o.str();
 }

@@ -100,11 +100,12 @@ TEST(PytorchTrace, LlamaKernelsMemsetsAndDevice) {
   EXPECT_EQ(k.device_ordinal, 0);
   EXPECT_EQ(k.stream_id, 7);
   EXPECT_EQ(k.context_id, 1);
-  EXPECT_EQ(k.grid, (model::Dim3{1024, 1, 1}));
-  EXPECT_EQ(k.block, (model::Dim3{128, 1, 1}));
-  EXPECT_EQ(k.registers_per_thread, 32);
-  EXPECT_EQ(k.static_shared_bytes, 0);  // "shared memory": 0, so neither kind
-  EXPECT_EQ(k.dynamic_shared_bytes, 0);
+  const model::LaunchConfig& c = p.config_of(k);
+  EXPECT_EQ(c.grid, (model::Dim3{1024, 1, 1}));
+  EXPECT_EQ(c.block, (model::Dim3{128, 1, 1}));
+  EXPECT_EQ(c.registers_per_thread, 32);
+  EXPECT_EQ(c.static_shared_bytes, 0);  // "shared memory": 0, so neither kind
+  EXPECT_EQ(c.dynamic_shared_bytes, 0);
   EXPECT_EQ(k.thread_id, 727);  // the CPU thread of its cudaLaunchKernel
   EXPECT_EQ(p.processes[k.process].pid, 727);
   EXPECT_EQ(p.processes[k.process].name, "python3");
@@ -141,7 +142,7 @@ TEST(PytorchTrace, SharedMemoryIsAMetricWhenAsked) {
     if (!m) continue;
     ++with_shared;
     EXPECT_GT(m->value, 0);
-    EXPECT_EQ(l.static_shared_bytes, model::kUnknown);  // the sum of both, which does not split
+    EXPECT_EQ(p.config_of(l).static_shared_bytes, model::kUnknown);  // the sum of both, which does not split
   }
   EXPECT_GT(with_shared, 0);
 }

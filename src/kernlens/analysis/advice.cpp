@@ -113,11 +113,12 @@ std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const st
   double measured_ns = 0;  // time of the launches that carry rule results
   for (std::size_t index : launch_indices) {
     const model::Launch& launch = profile.launches[index];
-    if (launch.rules.empty()) continue;
+    const auto rules = profile.rules_of(launch);
+    if (rules.empty()) continue;
     const double w = launch.total_duration_ns().value_or(0);
     measured_ns += w;
     std::map<std::string_view, double> best_of_launch;  // a rule may print several messages
-    for (const auto& r : launch.rules) {
+    for (const auto& r : rules) {
       if (!actionable(r)) continue;
       RuleTotals& t = by_rule[r.rule];
       double speedup = r.est_speedup_pct.value_or(-1);

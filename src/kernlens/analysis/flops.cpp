@@ -42,20 +42,10 @@ ClassWork class_work(OpClass c) { return kClassWork[static_cast<std::size_t>(c)]
 constexpr std::array<std::string_view, kFlopsBasisCount> kBasisNames = {
     "measured", "same shape", "rate x duration", "no work", "never measured"};
 
-// What identifies a launch's problem size on a timeline, besides its duration.
-struct Shape {
-  model::Dim3 grid, block;
-  std::int32_t registers = -1;
-  std::int64_t static_shared = model::kUnknown, dynamic_shared = model::kUnknown;
-  bool operator==(const Shape&) const = default;
-};
-
-Shape shape_of(const model::Launch& l) {
-  return {l.grid, l.block, l.registers_per_thread, l.static_shared_bytes, l.dynamic_shared_bytes};
-}
-
+// What identifies a launch's problem size on a timeline, besides its duration, is its launch
+// configuration: interned, one id per configuration of the profile.
 struct MeasuredLaunch {
-  Shape shape;
+  model::ConfigId shape;
   std::optional<double> duration_ns;  // per execution
   double flops = 0;                   // per execution
   std::array<double, kFlopPathCount> by_path{};
@@ -72,9 +62,9 @@ struct KernelMeasure {
 };
 
 // The measured launch of the same shape whose duration is nearest, when it did the same work.
-const MeasuredLaunch* same_shape(const KernelMeasure& k, const model::Launch& l) {
-  if (!l.grid.known()) return nullptr;
-  const Shape s = shape_of(l);
+const MeasuredLaunch* same_shape(const model::Profile& profile, const KernelMeasure& k, const model::Launch& l) {
+  if (!profile.config_of(l).grid.known()) return nullptr;
+  const model::ConfigId s = l.config;
   const MeasuredLaunch* best = nullptr;
   double best_ratio = 0;
   for (const auto& m : k.launches) {
@@ -86,10 +76,10 @@ const MeasuredLaunch* same_shape(const KernelMeasure& k, const model::Launch& l)
   return best && best_ratio <= kSameShapeDurationRatio ? best : nullptr;
 }
 
-LaunchEstimate measured_kernel_launch(const KernelMeasure& k, const model::Launch& l) {
+LaunchEstimate measured_kernel_launch(const model::Profile& profile, const KernelMeasure& k, const model::Launch& l) {
   LaunchEstimate e;
   const auto n = static_cast<double>(l.count);
-  if (const MeasuredLaunch* m = same_shape(k, l)) {
+  if (const MeasuredLaunch* m = same_shape(profile, k, l)) {
     e.basis = FlopsBasis::kSameShape;
     e.flops = m->flops * n;
     for (std::size_t p = 0; p < kFlopPathCount; ++p) e.by_path[p] = m->by_path[p] * n;
@@ -179,7 +169,7 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
     }
     is_measured[i] = true;
     KernelMeasure& k = measured[l.name];
-    MeasuredLaunch m{shape_of(l), l.duration_ns, lf->total, {}};
+    MeasuredLaunch m{l.config, l.duration_ns, lf->total, {}};
     for (std::size_t p = 0; p < kFlopPathCount; ++p) m.by_path[p] = lf->by_path[p].value_or(0);
     const auto n = static_cast<double>(l.count);
     LaunchEstimate& e = own(i);
@@ -201,7 +191,7 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
     const model::Launch& l = profile.launches[i];
     if (l.kind != model::LaunchKind::kKernel || is_measured[i]) continue;
     if (auto k = measured.find(l.name); k != measured.end()) {
-      own(i) = measured_kernel_launch(k->second, l);
+      own(i) = measured_kernel_launch(profile, k->second, l);
       continue;
     }
     const OpClass c = l.name < op_class_by_name.size() ? op_class_by_name[l.name] : OpClass::kOther;

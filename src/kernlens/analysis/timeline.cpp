@@ -98,17 +98,26 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
   const RankMap ranks = map_ranks(profile);
   const Lanes lanes = map_lanes(profile, ranks);
   const StageStrings stage_rows = intern_stage_strings(profile, stage_row_names);
-  std::vector<std::unordered_map<std::uint32_t, std::vector<Interval>>> busy(lanes.lanes.size());  // by row id
-  std::vector<std::vector<Interval>> all(lanes.lanes.size());
+  // Each lane's kernels as launch indices (4 bytes, not a 16-byte interval: a launch is in
+  // a row per enclosing range), all of them and by row id; intervals one row at a time.
+  std::vector<std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>> busy(lanes.lanes.size());
+  std::vector<std::vector<std::uint32_t>> all(lanes.lanes.size());
   bool any = false;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    auto iv = kernel_interval(profile.launches[i]);
-    if (!iv) continue;
+    if (!kernel_interval(profile.launches[i])) continue;
     any = true;
     const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
-    all[lane].push_back(*iv);
-    for (std::uint32_t row : stage_rows.of_stage[profile.launches[i].stage]) busy[lane][row].push_back(*iv);
+    const auto index = static_cast<std::uint32_t>(i);
+    all[lane].push_back(index);
+    for (std::uint32_t row : stage_rows.of_stage[profile.launches[i].stage]) busy[lane][row].push_back(index);
   }
+  auto intervals = [&](const std::vector<std::uint32_t>* launches) {
+    std::vector<Interval> out;
+    if (!launches) return out;
+    out.reserve(launches->size());
+    for (std::uint32_t i : *launches) out.push_back(*kernel_interval(profile.launches[i]));
+    return out;
+  };
   if (!any) return;
   std::unordered_map<std::uint32_t, RowIntervals> extents;  // by input
   for (const auto& r : profile.stage_ranges) {
@@ -127,7 +136,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
     const auto id = stage_rows.ids.find(row.name);
     for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
       const std::uint32_t input = ranks.units[lanes.lanes[k].unit].input;
-      const std::vector<Interval>* kernels = nullptr;
+      const std::vector<std::uint32_t>* kernels = nullptr;
       if (id != stage_rows.ids.end()) {
         if (auto b = busy[k].find(id->second); b != busy[k].end()) kernels = &b->second;
       }
@@ -136,8 +145,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
         if (auto e = in->second.find(row.name); e != in->second.end()) spans = &e->second;
       }
       if (!kernels && !(spans && first_lane[input] == k)) continue;
-      add_coverage(row, lane_coverage(kernels ? *kernels : std::vector<Interval>{},
-                                      spans ? *spans : std::vector<Interval>{}));
+      add_coverage(row, lane_coverage(intervals(kernels), spans ? *spans : std::vector<Interval>{}));
     }
   }
 
@@ -151,7 +159,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
     whole.has_kernel_time = true;
   }
   for (auto& lane : all) {
-    if (!lane.empty()) add_coverage(whole, lane_coverage(std::move(lane), {}));
+    if (!lane.empty()) add_coverage(whole, lane_coverage(intervals(&lane), {}));
   }
   agg.stages.insert(agg.stages.begin(), std::move(whole));
 }

@@ -93,12 +93,13 @@ Table Analysis::launches() const {
           {}};
   t.rows.reserve(p.launches.size());
   for (const model::Launch& l : p.launches) {
+    const model::LaunchConfig& c = p.config_of(l);
     t.rows.push_back({p.names[l.name], std::string(launch_kind_name(l.kind)), model::push_pop_path(p.stages[l.stage]),
                       l.device_ordinal < 0 ? Cell{} : Cell{std::int64_t{l.device_ordinal}}, known_cell(l.stream_id),
                       optional_cell(l.start_ns), optional_cell(l.duration_ns), static_cast<std::int64_t>(l.count),
-                      std::int64_t{l.grid.x}, std::int64_t{l.grid.y}, std::int64_t{l.grid.z}, std::int64_t{l.block.x},
-                      std::int64_t{l.block.y}, std::int64_t{l.block.z},
-                      l.registers_per_thread < 0 ? Cell{} : Cell{std::int64_t{l.registers_per_thread}},
+                      std::int64_t{c.grid.x}, std::int64_t{c.grid.y}, std::int64_t{c.grid.z}, std::int64_t{c.block.x},
+                      std::int64_t{c.block.y}, std::int64_t{c.block.z},
+                      c.registers_per_thread < 0 ? Cell{} : Cell{std::int64_t{c.registers_per_thread}},
                       known_cell(l.bytes), p.inputs[l.input].path});
   }
   return t;

@@ -10,7 +10,7 @@
 namespace kernlens::ingest {
 
 // Appends the launches, metric samples and warnings `from` holds to `into`, as if read
-// there: names, processes and stages interned again in the order the part first saw them,
+// there: names, processes, stages and launch configurations interned again in the order the part first saw them,
 // metric samples moved to the end of the pool. The samples' metric ids must be `into`'s
 // already; devices are the reader's to merge. `from` is left emptied of what was moved.
 void append_part(model::Profile& into, model::Profile& from, std::uint32_t input_index);

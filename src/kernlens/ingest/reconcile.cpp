@@ -20,11 +20,18 @@ void merge_launch(model::Profile& profile, model::Launch& into, model::Launch& f
     model::MetricSample m = profile.metric_samples[from.metrics_first + i];
     if (!profile.find_metric(into, m.id)) profile.add_metric(into, m);
   }
-  for (auto& r : from.rules) into.rules.push_back(std::move(r));
+  if (from.rules != 0 && from.rules != into.rules) {
+    auto& rules = profile.rules_to_add_to(into);  // first: it may add a set
+    for (auto& r : profile.rule_sets[from.rules]) rules.push_back(std::move(r));
+    profile.rule_sets[from.rules].clear();
+  }
   if (!into.duration_ns) into.duration_ns = from.duration_ns;
-  if (into.registers_per_thread < 0) into.registers_per_thread = from.registers_per_thread;
-  if (into.static_shared_bytes < 0) into.static_shared_bytes = from.static_shared_bytes;
-  if (into.dynamic_shared_bytes < 0) into.dynamic_shared_bytes = from.dynamic_shared_bytes;
+  const model::LaunchConfig theirs = profile.config_of(from);
+  profile.edit_config(into, [&](model::LaunchConfig& mine) {
+    if (mine.registers_per_thread < 0) mine.registers_per_thread = theirs.registers_per_thread;
+    if (mine.static_shared_bytes < 0) mine.static_shared_bytes = theirs.static_shared_bytes;
+    if (mine.dynamic_shared_bytes < 0) mine.dynamic_shared_bytes = theirs.dynamic_shared_bytes;
+  });
 }
 
 struct LaunchKey {

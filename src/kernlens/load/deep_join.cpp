@@ -22,7 +22,8 @@ using Candidates = std::unordered_map<std::string, std::vector<std::size_t>>;
 std::string shape_key(const model::Profile& p, const model::Launch& l) {
   const std::string& name = p.names[l.name];
   const std::string base = names::kernel_base_name(name);
-  return fmt::format("{}|{}x{}x{}|{}x{}x{}", base, l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y, l.block.z);
+  const model::LaunchConfig& c = p.config_of(l);
+  return fmt::format("{}|{}x{}x{}|{}x{}x{}", base, c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y, c.block.z);
 }
 
 // Orders each kernel's launches by how close their duration is to the kernel's median:
@@ -42,8 +43,9 @@ void order_by_closeness_to_median(const model::Profile& p, Candidates& by_key) {
 // the same grid and another duration, as a GEMM of another K) did other work, so a deep
 // launch's metrics belong on a timeline launch like it.
 std::string name_shape_key(const model::Profile& p, const model::Launch& l) {
-  return fmt::format("{}|{}x{}x{}|{}x{}x{}", p.names[l.name], l.grid.x, l.grid.y, l.grid.z, l.block.x, l.block.y,
-                     l.block.z);
+  const model::LaunchConfig& c = p.config_of(l);
+  return fmt::format("{}|{}x{}x{}|{}x{}x{}", p.names[l.name], c.grid.x, c.grid.y, c.grid.z, c.block.x, c.block.y,
+                     c.block.z);
 }
 
 struct TimelineIndex {
@@ -57,7 +59,7 @@ struct TimelineIndex {
       if (l.kind != model::LaunchKind::kKernel || !l.duration_ns) continue;
       by_name[p.names[l.name]].push_back(i);
       by_shape[shape_key(p, l)].push_back(i);
-      if (l.grid.known()) by_name_shape[name_shape_key(p, l)].push_back(i);
+      if (p.config_of(l).grid.known()) by_name_shape[name_shape_key(p, l)].push_back(i);
     }
     order_by_closeness_to_median(p, by_name);
     order_by_closeness_to_median(p, by_shape);
@@ -98,7 +100,8 @@ void copy_metrics(model::Profile& to, model::Launch& launch, const model::Profil
     const model::MetricInfo& info = from.metrics[s.id];
     to.add_metric(launch, {to.metrics.intern(info.name, info.unit), s.value});
   }
-  launch.rules = source.rules;
+  auto rules = from.rules_of(source);
+  if (!rules.empty() || launch.rules != 0) to.rules_to_add_to(launch).assign(rules.begin(), rules.end());
 }
 
 }  // namespace
@@ -110,7 +113,7 @@ DeepJoin join_deep_metrics(model::Profile& timeline, const model::Profile& deep)
     if (source.kind != model::LaunchKind::kKernel || source.metrics_count == 0) continue;
     const std::string& name = deep.names[source.name];
     std::optional<std::size_t> target;
-    if (source.grid.known() && source.duration_ns) {
+    if (deep.config_of(source).grid.known() && source.duration_ns) {
       target = index.take_nearest(name_shape_key(deep, source), *source.duration_ns);
     }
     if (!target) target = index.take(index.by_name, name);

@@ -117,6 +117,9 @@ std::optional<MetricId> MetricCatalog::find(std::string_view name) const {
 }
 
 Profile::Profile() {
+  configs.emplace_back();
+  config_index_.emplace(configs.front(), 0);
+  rule_sets.emplace_back();
   processes.emplace_back();
   stages.emplace_back();
   stage_index_.emplace(stage_key_text(stages.front()), 0);
@@ -148,12 +151,38 @@ std::size_t Profile::rewrite_text(const TextFix& fix) {
     apply(p.name);
   }
   for (auto& d : devices) apply(d.name);
-  for (auto& launch : launches) {
-    for (auto& r : launch.rules) {
+  for (auto& rules : rule_sets) {
+    for (auto& r : rules) {
       for (auto* s : {&r.section, &r.rule, &r.type, &r.text, &r.speedup_type}) apply(*s);
     }
   }
   return changed;
+}
+
+std::size_t LaunchConfigHash::operator()(const LaunchConfig& c) const {
+  std::size_t h = 0;
+  for (std::uint64_t v : {std::uint64_t{c.grid.x}, std::uint64_t{c.grid.y}, std::uint64_t{c.grid.z},
+                          std::uint64_t{c.block.x}, std::uint64_t{c.block.y}, std::uint64_t{c.block.z},
+                          static_cast<std::uint64_t>(c.registers_per_thread),
+                          static_cast<std::uint64_t>(c.static_shared_bytes),
+                          static_cast<std::uint64_t>(c.dynamic_shared_bytes)}) {
+    h = (h ^ v) * 0x100000001b3ull;  // FNV-1a over the fields
+  }
+  return h;
+}
+
+ConfigId Profile::intern_config(const LaunchConfig& config) {
+  auto [it, is_new] = config_index_.try_emplace(config, static_cast<ConfigId>(configs.size()));
+  if (is_new) configs.push_back(config);
+  return it->second;
+}
+
+std::vector<RuleResult>& Profile::rules_to_add_to(Launch& launch) {
+  if (launch.rules == 0) {
+    launch.rules = static_cast<RuleSetId>(rule_sets.size());
+    rule_sets.emplace_back();
+  }
+  return rule_sets[launch.rules];
 }
 
 StageId Profile::intern_stage(StageKey key) {

@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -25,6 +27,56 @@
 namespace kernlens::model {
 
 inline constexpr std::int64_t kUnknown = -1;
+
+// std::optional's interface in the size of its value: one value no source gives (the lowest
+// integer, NaN) stands for "none". A launch holds two; at a million launches that is 16 MB.
+template <class T>
+class PackedOptional {
+ public:
+  constexpr PackedOptional() = default;
+  constexpr PackedOptional(std::nullopt_t) {}  // NOLINT: implicit, as std::optional's
+  template <class U>
+    requires std::is_arithmetic_v<U>
+  constexpr PackedOptional(U value) : value_(static_cast<T>(value)) {}  // NOLINT
+  constexpr PackedOptional(const std::optional<T>& o) : value_(o ? *o : none()) {}  // NOLINT
+
+  constexpr bool has_value() const { return !is_none(value_); }
+  constexpr explicit operator bool() const { return has_value(); }
+  constexpr const T& operator*() const { return value_; }
+  constexpr T& operator*() { return value_; }
+  constexpr T value_or(T fallback) const { return has_value() ? value_ : fallback; }
+  const T& value() const {
+    if (!has_value()) throw std::bad_optional_access();
+    return value_;
+  }
+  constexpr void reset() { value_ = none(); }
+  constexpr operator std::optional<T>() const {  // NOLINT: implicit, to pass where one is taken
+    return has_value() ? std::optional<T>(value_) : std::nullopt;
+  }
+
+  friend constexpr bool operator==(const PackedOptional& a, const PackedOptional& b) {
+    return a.has_value() == b.has_value() && (!a.has_value() || a.value_ == b.value_);
+  }
+  friend constexpr bool operator==(const PackedOptional& a, std::nullopt_t) { return !a.has_value(); }
+  friend constexpr bool operator==(const PackedOptional& a, const T& b) { return a.has_value() && a.value_ == b; }
+
+ private:
+  static constexpr T none() {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::numeric_limits<T>::quiet_NaN();
+    } else {
+      return std::numeric_limits<T>::min();
+    }
+  }
+  static constexpr bool is_none(T v) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return v != v;  // NaN
+    } else {
+      return v == std::numeric_limits<T>::min();
+    }
+  }
+  T value_ = none();
+};
 
 struct Dim3 {
   std::uint32_t x = 0, y = 0, z = 0;  // all 0 when unknown
@@ -83,36 +135,54 @@ struct RuleResult {
 
 enum class LaunchKind : std::uint8_t { kKernel, kMemcpy, kMemset };
 
-struct Launch {
-  NameId name = 0;  // index into Profile::names; the name as the source spells it
-  LaunchKind kind = LaunchKind::kKernel;
-  std::int64_t bytes = kUnknown;  // memcpy/memset size; a collective kernel's message size
-  std::int64_t id = kUnknown;  // ncu launch ID, or the correlation id of a timeline
-  std::uint32_t process = 0;   // index into Profile::processes (0: unknown)
-  std::int64_t thread_id = kUnknown;
-  std::int64_t context_id = kUnknown;
-  std::int64_t stream_id = kUnknown;
-  std::int32_t device_ordinal = -1;
+// How a kernel was launched. Launches of one kernel mostly share one, so a profile keeps each
+// configuration once (Profile::configs) and a launch its index: a million-launch timeline
+// holds a few hundred, 4 bytes a launch instead of 44.
+struct LaunchConfig {
   Dim3 grid, block;
   std::int32_t registers_per_thread = -1;
   std::int64_t static_shared_bytes = kUnknown;
   std::int64_t dynamic_shared_bytes = kUnknown;
-  std::optional<std::int64_t> start_ns;
-  std::optional<double> duration_ns;  // per execution (a mean when count > 1)
-  std::uint64_t count = 1;            // executions this record stands for
+  bool operator==(const LaunchConfig&) const = default;
+};
+
+struct LaunchConfigHash {
+  std::size_t operator()(const LaunchConfig& c) const;
+};
+
+using ConfigId = std::uint32_t;
+using RuleSetId = std::uint32_t;
+
+struct Launch {
+  NameId name = 0;                    // index into Profile::names; the name as the source spells it
   StageId stage = 0;                  // index into Profile::stages (0: outside every range)
+  std::uint32_t process = 0;          // index into Profile::processes (0: unknown)
   std::uint32_t input = 0;            // index into Profile::inputs
+  ConfigId config = 0;                // index into Profile::configs (0: nothing known)
+  RuleSetId rules = 0;                // index into Profile::rule_sets (0: no rule results)
+  std::uint32_t metrics_count = 0;    // see metrics_first
+  std::int16_t device_ordinal = -1;   // GPUs of one host are numbered far below 2^15
+  LaunchKind kind = LaunchKind::kKernel;
+  std::int64_t bytes = kUnknown;  // memcpy/memset size; a collective kernel's message size
+  std::int64_t id = kUnknown;  // ncu launch ID, or the correlation id of a timeline
+  std::int64_t thread_id = kUnknown;
+  std::int64_t context_id = kUnknown;
+  std::int64_t stream_id = kUnknown;
+  PackedOptional<std::int64_t> start_ns;
+  PackedOptional<double> duration_ns;  // per execution (a mean when count > 1)
+  std::uint64_t count = 1;             // executions this record stands for
   // This launch's metrics: samples [metrics_first, metrics_first + metrics_count) of
   // Profile::metric_samples (one pool: a wide raw page has ~600 per launch).
   std::size_t metrics_first = 0;
-  std::uint32_t metrics_count = 0;
-  std::vector<RuleResult> rules;
 
   std::optional<double> total_duration_ns() const {
     if (!duration_ns) return std::nullopt;
     return *duration_ns * static_cast<double>(count);
   }
 };
+
+// A launch stays small: a million-launch timeline is a million of them in memory at once.
+static_assert(sizeof(Launch) <= 104);
 
 struct Device {
   std::int32_t ordinal = -1;
@@ -207,7 +277,22 @@ struct Profile {
   StringTable names;
   MetricCatalog metrics;
   std::vector<MetricSample> metric_samples;  // the pool Launch::metrics_* point into
+  std::vector<LaunchConfig> configs;         // [0]: nothing known
+  std::vector<std::vector<RuleResult>> rule_sets;  // [0]: none (only ncu's details page has any)
   std::vector<Launch> launches;
+
+  const LaunchConfig& config_of(const Launch& launch) const { return configs[launch.config]; }
+  ConfigId intern_config(const LaunchConfig& config);
+  // Gives the launch its configuration changed by edit(LaunchConfig&).
+  template <class Edit>
+  void edit_config(Launch& launch, Edit&& edit) {
+    LaunchConfig config = configs[launch.config];
+    edit(config);
+    launch.config = intern_config(config);
+  }
+  std::span<const RuleResult> rules_of(const Launch& launch) const { return rule_sets[launch.rules]; }
+  // The launch's rule results, to add to (a set of its own from the first one added).
+  std::vector<RuleResult>& rules_to_add_to(Launch& launch);
 
   std::span<const MetricSample> metrics_of(const Launch& launch) const {
     return {metric_samples.data() + launch.metrics_first, launch.metrics_count};
@@ -236,6 +321,7 @@ struct Profile {
  private:
   void start_metrics_at_end(Launch& launch);
   std::unordered_map<std::string, StageId> stage_index_;
+  std::unordered_map<LaunchConfig, ConfigId, LaunchConfigHash> config_index_;
 };
 
 }  // namespace kernlens::model

@@ -306,11 +306,12 @@ class Writer {
       const auto& key = profile_.stages[l.stage];
       args["stage"] = key.push_pop.empty() ? model::range_label(key.start_end.front()) : model::push_pop_path(key);
     }
-    if (l.grid.known()) args["grid"] = {l.grid.x, l.grid.y, l.grid.z};
-    if (l.block.known()) args["block"] = {l.block.x, l.block.y, l.block.z};
-    if (l.registers_per_thread >= 0) args["registers per thread"] = l.registers_per_thread;
-    if (l.static_shared_bytes >= 0 && l.dynamic_shared_bytes >= 0) {
-      args["shared memory"] = l.static_shared_bytes + l.dynamic_shared_bytes;
+    const model::LaunchConfig& c = profile_.config_of(l);
+    if (c.grid.known()) args["grid"] = {c.grid.x, c.grid.y, c.grid.z};
+    if (c.block.known()) args["block"] = {c.block.x, c.block.y, c.block.z};
+    if (c.registers_per_thread >= 0) args["registers per thread"] = c.registers_per_thread;
+    if (c.static_shared_bytes >= 0 && c.dynamic_shared_bytes >= 0) {
+      args["shared memory"] = c.static_shared_bytes + c.dynamic_shared_bytes;
     }
     if (l.metrics_count == 0) return;
     Json ncu = Json::object();

@@ -83,7 +83,7 @@ class KltraceReader {
     model::Launch l;
     l.input = ctx_.input_index;
     l.process = process_;
-    l.device_ordinal = static_cast<std::int32_t>(std::min<std::uint32_t>(device, std::numeric_limits<std::int32_t>::max()));
+    l.device_ordinal = static_cast<std::int16_t>(std::min<std::uint32_t>(device, std::numeric_limits<std::int16_t>::max()));
     l.context_id = context;
     l.stream_id = stream;
     l.id = correlation;
@@ -97,11 +97,13 @@ class KltraceReader {
     if (auto s = check_times("kernel", index, k.start_ns, k.end_ns); !s) return s;
     model::Launch l = launch_of(k.device, k.context, k.stream, k.correlation, k.start_ns, k.end_ns);
     l.name = name_id(k.name);
-    l.grid = {k.grid[0], k.grid[1], k.grid[2]};
-    l.block = {k.block[0], k.block[1], k.block[2]};
-    l.registers_per_thread = static_cast<std::int32_t>(std::min<std::uint32_t>(k.registers_per_thread, 65535));
-    l.static_shared_bytes = k.static_shared_bytes;
-    l.dynamic_shared_bytes = k.dynamic_shared_bytes;
+    model::LaunchConfig config;
+    config.grid = {k.grid[0], k.grid[1], k.grid[2]};
+    config.block = {k.block[0], k.block[1], k.block[2]};
+    config.registers_per_thread = static_cast<std::int32_t>(std::min<std::uint32_t>(k.registers_per_thread, 65535));
+    config.static_shared_bytes = k.static_shared_bytes;
+    config.dynamic_shared_bytes = k.dynamic_shared_bytes;
+    l.config = ctx_.profile.intern_config(config);
     push(std::move(l));
     return ok_status();
   }

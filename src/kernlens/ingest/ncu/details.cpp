@@ -125,7 +125,7 @@ class DetailsReader {
                                       std::string(speedup) + "'");
     }
     if (n.kind == CellKind::kNumber) r.est_speedup_pct = n.value;
-    launch.rules.push_back(std::move(r));
+    ctx_.profile.rules_to_add_to(launch).push_back(std::move(r));
     return ok_status();
   }
 

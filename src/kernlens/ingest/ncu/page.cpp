@@ -206,8 +206,9 @@ Status NcuLaunchColumns::fill(const CsvRecord& rec, model::Launch& launch) {
   std::int64_t device = model::kUnknown;
   if (auto s = integer(device_, "Device", device); !s) return s;
 
-  for (auto [col, what, dim] : {std::tuple{block_, "Block Size", &launch.block},
-                                std::tuple{grid_, "Grid Size", &launch.grid}}) {
+  model::LaunchConfig config = ctx_.profile.config_of(launch);
+  for (auto [col, what, dim] : {std::tuple{block_, "Block Size", &config.block},
+                                std::tuple{grid_, "Grid Size", &config.grid}}) {
     std::string_view text = trim(cell(col));
     if (text.empty()) continue;
     auto d = parse_dim3(text);
@@ -218,10 +219,11 @@ Status NcuLaunchColumns::fill(const CsvRecord& rec, model::Launch& launch) {
     }
     *dim = *d;
   }
+  launch.config = ctx_.profile.intern_config(config);
   if (auto s = process_of(cell(pid_), cell(host_), cell(process_name_), rec.line, launch); !s) return s;
 
   if (device != model::kUnknown) {
-    auto ordinal = exact_integer<std::int32_t>(static_cast<double>(device));
+    auto ordinal = exact_integer<std::int16_t>(static_cast<double>(device));
     if (!ordinal || *ordinal < 0) {
       return ctx_.error(rec.line, "column 'Device': " + std::to_string(device) + " is not a device ordinal");
     }
@@ -290,16 +292,19 @@ bool apply_ncu_named_field(NcuNamedField field, double value, model::Launch& lau
     case NcuNamedField::kRegisters: {
       auto v = exact_integer<std::int32_t>(value);
       if (!v || *v < 0) return false;
-      if (launch.registers_per_thread < 0) launch.registers_per_thread = *v;
+      profile.edit_config(launch, [&](model::LaunchConfig& c) {
+        if (c.registers_per_thread < 0) c.registers_per_thread = *v;
+      });
       return true;
     }
     case NcuNamedField::kStaticShared:
     case NcuNamedField::kDynamicShared: {
       auto v = exact_integer<std::int64_t>(value);
       if (!v || *v < 0) return false;
-      std::int64_t& slot = field == NcuNamedField::kStaticShared ? launch.static_shared_bytes
-                                                                 : launch.dynamic_shared_bytes;
-      if (slot < 0) slot = *v;
+      profile.edit_config(launch, [&](model::LaunchConfig& c) {
+        std::int64_t& slot = field == NcuNamedField::kStaticShared ? c.static_shared_bytes : c.dynamic_shared_bytes;
+        if (slot < 0) slot = *v;
+      });
       return true;
     }
     case NcuNamedField::kSmCount: {

@@ -16,11 +16,13 @@ void sort_by_key(std::vector<Keyed>& v) {
   if (!std::is_sorted(v.begin(), v.end(), by_key)) std::sort(v.begin(), v.end(), by_key);
 }
 
-// Of the rows with the key at `at`, the last to start (then the first to end).
-ApiCall innermost_call(const std::vector<ApiRow>& rows, const std::vector<Keyed>& by_key, std::size_t at) {
-  const ApiRow* best = &rows[by_key[at].index];
-  for (std::size_t j = at + 1; j < by_key.size() && by_key[j].key == by_key[at].key; ++j) {
-    const ApiRow& r = rows[by_key[j].index];
+// Of the rows from `at` on with its key (rows(j), key(j) for j < n), the last to start
+// (then the first to end).
+template <class KeyAt, class RowAt>
+ApiCall innermost_call(std::size_t n, const KeyAt& key, const RowAt& row, std::size_t at) {
+  const ApiRow* best = &row(at);
+  for (std::size_t j = at + 1; j < n && key(j) == key(at); ++j) {
+    const ApiRow& r = row(j);
     if (r.start > best->start || (r.start == best->start && r.end < best->end)) best = &r;
   }
   return ApiCall{best->global_tid, best->start, best->end};
@@ -132,20 +134,42 @@ std::optional<std::uint64_t> CallMatcher::key(std::int64_t global_id, std::int64
 }
 
 void CallMatcher::match(const std::vector<ApiRow>& rows, std::vector<Keyed>& ops) {
+  sort_by_key(ops);
+  call_of_op_.assign(ops.size(), kNoCall);
+  calls_.reserve(std::min(rows.size(), ops.size()));  // at most one call per operation
+  if (keyed_in_order(rows)) {  // the usual export: one process, correlation ids rising
+    merge(ops, rows.size(), [&](std::size_t j) { return *key(rows[j].global_tid, rows[j].correlation); },
+          [&](std::size_t j) -> const ApiRow& { return rows[j]; });
+    return;
+  }
   std::vector<Keyed> by_key;
   by_key.reserve(rows.size());
   for (std::uint32_t i = 0; i < rows.size(); ++i) {
     if (auto k = key(rows[i].global_tid, rows[i].correlation)) by_key.push_back(Keyed{*k, i});
   }
   sort_by_key(by_key);
-  sort_by_key(ops);
-  call_of_op_.assign(ops.size(), kNoCall);
+  merge(ops, by_key.size(), [&](std::size_t j) { return by_key[j].key; },
+        [&](std::size_t j) -> const ApiRow& { return rows[by_key[j].index]; });
+}
+
+bool CallMatcher::keyed_in_order(const std::vector<ApiRow>& rows) {
+  std::uint64_t last = 0;
+  for (const ApiRow& r : rows) {
+    auto k = key(r.global_tid, r.correlation);  // numbers the processes as the sorted path would
+    if (!k || *k < last) return false;
+    last = *k;
+  }
+  return true;
+}
+
+template <class KeyAt, class RowAt>
+void CallMatcher::merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at, const RowAt& row_at) {
   std::size_t r = 0;
   for (std::size_t i = 0; i < ops.size();) {
     const std::uint64_t op_key = ops[i].key;
-    while (r < by_key.size() && by_key[r].key < op_key) ++r;
-    bool found = r < by_key.size() && by_key[r].key == op_key;
-    if (found) calls_.push_back(innermost_call(rows, by_key, r));
+    while (r < n && key_at(r) < op_key) ++r;
+    bool found = r < n && key_at(r) == op_key;
+    if (found) calls_.push_back(innermost_call(n, key_at, row_at, r));
     // Every operation of one call (a CUDA graph launch starts many kernels) shares it.
     for (; i < ops.size() && ops[i].key == op_key; ++i) {
       if (found) call_of_op_[i] = static_cast<std::uint32_t>(calls_.size() - 1);

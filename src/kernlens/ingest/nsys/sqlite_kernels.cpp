@@ -30,7 +30,7 @@ std::optional<std::string> check_times(const SqliteStatement& stmt,
 }
 
 // Grid, block, registers and shared memory; what is out of range, if anything.
-std::optional<std::string> read_kernel_dims(const SqliteStatement& stmt, model::Launch& l) {
+std::optional<std::string> read_kernel_dims(const SqliteStatement& stmt, model::LaunchConfig& l) {
   std::string bad;
   auto u32 = [&](int col, std::string_view what) -> std::uint32_t {
     auto v = stmt.opt_int64(col).value_or(0);
@@ -101,10 +101,10 @@ std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_
   l.context_id = stmt.opt_int64(kContextId).value_or(model::kUnknown);
   l.stream_id = stmt.opt_int64(kStreamId).value_or(model::kUnknown);
   if (auto device = stmt.opt_int64(kDeviceId)) {
-    if (*device < 0 || *device > std::numeric_limits<std::int32_t>::max()) {
+    if (*device < 0 || *device > std::numeric_limits<std::int16_t>::max()) {
       return "deviceId " + std::to_string(*device) + " is not a device ordinal";
     }
-    l.device_ordinal = static_cast<std::int32_t>(*device);
+    l.device_ordinal = static_cast<std::int16_t>(*device);
   }
   ids.correlation = stmt.opt_int64(kCorrelationId);
   ids.global_pid = stmt.opt_int64(kGlobalPid);
@@ -117,6 +117,7 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
                       const std::function<void(model::Launch&&)>& emit) {
   FirstMet<NameIds, NameIdsHash> names;
   FirstMet<std::int64_t> pids;
+  FirstMet<model::LaunchConfig, model::LaunchConfigHash> configs;
   std::size_t row = 0;
   RowidOrder order(part.first_rowid, part.end_rowid);
   while (stmt.step()) {
@@ -146,10 +147,14 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
       part.name_first_row.push_back(row);
     }
     l.name = local;
-    if (auto bad = read_kernel_dims(stmt, l)) {
+    model::LaunchConfig config;
+    if (auto bad = read_kernel_dims(stmt, config)) {
       part.bad_row.emplace(row, std::move(*bad));
       return;
     }
+    auto [config_index, new_config] = configs.index(config);
+    if (new_config) part.configs.push_back(config);
+    l.config = config_index;
     emit(std::move(l));
     part.rows = row;
   }

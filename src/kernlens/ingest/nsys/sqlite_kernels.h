@@ -65,7 +65,8 @@ struct NameIds {
 };
 
 // One rowid range of the kernel table, read into launches whose `name` is an index into
-// `names` and whose `process` is 1 + an index into `pids` (0: no globalPid); merge_* fix both.
+// `names`, whose `config` one into `configs` and whose `process` is 1 + an index into `pids`
+// (0: no globalPid); merge_* fix all three.
 struct KernelPart {
   std::int64_t first_rowid = std::numeric_limits<std::int64_t>::min();
   std::int64_t end_rowid =
@@ -79,6 +80,7 @@ struct KernelPart {
   std::vector<NameIds> names;               // in the order first met
   std::vector<std::size_t> name_first_row;  // the row that first met names[i]
   std::vector<std::int64_t> pids;           // globalPids in the order first met
+  std::vector<model::LaunchConfig> configs;  // launch configurations in the order first met
   std::int64_t trace_end = std::numeric_limits<std::int64_t>::min();
 };
 

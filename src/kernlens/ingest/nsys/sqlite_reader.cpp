@@ -294,9 +294,12 @@ class NsysReader {
       }
       std::vector<std::uint32_t> processes;
       for (std::int64_t pid : part.pids) processes.push_back(process_index(pid));
+      std::vector<model::ConfigId> configs;
+      for (const auto& config : part.configs) configs.push_back(ctx_.profile.intern_config(config));
       for (std::size_t i = 0; i < rows; ++i) {
         model::Launch& l = launches[at + i];
         l.name = names[l.name];
+        l.config = configs[l.config];
         std::optional<std::int64_t> pid;
         if (l.process > 0) pid = part.pids[l.process - 1];
         l.process = pid ? processes[l.process - 1] : 0;

@@ -151,8 +151,9 @@ class StatsReader {
   }
 
   Status read_dims(const CsvRecord& rec, model::Launch& l) const {
+    model::LaunchConfig config;
     for (auto [col, what, dim] :
-         {std::tuple{grid_, "GridXYZ", &l.grid}, std::tuple{block_, "BlockXYZ", &l.block}}) {
+         {std::tuple{grid_, "GridXYZ", &config.grid}, std::tuple{block_, "BlockXYZ", &config.block}}) {
       if (!col) continue;
       auto d = parse_xyz(rec.fields[*col]);
       if (!d) {
@@ -162,6 +163,7 @@ class StatsReader {
       }
       *dim = *d;
     }
+    l.config = ctx_.profile.intern_config(config);
     return ok_status();
   }
 

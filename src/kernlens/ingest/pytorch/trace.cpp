@@ -655,7 +655,7 @@ class TraceReader {
     note_end(ts + *dur);
     const EventArgs& a = e.args;
     l.id = a.correlation.value_or(model::kUnknown);
-    l.device_ordinal = fits_int32(a.device ? a.device : integer_token(e.pid)).value_or(-1);
+    l.device_ordinal = fits<std::int16_t>(a.device ? a.device : integer_token(e.pid)).value_or(-1);
     l.stream_id = (a.stream ? a.stream : integer_token(e.tid)).value_or(model::kUnknown);
     l.context_id = a.context.value_or(model::kUnknown);
     if (l.kind == model::LaunchKind::kKernel) {
@@ -674,11 +674,13 @@ class TraceReader {
     if (auto size = lookup(a.dtype, kDtypeBytes); size && a.message_elements && *a.message_elements >= 0) {
       l.bytes = *a.message_elements * *size;
     }
-    l.grid = a.grid;
-    l.block = a.block;
-    l.registers_per_thread = fits_int32(a.registers).value_or(-1);
+    model::LaunchConfig config;
+    config.grid = a.grid;
+    config.block = a.block;
+    config.registers_per_thread = fits<std::int32_t>(a.registers).value_or(-1);
     // The trace gives static + dynamic shared memory as one number: only 0 splits.
-    if (a.shared_memory && *a.shared_memory == 0) l.static_shared_bytes = l.dynamic_shared_bytes = 0;
+    if (a.shared_memory && *a.shared_memory == 0) config.static_shared_bytes = config.dynamic_shared_bytes = 0;
+    l.config = ctx_.profile.intern_config(config);
     if (a.shared_memory && *a.shared_memory > 0 && ctx_.wants_metric("shared memory")) {
       ctx_.profile.add_metric(l, {ctx_.profile.metrics.intern("shared memory", "byte"),
                                   static_cast<double>(*a.shared_memory)});
@@ -728,9 +730,11 @@ class TraceReader {
     return v;
   }
 
-  static std::optional<std::int32_t> fits_int32(std::optional<std::int64_t> v) {
-    if (!v || *v < 0 || *v > INT32_MAX) return std::nullopt;
-    return static_cast<std::int32_t>(*v);
+  // A non-negative value that fits T, else nullopt.
+  template <class T>
+  static std::optional<T> fits(std::optional<std::int64_t> v) {
+    if (!v || *v < 0 || *v > std::numeric_limits<T>::max()) return std::nullopt;
+    return static_cast<T>(*v);
   }
 
   void note_end(std::int64_t ns) { trace_end_ns_ = std::max(trace_end_ns_, ns); }
