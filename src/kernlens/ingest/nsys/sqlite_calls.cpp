@@ -127,10 +127,13 @@ std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& sour
 
 std::optional<std::uint64_t> CallMatcher::key(std::int64_t global_id, std::int64_t correlation) {
   if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
-  std::int64_t process = process_of(global_id);
-  auto it = std::find(process_keys_.begin(), process_keys_.end(), process);
-  if (it == process_keys_.end()) it = process_keys_.insert(it, process);
-  return static_cast<std::uint64_t>(it - process_keys_.begin()) << 32 | static_cast<std::uint64_t>(correlation);
+  const std::int64_t process = process_of(global_id);
+  if (last_process_ >= process_keys_.size() || process_keys_[last_process_] != process) {  // rows come in runs
+    auto it = std::find(process_keys_.begin(), process_keys_.end(), process);
+    if (it == process_keys_.end()) it = process_keys_.insert(it, process);
+    last_process_ = static_cast<std::size_t>(it - process_keys_.begin());
+  }
+  return std::uint64_t{last_process_} << 32 | static_cast<std::uint64_t>(correlation);
 }
 
 void CallMatcher::match(const std::vector<ApiRow>& rows, std::vector<Keyed>& ops) {

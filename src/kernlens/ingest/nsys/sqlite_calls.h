@@ -71,6 +71,7 @@ class CallMatcher {
   void merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at, const RowAt& row_at);
 
   std::vector<std::int64_t> process_keys_;  // call keys number the processes in first-seen order
+  std::size_t last_process_ = 0;            // the index key() found last
   std::vector<std::uint32_t> call_of_op_;
   std::vector<ApiCall> calls_;
 };
