@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Two kernlens builds side by side on the GPU machine's CPUs (issue 22): `kernlens analyze FILE
+# --format json` on a 1 GB PyTorch trace (scripts/bench/make_big_trace.py) and an nsys export
+# of a million kernels (scripts/fixtures/make_nsys_fixture.py bench), at several --threads,
+# the builds interleaved round by round (scripts/bench/compare_builds.py: wall and CPU
+# medians) and each build's largest peak RSS (/usr/bin/time). Both outputs must be the same
+# JSON (md5). build/devrun holds the new build (scripts/device/make_devrun.sh); OLD is another
+# kernlens binary carried beside it.
+#   scripts/device/compare_reader_builds.sh OUT OLD_BIN     (about 4 minutes)
+# Env: THREADS (default "1 2@0,1 16"; N@CPUS pins to CPUS with taskset), ROUNDS (default 5),
+#      TRACE_MB (default 1000), NSYS_LAUNCHES (default 1000000); "" skips an input.
+set -u
+out=${1:?usage: compare_reader_builds.sh OUT OLD_BIN}
+old=${2:?usage: compare_reader_builds.sh OUT OLD_BIN}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+devrun=$root/build/devrun
+new=$devrun/kernlens
+export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+work=${TMPDIR:-/tmp}/kernlens-compare-builds
+mkdir -p "$out" "$work"
+{ nproc; lscpu | head -20; cat /proc/loadavg; } > "$out/cpu.txt" 2>&1
+[[ -x $new && -x $old ]] || { echo "need $new and $old" | tee "$out/compare.txt"; exit 2; }
+
+compare() {  # LABEL FILE
+  local label=$1 file=$2 threads pin bin peak m
+  cat "$file" > /dev/null
+  for threads in ${THREADS:-1 2@0,1 16}; do
+    pin=()
+    [[ $threads == *@* ]] && pin=(taskset -c "${threads#*@}")
+    echo "== $label --threads $threads ($(stat -c %s "$file") bytes)"
+    ROUNDS=${ROUNDS:-5} "${pin[@]}" python3 "$root/scripts/bench/compare_builds.py" "$old,$new" \
+      analyze "$file" --format json -o /dev/null --threads "${threads%@*}"
+    for bin in "$old" "$new"; do
+      peak=0
+      for _ in 1 2; do
+        m=$(/usr/bin/time -f '%M' "${pin[@]}" "$bin" analyze "$file" --format json -o /dev/null --threads "${threads%@*}" 2>&1 >/dev/null | tail -1)
+        (( m > peak )) && peak=$m
+      done
+      printf '%-40s peak %7.1f MiB\n' "$bin" "$(awk "BEGIN { print $peak / 1024 }")"
+    done
+  done
+  for bin in "$old" "$new"; do
+    echo "md5 $("$bin" analyze "$file" --format json --threads 16 | md5sum | cut -d' ' -f1) $bin"
+  done
+}
+{
+  for mb in ${TRACE_MB-1000}; do
+    file=$work/trace_${mb}MB.json
+    python3 "$root/scripts/bench/make_big_trace.py" -s "$mb" -o "$file" > /dev/null
+    compare "trace${mb}MB" "$file"
+    rm -f "$file"
+  done
+  for launches in ${NSYS_LAUNCHES-1000000}; do
+    file=$work/nsys_${launches}.sqlite
+    python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
+      --launches "$launches" -o "$file" > /dev/null
+    compare "nsys_$((launches / 1000))k" "$file"
+    rm -f "$file"
+  done
+} > "$out/compare.txt" 2>&1
+cat "$out/compare.txt"
