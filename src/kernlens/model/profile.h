@@ -3,7 +3,9 @@
 // std::nullopt or the documented sentinel kUnknown, never 0.
 //
 //   Launch     one kernel execution (or, for summary pages, `count` identical ones), or
-//              one memory copy or memset on a timeline
+//              one memory copy or memset on a timeline; kept small (a million of them is
+//              a big timeline): its LaunchConfig and ncu rule results live in the Profile,
+//              its times are PackedOptional
 //   Device     one GPU as the export describes it
 //   StageKey   the NVTX ranges enclosing a launch (push/pop stack + start/end ranges)
 //   Profile    everything read from the inputs of one analysis
@@ -35,8 +37,9 @@ class PackedOptional {
  public:
   constexpr PackedOptional() = default;
   constexpr PackedOptional(std::nullopt_t) {}  // NOLINT: implicit, as std::optional's
+  // Any number into a floating-point one; only integers into an integer one.
   template <class U>
-    requires std::is_arithmetic_v<U>
+    requires std::is_arithmetic_v<U> && (std::is_floating_point_v<T> || std::is_integral_v<U>)
   constexpr PackedOptional(U value) : value_(static_cast<T>(value)) {}  // NOLINT
   constexpr PackedOptional(const std::optional<T>& o) : value_(o ? *o : none()) {}  // NOLINT
 
