@@ -12,6 +12,8 @@
 #     with the same md5 from build/devrun/kernlens_base where that is there (an older build).
 # Uses build/devrun (scripts/device/make_devrun.sh). About a minute on an H100.
 #   scripts/device/trace_reader_unseen.sh OUT
+# Env: FAMILIES (default "neox phi3"; also "falcon": Falcon with multi-query attention, and
+# "gemma": Gemma with 8 query / 2 KV heads of 128).
 set -uo pipefail
 out=${1:?usage: trace_reader_unseen.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -19,7 +21,7 @@ devrun=$root/build/devrun
 export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 mkdir -p "$out"
 status=0
-for family in neox phi3; do
+for family in ${FAMILIES:-neox phi3}; do
   trace=$out/$family.json
   python3 - "$family" "$trace" <<'PY' 2>&1 | tail -3
 import sys
@@ -33,6 +35,12 @@ llm_stages.CONFIGS["neox"] = lambda: transformers.GPTNeoXConfig(
 llm_stages.CONFIGS["phi3"] = lambda: transformers.Phi3Config(
     hidden_size=1280, intermediate_size=3584, num_hidden_layers=6, num_attention_heads=20,
     num_key_value_heads=5, vocab_size=32064, max_position_embeddings=4096)
+llm_stages.CONFIGS["falcon"] = lambda: transformers.FalconConfig(
+    hidden_size=1152, num_hidden_layers=5, num_attention_heads=18, multi_query=True,
+    vocab_size=65024, max_position_embeddings=2048)
+llm_stages.CONFIGS["gemma"] = lambda: transformers.GemmaConfig(
+    hidden_size=1024, intermediate_size=4096, num_hidden_layers=5, num_attention_heads=8,
+    num_key_value_heads=2, head_dim=128, vocab_size=32000, max_position_embeddings=2048)
 sys.argv = ["llm_stages.py", "--model", family, "--batch", "6", "--prompt", "384",
             "--decode-steps", "48", "--torch-trace", trace]
 llm_stages.main()
