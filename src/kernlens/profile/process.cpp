@@ -480,9 +480,18 @@ Result<std::string> find_executable(std::string_view name) {
   return find_executable(name, path_env ? path_env : "/usr/local/bin:/usr/bin:/bin");
 }
 
-Result<ProcessResult> run_process(const ProcessOptions& options) {
+namespace {
+
+// The program options.argv names, found on PATH.
+Result<std::string> program_path(const ProcessOptions& options) {
   if (options.argv.empty()) return make_error("", 0, "cannot run an empty command");
-  auto path = find_executable(options.argv[0]);
+  return find_executable(options.argv[0]);
+}
+
+}  // namespace
+
+Result<ProcessResult> run_process(const ProcessOptions& options) {
+  auto path = program_path(options);
   if (!path) return path.error();
   // The handlers and the wake pipe are process-wide: one child at a time.
   if (g_run_active.exchange(true)) {
@@ -646,8 +655,7 @@ void BackgroundProcess::release_watchdog() {
 }
 
 Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options) {
-  if (options.argv.empty()) return make_error("", 0, "cannot run an empty command");
-  auto path = find_executable(options.argv[0]);
+  auto path = program_path(options);
   if (!path) return path.error();  // before a log file is made
   auto out = open_log_or_null(options.stdout_log_path);
   if (!out) return out.error();
@@ -657,8 +665,7 @@ Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options
 }
 
 Result<BackgroundProcess> BackgroundProcess::start(const ProcessOptions& options, int stdout_fd, int stderr_fd) {
-  if (options.argv.empty()) return make_error("", 0, "cannot run an empty command");
-  auto path = find_executable(options.argv[0]);
+  auto path = program_path(options);
   if (!path) return path.error();
   return spawn(*path, options, stdout_fd, stderr_fd);
 }
