@@ -22,7 +22,7 @@ struct TwoRanks {
       p.inputs.push_back(in);
     }
   }
-  void kernel(std::uint32_t input, std::string_view name, std::int32_t device, std::int64_t start, double dur,
+  void kernel(std::uint32_t input, std::string_view name, std::int16_t device, std::int64_t start, double dur,
               std::int64_t bytes = model::kUnknown) {
     model::Launch l;
     l.name = p.names.intern(name);
