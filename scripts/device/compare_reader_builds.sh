@@ -13,6 +13,8 @@ set -u
 out=${1:?usage: compare_reader_builds.sh OUT OLD_BIN}
 old=${2:?usage: compare_reader_builds.sh OUT OLD_BIN}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=big_inputs.sh
+source "$root/scripts/device/big_inputs.sh"
 devrun=$root/build/devrun
 new=$devrun/kernlens
 export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -44,18 +46,6 @@ compare() {  # LABEL FILE
   done
 }
 {
-  for mb in ${TRACE_MB-1000}; do
-    file=$work/trace_${mb}MB.json
-    python3 "$root/scripts/bench/make_big_trace.py" -s "$mb" -o "$file" > /dev/null
-    compare "trace${mb}MB" "$file"
-    rm -f "$file"
-  done
-  for launches in ${NSYS_LAUNCHES-1000000}; do
-    file=$work/nsys_${launches}.sqlite
-    python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
-      --launches "$launches" -o "$file" > /dev/null
-    compare "nsys_$((launches / 1000))k" "$file"
-    rm -f "$file"
-  done
+  each_big_input compare "" "${TRACE_MB-1000}" "${NSYS_LAUNCHES-1000000}"
 } > "$out/compare.txt" 2>&1
 cat "$out/compare.txt"

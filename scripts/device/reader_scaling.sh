@@ -15,6 +15,8 @@
 set -u
 out=${1:?usage: reader_scaling.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=big_inputs.sh
+source "$root/scripts/device/big_inputs.sh"
 devrun=$root/build/devrun
 kernlens=$devrun/kernlens
 export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -47,24 +49,6 @@ measure() {  # LABEL FILE
 }
 {
   printf '%-12s %-7s %8s %8s %8s %8s %9s\n' input threads wall_s cpu_s MB/s speedup peak_MiB
-  for mb in ${SIZES-200 1000}; do
-    file=$work/raw_${mb}MB.csv
-    python3 "$root/scripts/bench/make_big_raw.py" -s "$mb" -o "$file" > /dev/null
-    measure "raw${mb}MB" "$file"
-    rm -f "$file"
-  done
-  for mb in ${TRACE_SIZES-1000}; do
-    file=$work/trace_${mb}MB.json
-    python3 "$root/scripts/bench/make_big_trace.py" -s "$mb" -o "$file" > /dev/null
-    measure "trace${mb}MB" "$file"
-    rm -f "$file"
-  done
-  for launches in ${NSYS_LAUNCHES-1000000 4000000}; do
-    file=$work/nsys_${launches}.sqlite
-    python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
-      --launches "$launches" -o "$file" > /dev/null
-    measure "nsys_$((launches / 1000))k" "$file"
-    rm -f "$file"
-  done
+  each_big_input measure "${SIZES-200 1000}" "${TRACE_SIZES-1000}" "${NSYS_LAUNCHES-1000000 4000000}"
 } > "$out/scaling.txt" 2>&1
 cat "$out/scaling.txt"

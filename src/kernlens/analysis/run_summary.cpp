@@ -20,7 +20,10 @@ std::unordered_map<model::NameId, Shape> longest_launch_shapes(const model::Prof
     if (launch.kind != model::LaunchKind::kKernel) continue;
     double duration_ns = launch.duration_ns.value_or(0);
     auto [it, added] = shapes.try_emplace(launch.name);
-    if (added || duration_ns > it->second.duration_ns) it->second = {profile.config_of(launch).grid, profile.config_of(launch).block, duration_ns};
+    if (added || duration_ns > it->second.duration_ns) {
+      const model::LaunchConfig& config = profile.config_of(launch);
+      it->second = {config.grid, config.block, duration_ns};
+    }
   }
   return shapes;
 }
