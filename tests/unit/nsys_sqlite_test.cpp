@@ -365,7 +365,9 @@ TEST(NsysCallMatcher, RowsInKeyOrderOrNotMatchTheSameCalls) {
     for (auto [pid, correlation] : {std::pair{process, 11}, {process, 10}, {process, 12}, {other, 10}}) {
       ops.push_back({*m.key(pid, correlation), index++});
     }
-    m.match(rows, ops);
+    ingest::nsys::ApiRows columns;
+    for (const auto& r : rows) columns.add(r);
+    m.match(std::move(columns), ops);
     std::map<std::uint32_t, std::string> call_of;  // operation -> "tid start end"
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const auto c = m.call_of_op()[i];

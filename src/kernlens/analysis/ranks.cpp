@@ -61,6 +61,14 @@ void add_collective(std::vector<CollectiveRow>& rows, const std::string& kind, c
   else it->bytes.reset();
 }
 
+// The index of `name` in `names`, added when new. Collectives are a handful of names.
+std::uint8_t collective_index(std::vector<std::string>& names, std::string name) {
+  static_assert(kCollectives.size() + 3 <= 256, "each collective, \"peer copy\", \"other\" and none");
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) it = names.insert(names.end(), std::move(name));
+  return static_cast<std::uint8_t>(it - names.begin());
+}
+
 // The index of a rank's row for a stage in rank.stages, first seen first; `index` maps (rank,
 // stage name) to it.
 std::size_t stage_of(RankRow& rank, std::size_t unit, const std::string& name,
@@ -216,6 +224,7 @@ namespace {
 // compute kernels of its lane.
 struct LaneTimeline {
   std::vector<Interval> compute, all;
+  bool has_comm = false;  // compute is filled only then: otherwise it would copy `all`
 };
 
 void fill_lane_figures(LaneRow& row, std::vector<Interval> all) {
@@ -283,23 +292,29 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   for (const auto& k : agg.kernels) {
     if (agg.families[k.family].cls.op_class == names::OpClass::kComm) comm_kernels.insert(k.name);
   }
-  std::unordered_map<std::uint64_t, std::string> collective_of_name;  // by (name, kind)
-  std::vector<const std::string*> collective(profile.launches.size());
+  // Per launch an index into `collectives` (a byte, not a pointer: a million launches).
+  std::vector<std::string> collectives;
+  std::unordered_map<std::uint64_t, std::uint8_t> collective_of_name;  // by (name, kind)
+  std::vector<std::uint8_t> collective(profile.launches.size());
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
     auto [known, added] = collective_of_name.try_emplace((std::uint64_t{l.name} << 8) | static_cast<std::uint8_t>(l.kind));
-    if (added) known->second = collective_of(profile.names[l.name], l.kind, comm_kernels.contains(l.name));
-    collective[i] = &known->second;
+    if (added) known->second = collective_index(collectives, collective_of(profile.names[l.name], l.kind, comm_kernels.contains(l.name)));
+    collective[i] = known->second;
+    auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
+    t.has_comm = t.has_comm || !collectives[collective[i]].empty();
     if (l.kind == LaunchKind::kKernel) {
       LaneRow& lane = lane_rows[static_cast<std::size_t>(lanes.lane_of_launch[i])];
       lane.launches += l.count;
       lane.kernel_time_ns += l.total_duration_ns().value_or(0);
     }
-    auto iv = interval_of(l);
-    if (!iv || l.kind != LaunchKind::kKernel) continue;
+    if (auto iv = interval_of(l); iv && l.kind == LaunchKind::kKernel) t.all.push_back(*iv);
+  }
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {  // lanes with communication only
     auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
-    t.all.push_back(*iv);
-    if (collective[i]->empty()) t.compute.push_back(*iv);
+    const Launch& l = profile.launches[i];
+    if (!t.has_comm || l.kind != LaunchKind::kKernel || !collectives[collective[i]].empty()) continue;
+    if (auto iv = interval_of(l)) t.compute.push_back(*iv);
   }
   for (auto& t : timelines) merge_intervals(t.compute);
 
@@ -327,16 +342,17 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
         (family ? *family : family_times[std::string()])[unit] += *time;
       }
     }
-    if (!time || (l.kind != LaunchKind::kKernel && collective[i]->empty())) continue;
+    const std::string& collective_name = collectives[collective[i]];
+    if (!time || (l.kind != LaunchKind::kKernel && collective_name.empty())) continue;
     CommFigures comm;
-    if (!collective[i]->empty()) {
+    if (!collective_name.empty()) {
       comm.comm_ns = *time;
       if (l.kind != LaunchKind::kKernel) comm.copy_ns = *time;
       if (auto iv = interval_of(l)) {
         comm.overlapped_ns = covered_ns(*iv, timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])].compute);
       }
       rank.comm += comm;
-      add_collective(rank.collectives, *collective[i], l, *time);
+      add_collective(rank.collectives, collective_name, l, *time);
     }
     auto [rows, first] = rank_stage_rows.try_emplace((std::uint64_t{unit} << 32) | l.stage);
     if (first) {
@@ -355,7 +371,8 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
     RankRow& rank = out.ranks[lanes.lanes[k].unit];
     LaneRow& lane = lane_rows[k];
     lane.device = lanes.lanes[k].device;
-    fill_lane_figures(lane, timelines[k].all);
+    timelines[k].compute = {};
+    fill_lane_figures(lane, std::move(timelines[k].all));
     if (lane.busy_ns) {
       rank.busy_ns = rank.busy_ns.value_or(0) + *lane.busy_ns;
       rank.wall_ns = rank.wall_ns.value_or(0) + *lane.wall_ns;

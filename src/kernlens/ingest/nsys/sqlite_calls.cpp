@@ -20,12 +20,13 @@ void sort_by_key(std::vector<Keyed>& v) {
 // (then the first to end).
 template <class KeyAt, class RowAt>
 ApiCall innermost_call(std::size_t n, const KeyAt& key, const RowAt& row, std::size_t at) {
-  const ApiRow* best = &row(at);
+  const ApiCall* best = &row(at);
   for (std::size_t j = at + 1; j < n && key(j) == key(at); ++j) {
-    const ApiRow& r = row(j);
-    if (r.start > best->start || (r.start == best->start && r.end < best->end)) best = &r;
+    const ApiCall& r = row(j);
+    if (r.start_ns > best->start_ns || (r.start_ns == best->start_ns && r.end_ns < best->end_ns))
+      best = &r;
   }
-  return ApiCall{best->global_tid, best->start, best->end};
+  return *best;
 }
 
 // The rows of `stmt` with both ids, each to `emit`. With `order`, the rowid (column 4) of
@@ -43,11 +44,12 @@ bool read_api_rows(SqliteStatement& stmt, RowidOrder* order, std::uint64_t& rows
 ApiRows read_whole_table(const DbSource& source, const std::string& sql, std::size_t estimate) {
   auto db = source.open();
   auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
-  if (!stmt) return ApiRows{{}, stmt.error()};
+  if (!stmt) return ApiRows{{}, {}, stmt.error()};
   ApiRows read;
-  reserve_huge(read.rows, estimate);
+  reserve_huge(read.calls, estimate);
+  reserve_huge(read.correlations, estimate);
   std::uint64_t rows = 0;
-  read_api_rows(*stmt, nullptr, rows, [&](const ApiRow& r) { read.rows.push_back(r); });
+  read_api_rows(*stmt, nullptr, rows, [&](const ApiRow& r) { read.add(r); });
   if (stmt->error()) read.error = make_error("", 0, *stmt->error());
   return read;
 }
@@ -62,8 +64,10 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   ApiRows read;
   const std::int64_t first = ranges.front().first;
   const auto span = static_cast<std::size_t>(ranges.back().second - first);
-  reserve_huge(read.rows, span);
-  read.rows.resize(span);
+  reserve_huge(read.calls, span);
+  reserve_huge(read.correlations, span);
+  read.calls.resize(span);
+  read.correlations.resize(span);
   std::vector<std::size_t> counts(ranges.size(), 0);
   std::vector<std::uint64_t> rows(ranges.size(), 0);
   std::vector<char> whole(ranges.size(), 0);
@@ -80,9 +84,11 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
     stmt->bind(1, ranges[i].first);
     stmt->bind(2, ranges[i].second);
     RowidOrder order(ranges[i].first, ranges[i].second);
-    ApiRow* slots = read.rows.data() + (ranges[i].first - first);
-    whole[i] = read_api_rows(*stmt, &order, rows[i], [&](const ApiRow& r) { slots[counts[i]++] = r; }) &&
-               !stmt->error();
+    const auto slot = static_cast<std::size_t>(ranges[i].first - first);
+    whole[i] = read_api_rows(*stmt, &order, rows[i], [&](const ApiRow& r) {
+                 read.calls[slot + counts[i]] = ApiCall{r.global_tid, r.start, r.end};
+                 read.correlations[slot + counts[i]++] = r.correlation;
+               }) && !stmt->error();
   });
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -92,12 +98,18 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   if (!scanned || total != *scanned) return std::nullopt;
   std::size_t to = 0;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
-    auto from = read.rows.begin() + (ranges[i].first - first);
-    std::copy(from, from + static_cast<std::ptrdiff_t>(counts[i]),
-              read.rows.begin() + static_cast<std::ptrdiff_t>(to));
+    const auto from = static_cast<std::size_t>(ranges[i].first - first);
+    auto close_up = [&](auto& column) {
+      std::copy(column.begin() + static_cast<std::ptrdiff_t>(from),
+                column.begin() + static_cast<std::ptrdiff_t>(from + counts[i]),
+                column.begin() + static_cast<std::ptrdiff_t>(to));
+    };
+    close_up(read.calls);
+    close_up(read.correlations);
     to += counts[i];
   }
-  read.rows.resize(to);
+  read.calls.resize(to);
+  read.correlations.resize(to);
   return read;
 }
 
@@ -114,7 +126,7 @@ std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& sour
   auto range_sql = schema.select_range_sql(kRuntime, kColumns);
   if (!sql || !range_sql) {
     return std::async(std::launch::deferred,
-                      [e = sql ? range_sql.error() : sql.error()] { return ApiRows{{}, e}; });
+                      [e = sql ? range_sql.error() : sql.error()] { return ApiRows{{}, {}, e}; });
   }
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
   return std::async(policy, [source, sql = *sql, range_sql = *range_sql, ranges,
@@ -136,48 +148,62 @@ std::optional<std::uint64_t> CallMatcher::key(std::int64_t global_id, std::int64
   return std::uint64_t{last_process_} << 32 | static_cast<std::uint64_t>(correlation);
 }
 
-void CallMatcher::match(const std::vector<ApiRow>& rows, std::vector<Keyed>& ops) {
+void CallMatcher::match(ApiRows rows, std::vector<Keyed>& ops) {
   sort_by_key(ops);
   call_of_op_.assign(ops.size(), kNoCall);
-  calls_.reserve(std::min(rows.size(), ops.size()));  // at most one call per operation
+  const std::vector<ApiCall>& in = rows.calls;
+  const std::size_t n = in.size();
   if (keyed_in_order(rows)) {  // the usual export: one process, correlation ids rising
-    merge(ops, rows.size(), [&](std::size_t j) { return *key(rows[j].global_tid, rows[j].correlation); },
-          [&](std::size_t j) -> const ApiRow& { return rows[j]; });
+    const auto& correlations = rows.correlations;
+    std::size_t count = merge(
+        ops, n, [&](std::size_t j) { return *key(in[j].thread, correlations[j]); },
+        [&](std::size_t j) -> const ApiCall& { return in[j]; }, rows.calls);
+    rows.correlations = {};  // freed before the calls might move to a smaller buffer
+    calls_ = std::move(rows.calls);
+    calls_.resize(count);
+    if (calls_.capacity() / 4 > calls_.size()) calls_.shrink_to_fit();  // mostly other API calls
     return;
   }
   std::vector<Keyed> by_key;
-  by_key.reserve(rows.size());
-  for (std::uint32_t i = 0; i < rows.size(); ++i) {
-    if (auto k = key(rows[i].global_tid, rows[i].correlation)) by_key.push_back(Keyed{*k, i});
+  by_key.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (auto k = key(in[i].thread, rows.correlations[i])) by_key.push_back(Keyed{*k, i});
   }
   sort_by_key(by_key);
-  merge(ops, by_key.size(), [&](std::size_t j) { return by_key[j].key; },
-        [&](std::size_t j) -> const ApiRow& { return rows[by_key[j].index]; });
+  calls_.resize(std::min(by_key.size(), ops.size()));  // at most one call per operation
+  calls_.resize(merge(ops, by_key.size(), [&](std::size_t j) { return by_key[j].key; },
+                      [&](std::size_t j) -> const ApiCall& { return in[by_key[j].index]; },
+                      calls_));
 }
 
-bool CallMatcher::keyed_in_order(const std::vector<ApiRow>& rows) {
+bool CallMatcher::keyed_in_order(const ApiRows& rows) {
   std::uint64_t last = 0;
-  for (const ApiRow& r : rows) {
-    auto k = key(r.global_tid, r.correlation);  // numbers the processes as the sorted path would
+  for (std::size_t j = 0; j < rows.calls.size(); ++j) {
+    // Numbers the processes as the sorted path would.
+    auto k = key(rows.calls[j].thread, rows.correlations[j]);
     if (!k || *k < last) return false;
     last = *k;
   }
   return true;
 }
 
+// Writing out[count] in place is safe: every call written consumed at least one row before it
+// (count <= r), and the rows read later lie past the ones just read.
 template <class KeyAt, class RowAt>
-void CallMatcher::merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at, const RowAt& row_at) {
-  std::size_t r = 0;
+std::size_t CallMatcher::merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
+                               const RowAt& row_at, std::vector<ApiCall>& out) {
+  std::size_t r = 0, count = 0;
   for (std::size_t i = 0; i < ops.size();) {
     const std::uint64_t op_key = ops[i].key;
     while (r < n && key_at(r) < op_key) ++r;
     bool found = r < n && key_at(r) == op_key;
-    if (found) calls_.push_back(innermost_call(n, key_at, row_at, r));
+    if (found) out[count++] = innermost_call(n, key_at, row_at, r);
     // Every operation of one call (a CUDA graph launch starts many kernels) shares it.
     for (; i < ops.size() && ops[i].key == op_key; ++i) {
-      if (found) call_of_op_[i] = static_cast<std::uint32_t>(calls_.size() - 1);
+      if (found) call_of_op_[i] = static_cast<std::uint32_t>(count - 1);
     }
   }
+  return count;
 }
 
 }  // namespace kernlens::ingest::nsys

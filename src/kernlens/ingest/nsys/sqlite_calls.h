@@ -26,12 +26,20 @@ struct Keyed {
   std::uint32_t index;
 };
 
-// The API calls read, or the error that stopped reading them. Not a Result: GCC 12 takes a
-// Result destroyed inside std::future's task setter for a free of a stack object
-// (-Wfree-nonheap-object, a false positive that -Werror turns into a failed build).
+// The API calls read, in two columns: the calls (`thread`: the globalTid) and their
+// correlation ids, which matching drops while the matched calls close up in place; or the
+// error that stopped reading them. Not a Result: GCC 12 takes a Result destroyed inside
+// std::future's task setter for a free of a stack object (-Wfree-nonheap-object, a false
+// positive that -Werror turns into a failed build).
 struct ApiRows {
-  std::vector<ApiRow> rows;
+  std::vector<ApiCall> calls;
+  std::vector<std::int64_t> correlations;
   std::optional<Error> error;
+
+  void add(const ApiRow& r) {
+    calls.push_back(ApiCall{r.global_tid, r.start, r.end});
+    correlations.push_back(r.correlation);
+  }
 };
 
 class Schema;
@@ -53,10 +61,11 @@ class CallMatcher {
   // correlation id out of range.
   std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation);
 
-  // Matches the operations `ops` (sorted here) with the API calls `rows`. A launch recorded
-  // twice (cudaLaunchKernel wrapping cudaLaunchKernel_v7000 on the same thread) keeps the
-  // inner call, the one any enclosing range must contain.
-  void match(const std::vector<ApiRow>& rows, std::vector<Keyed>& ops);
+  // Matches the operations `ops` (sorted here) with the API calls `rows`, whose storage
+  // becomes calls(). A launch recorded twice (cudaLaunchKernel wrapping
+  // cudaLaunchKernel_v7000 on the same thread) keeps the inner call, the one any enclosing
+  // range must contain.
+  void match(ApiRows rows, std::vector<Keyed>& ops);
 
   const std::vector<ApiCall>& calls() const { return calls_; }
   // Per operation of `ops` (in its sorted order): its index in calls(), or kNoCall.
@@ -64,11 +73,13 @@ class CallMatcher {
 
  private:
   // Whether every row has a key and the keys never fall: then the rows need no sorted index
-  // (16 bytes a row). Numbers the rows' processes.
-  bool keyed_in_order(const std::vector<ApiRow>& rows);
-  // The operations' calls, from the n rows in key order that key_at(j) and row_at(j) give.
+  // (16 bytes a row) and the calls close up in place. Numbers the rows' processes.
+  bool keyed_in_order(const ApiRows& rows);
+  // The operations' calls, from the n rows in key order that key_at(j) and row_at(j) give,
+  // into out[0..) (out may be the rows themselves when row_at(j) is out[j]); their count.
   template <class KeyAt, class RowAt>
-  void merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at, const RowAt& row_at);
+  std::size_t merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
+                    const RowAt& row_at, std::vector<ApiCall>& out);
 
   std::vector<std::int64_t> process_keys_;  // call keys number the processes in first-seen order
   std::size_t last_process_ = 0;            // the index key() found last

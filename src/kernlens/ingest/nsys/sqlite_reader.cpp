@@ -393,11 +393,11 @@ class NsysReader {
 
   // ---- CUDA API calls and NVTX ranges -------------------------------------------------------
 
-  Status match_api_calls(const ApiRows& read) {
+  Status match_api_calls(ApiRows read) {
     if (read.error)
       return schema_.unreadable("table " + std::string(kRuntime) + ": " + read.error->message);
-    for (const ApiRow& r : read.rows) trace_end_ = std::max(trace_end_, r.end);
-    calls_.match(read.rows, ops_);
+    for (const ApiCall& c : read.calls) trace_end_ = std::max(trace_end_, c.end_ns);
+    calls_.match(std::move(read), ops_);
     return ok_status();
   }
 
@@ -407,18 +407,18 @@ class NsysReader {
     return ok_status();
   }
 
+  // Kernels are fed to the projection one by one: a list of them would be the reader's peak.
   void attribute_to_stages() {
     nvtx_.close(trace_end_);
     const auto& call_of_op = calls_.call_of_op();
-    std::vector<KernelSpan> kernels;
+    NvtxProjection projection(calls_.calls(), nvtx_.ranges(), ctx_.profile);
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       const model::Launch& l = ctx_.profile.launches[ops_[i].index];
       if (call_of_op[i] == CallMatcher::kNoCall || l.kind != model::LaunchKind::kKernel) continue;
-      kernels.push_back(KernelSpan{call_of_op[i], *l.start_ns,
-                                   *l.start_ns + static_cast<std::int64_t>(*l.duration_ns)});
+      projection.add_kernel(KernelSpan{call_of_op[i], *l.start_ns,
+                                       *l.start_ns + static_cast<std::int64_t>(*l.duration_ns)});
     }
-    std::vector<model::StageId> stage_of_call =
-        project_nvtx(calls_.calls(), nvtx_.ranges(), kernels, ctx_.profile);
+    std::vector<model::StageId> stage_of_call = projection.finish();
     std::size_t unmatched = 0;
     for (std::size_t i = 0; i < ops_.size(); ++i) {
       model::Launch& l = ctx_.profile.launches[ops_[i].index];

@@ -126,41 +126,66 @@ constexpr model::StageId kNoStage = std::numeric_limits<model::StageId>::max();
 
 }  // namespace
 
-std::vector<model::StageId> project_nvtx(const std::vector<ApiCall>& calls,
-                                         const std::vector<RangeInstance>& ranges,
-                                         const std::vector<KernelSpan>& kernels,
-                                         model::Profile& profile) {
-  Enclosing enc = Sweep(calls, ranges).run();
-  std::vector<model::StageId> stage_of_set(enc.sets.size());
-  for (std::size_t s = 0; s < enc.sets.size(); ++s) {
-    stage_of_set[s] = profile.intern_stage(key_of(ranges, enc.sets[s], enc.sets[s].size()));
-  }
-
+struct NvtxProjection::State {
   struct Extent {
     std::int64_t start = std::numeric_limits<std::int64_t>::max();
     std::int64_t end = std::numeric_limits<std::int64_t>::min();
     model::StageId stage = kNoStage;
   };
-  std::vector<Extent> extents(ranges.size());
-  for (const KernelSpan& k : kernels) {
-    if (k.call >= calls.size()) continue;
-    const RangeSet& set = enc.sets[enc.set_of_call[k.call]];
-    for (std::size_t at = 0; at < set.size(); ++at) {
-      Extent& e = extents[set[at]];
-      if (e.stage == kNoStage) e.stage = profile.intern_stage(instance_key(ranges, set, at));
-      e.start = std::min(e.start, k.start_ns);
-      e.end = std::max(e.end, k.end_ns);
-    }
-  }
-  for (const Extent& e : extents) {
-    if (e.stage != kNoStage)
-      profile.stage_ranges.push_back(model::StageRange{e.stage, e.start, e.end, 0});
-  }
 
-  std::vector<model::StageId> stage_of_call(calls.size());
-  for (std::size_t c = 0; c < calls.size(); ++c)
-    stage_of_call[c] = stage_of_set[enc.set_of_call[c]];
+  const std::vector<ApiCall>& calls;
+  const std::vector<RangeInstance>& ranges;
+  model::Profile& profile;
+  Enclosing enc;
+  std::vector<model::StageId> stage_of_set;
+  std::vector<Extent> extents;
+};
+
+NvtxProjection::NvtxProjection(const std::vector<ApiCall>& calls,
+                               const std::vector<RangeInstance>& ranges, model::Profile& profile)
+    : state_(new State{calls, ranges, profile, Sweep(calls, ranges).run(), {}, {}}) {
+  State& s = *state_;
+  // The sets' stages first: stage ids follow the order project_nvtx always interned them in.
+  s.stage_of_set.resize(s.enc.sets.size());
+  for (std::size_t i = 0; i < s.enc.sets.size(); ++i) {
+    s.stage_of_set[i] = profile.intern_stage(key_of(ranges, s.enc.sets[i], s.enc.sets[i].size()));
+  }
+  s.extents.resize(ranges.size());
+}
+
+NvtxProjection::~NvtxProjection() = default;
+
+void NvtxProjection::add_kernel(const KernelSpan& k) {
+  State& s = *state_;
+  if (k.call >= s.calls.size()) return;
+  const RangeSet& set = s.enc.sets[s.enc.set_of_call[k.call]];
+  for (std::size_t at = 0; at < set.size(); ++at) {
+    State::Extent& e = s.extents[set[at]];
+    if (e.stage == kNoStage) e.stage = s.profile.intern_stage(instance_key(s.ranges, set, at));
+    e.start = std::min(e.start, k.start_ns);
+    e.end = std::max(e.end, k.end_ns);
+  }
+}
+
+std::vector<model::StageId> NvtxProjection::finish() {
+  State& s = *state_;
+  for (const State::Extent& e : s.extents) {
+    if (e.stage != kNoStage)
+      s.profile.stage_ranges.push_back(model::StageRange{e.stage, e.start, e.end, 0});
+  }
+  std::vector<model::StageId> stage_of_call(s.calls.size());
+  for (std::size_t c = 0; c < s.calls.size(); ++c)
+    stage_of_call[c] = s.stage_of_set[s.enc.set_of_call[c]];
   return stage_of_call;
+}
+
+std::vector<model::StageId> project_nvtx(const std::vector<ApiCall>& calls,
+                                         const std::vector<RangeInstance>& ranges,
+                                         const std::vector<KernelSpan>& kernels,
+                                         model::Profile& profile) {
+  NvtxProjection projection(calls, ranges, profile);
+  for (const KernelSpan& k : kernels) projection.add_kernel(k);
+  return projection.finish();
 }
 
 }  // namespace kernlens::ingest

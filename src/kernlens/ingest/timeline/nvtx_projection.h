@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "kernlens/model/profile.h"
@@ -45,5 +46,26 @@ std::vector<model::StageId> project_nvtx(const std::vector<ApiCall>& calls,
                                          const std::vector<RangeInstance>& ranges,
                                          const std::vector<KernelSpan>& kernels,
                                          model::Profile& profile);
+
+// project_nvtx in steps, for a reader that visits its kernels once and keeps no list of them
+// (a million-kernel export would hold 24 MB more at its peak). `calls` and `ranges` must
+// outlive it.
+class NvtxProjection {
+ public:
+  NvtxProjection(const std::vector<ApiCall>& calls, const std::vector<RangeInstance>& ranges,
+                 model::Profile& profile);
+  ~NvtxProjection();
+  NvtxProjection(const NvtxProjection&) = delete;
+  NvtxProjection& operator=(const NvtxProjection&) = delete;
+
+  // Widens the GPU extent of every range instance enclosing the kernel's call.
+  void add_kernel(const KernelSpan& kernel);
+  // Appends the StageRanges of the instances that launched a kernel; the stage per call.
+  std::vector<model::StageId> finish();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace kernlens::ingest
