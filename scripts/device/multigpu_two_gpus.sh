@@ -11,6 +11,8 @@
 # (scripts/device/make_devrun.sh). Writes OUT/multigpu.tgz (the captures and analyses) and
 # OUT/log.txt.
 #   scripts/device/multigpu_two_gpus.sh OUT
+# Env: SHAPE (tp_stages.py's model options, default "--layers 2 --batch 4 --prompt 128
+#      --decode-steps 4"), SLOW_RANK (the rank slowed and expected as the straggler, default 1).
 set -u
 out=${1:?usage: multigpu_two_gpus.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,8 +22,10 @@ export NCCL_NVLS_ENABLE=0
 work=$(mktemp -d)
 mkdir -p "$out" "$work/tracer" "$work/torch"
 log=$out/log.txt
-workload=(python3 "$root/examples/workloads/tp_stages.py" --layers 2 --batch 4 --prompt 128
-          --decode-steps 4 --slow-rank 1 --slow-ms 20)
+slow=${SLOW_RANK:-1}
+# shellcheck disable=SC2206  # SHAPE is a list of options
+workload=(python3 "$root/examples/workloads/tp_stages.py" ${SHAPE:---layers 2 --batch 4 --prompt 128 --decode-steps 4}
+          --slow-rank "$slow" --slow-ms 20)
 step() { echo "== $* ($(date +%T))" >> "$log"; }
 nvidia-smi -L >> "$log" 2>&1
 
@@ -33,8 +37,8 @@ step "analyze the ranks together"
 "$devrun/kernlens" analyze "${traces[@]}" > "$work/torch_analysis.txt" 2>> "$log"; echo "rc=$?" >> "$log"
 sed -n '/^Ranks/,$p' "$work/torch_analysis.txt" >> "$log"
 "$devrun/kernlens" analyze "${traces[@]}" --format json > "$work/torch_analysis.json" 2>> "$log"
-step "independent overlap check (expects rank 1 the straggler)"
-python3 "$root/tests/independent/check_rank_overlap.py" --kernlens "$devrun/kernlens" --straggler 0=1 \
+step "independent overlap check (expects rank $slow the straggler)"
+python3 "$root/tests/independent/check_rank_overlap.py" --kernlens "$devrun/kernlens" --straggler "0=$slow" \
   "$(IFS=,; echo "${traces[*]}")" >> "$log" 2>&1
 echo "rc=$?" >> "$log"
 

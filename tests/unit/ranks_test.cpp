@@ -107,6 +107,41 @@ TEST(Ranks, EqualCommunicationNamesNoStraggler) {
   for (const auto& r : a.ranks) EXPECT_EQ(r.role, RankRow::Role::kNone);
 }
 
+// What a real 2-rank trace showed (scripts/device/multigpu_two_gpus.sh, rank 0 slowed before
+// each all-reduce): rank 0 waited once, 114 ms, at the barrier at the profiler's start; rank
+// 1 waited 20 ms in each of the six all-reduces after it. The totals are alike (114.7 and
+// 125.2 ms); each rank's typical collective is not.
+TEST(Ranks, AOneOffWaitDoesNotHideTheStragglerOfEveryLayer) {
+  TwoRanks t;  // input 1 is rank 0
+  t.kernel(1, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1, 0, 114'000'000);
+  t.kernel(0, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 0, 113'800'000, 200'000);
+  for (std::int64_t layer = 0; layer < 6; ++layer) {
+    const std::int64_t at = 120'000'000 + layer * 21'000'000;
+    t.kernel(0, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 0, at, 20'800'000);
+    t.kernel(1, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL", 1, at + 20'770'000, 30'000);
+  }
+  RankAnalysis a = t.run();
+  ASSERT_EQ(a.ranks.size(), 2u);
+  EXPECT_GT(a.ranks[0].comm.comm_ns, kStragglerCommShare * a.ranks[1].comm.comm_ns);  // totals name no one
+  EXPECT_EQ(a.ranks[0].role, RankRow::Role::kStraggler);
+  EXPECT_EQ(a.ranks[1].role, RankRow::Role::kWaiting);
+
+  // With fewer than kStragglerMedianMinCollectives collectives a rank has no typical one.
+  // Here rank 0's median (10) is far below rank 1's (505), but rank 1 has two collectives.
+  TwoRanks few;
+  for (double d : {1000, 10, 10}) few.kernel(1, "ncclDevKernel_AllReduce", 1, 0, d);
+  for (double d : {10, 1000}) few.kernel(0, "ncclDevKernel_AllReduce", 0, 0, d);
+  for (const auto& r : few.run().ranks) EXPECT_EQ(r.role, RankRow::Role::kNone);
+
+  // Alike medians and totals: no one.
+  TwoRanks even;
+  for (std::int64_t i = 0; i < 4; ++i) {
+    even.kernel(0, "ncclDevKernel_AllReduce", 0, i * 100, 50 + static_cast<double>(i));
+    even.kernel(1, "ncclDevKernel_AllReduce", 1, i * 100, 52);
+  }
+  for (const auto& r : even.run().ranks) EXPECT_EQ(r.role, RankRow::Role::kNone);
+}
+
 TEST(Ranks, DuplicateRanksAreNumberedInInputOrderWithAWarning) {
   TwoRanks t;
   t.p.inputs[1].distributed->rank = 1;  // both say rank 1

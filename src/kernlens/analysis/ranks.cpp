@@ -91,17 +91,45 @@ void add_skew(const TimeByRank& times, std::string_view what, const std::vector<
   }
 }
 
-// The straggler is the rank whose communication time is far below the largest: the others sat
-// in their collectives waiting for it.
-void name_roles(std::vector<RankRow>& ranks) {
-  if (ranks.size() < 2) return;
-  auto by_comm = [](const RankRow& a, const RankRow& b) { return a.comm.comm_ns < b.comm.comm_ns; };
-  auto [lo, hi] = std::minmax_element(ranks.begin(), ranks.end(), by_comm);
-  if (hi->comm.comm_ns <= 0 || lo->comm.comm_ns >= kStragglerCommShare * hi->comm.comm_ns) return;
-  lo->role = RankRow::Role::kStraggler;
-  for (auto& r : ranks) {
-    if (&r != &*lo && r.comm.comm_ns >= lo->comm.comm_ns / kStragglerCommShare) r.role = RankRow::Role::kWaiting;
+// The straggler by one figure per rank (nullopt: that rank is not judged): the rank whose
+// figure is far below the largest, the one the others sat in their collectives waiting for.
+// False, naming no one, when no rank stands out.
+bool name_roles_by(std::vector<RankRow>& ranks, const std::vector<std::optional<double>>& figure) {
+  std::optional<std::size_t> lo, hi;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (!figure[i]) continue;
+    if (!lo || *figure[i] < *figure[*lo]) lo = i;
+    if (!hi || *figure[i] > *figure[*hi]) hi = i;
   }
+  if (!hi || *lo == *hi || *figure[*hi] <= 0 || *figure[*lo] >= kStragglerCommShare * *figure[*hi]) return false;
+  ranks[*lo].role = RankRow::Role::kStraggler;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i != *lo && figure[i] && *figure[i] >= *figure[*lo] / kStragglerCommShare) ranks[i].role = RankRow::Role::kWaiting;
+  }
+  return true;
+}
+
+double median(std::vector<double> v) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2 == 1) return *mid;
+  return (*mid + *std::max_element(v.begin(), mid)) / 2;
+}
+
+// By communication time; when that names no one, by each rank's median collective kernel
+// (kernel durations per rank, in `collective_kernel_ns`): a one-off wait, such as a barrier at
+// the profiler's start, can weigh as much in a rank's total as its waits for the straggler
+// at every layer, while each rank's typical collective still shows who arrived last.
+void name_roles(std::vector<RankRow>& ranks, const std::vector<std::vector<double>>& collective_kernel_ns) {
+  if (ranks.size() < 2) return;
+  std::vector<std::optional<double>> figure(ranks.size());
+  for (std::size_t i = 0; i < ranks.size(); ++i) figure[i] = ranks[i].comm.comm_ns;
+  if (name_roles_by(ranks, figure)) return;
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (collective_kernel_ns[i].size() < kStragglerMedianMinCollectives) return;  // too few to have a typical one
+    figure[i] = median(collective_kernel_ns[i]);
+  }
+  name_roles_by(ranks, figure);
 }
 
 // The input's "distributedInfo", when the input is known and says it.
@@ -328,6 +356,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   std::vector<std::map<std::size_t, double>*> stage_time_of_row;  // by row id
   for (const auto& row : rows_of.names) stage_time_of_row.push_back(&stage_times[row]);
   std::map<std::pair<std::size_t, std::string>, std::size_t> stage_index;
+  std::vector<std::vector<double>> collective_kernel_ns(out.ranks.size());  // per rank, for its roles
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> rank_stage_rows;  // (unit, stage) -> rows in rank.stages
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
@@ -353,6 +382,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
       }
       rank.comm += comm;
       add_collective(rank.collectives, collective_name, l, *time);
+      if (l.kind == LaunchKind::kKernel) collective_kernel_ns[unit].push_back(*l.duration_ns);
     }
     auto [rows, first] = rank_stage_rows.try_emplace((std::uint64_t{unit} << 32) | l.stage);
     if (first) {
@@ -387,7 +417,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) 
   add_skew(family_times, "family", out.ranks, out.skew);
   std::stable_sort(out.skew.begin(), out.skew.end(),
                    [](const SkewRow& a, const SkewRow& b) { return a.spread_ns() > b.spread_ns(); });
-  name_roles(out.ranks);
+  name_roles(out.ranks, collective_kernel_ns);
   return out;
 }
 

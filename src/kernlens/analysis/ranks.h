@@ -130,8 +130,11 @@ struct RankAnalysis {
 };
 
 // A rank whose communication time is less than this share of the largest rank's is the one
-// the others waited for (its collectives started last and so ended quickly).
+// the others waited for (its collectives started last and so ended quickly). When no rank's
+// total stands out, the same test on each rank's median collective kernel, where every rank
+// has at least kStragglerMedianMinCollectives of them.
 inline constexpr double kStragglerCommShare = 0.5;
+inline constexpr std::size_t kStragglerMedianMinCollectives = 3;
 
 RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg);
 
