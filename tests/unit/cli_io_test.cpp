@@ -48,6 +48,19 @@ TEST(CliOutputs, AnalyzeWritesThroughASymlinkAndKeepsIt) {
   EXPECT_NE(slurp(dir.file("target.txt")).find("saxpy"), std::string::npos);
 }
 
+TEST(CliOutputs, VerboseSaysWhereTheTimeWentOnStderrAndLeavesTheOutputAlone) {
+  const std::string input = test::fixture("nsys/llama_stages.sqlite");
+  auto plain = run_cli({"analyze", input, "--format", "json"});
+  auto verbose = run_cli({"analyze", input, "--format", "json", "--verbose"});
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
+  EXPECT_EQ(verbose.out, plain.out);
+  for (const std::string& step : std::vector<std::string>{"\n  read " + input + " ", "\n  analysis ", "\n    ranks ", "\n  json output ", "\n  write "}) {
+    EXPECT_NE(verbose.err.find(step), std::string::npos) << step << " in:\n" << verbose.err;
+  }
+  EXPECT_EQ(plain.err.find("where the time went"), std::string::npos);
+}
+
 TEST(CliOutputs, AnalyzeIntoADeviceLeavesTheDevice) {
   test::TempDir dir;
   const std::string device = dir.file("mynull");

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/common/step_times.h"
 
 namespace kernlens::analysis {
 namespace {
@@ -100,13 +101,15 @@ std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs
 Result<Analysis> analyze(const model::Profile& profile, const names::KernelClassifier& classifier,
                          const AnalysisOptions& options) {
   Analysis a;
-  a.agg = aggregate(profile, classifier);
-  a.ranks = analyze_ranks(profile, a.agg);
+  StepTimes* times = options.step_times;
+  a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier); });
+  a.ranks = timed_step(times, "ranks", [&] { return analyze_ranks(profile, a.agg); });
   MetricResolver resolver(profile);
   a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
   MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
-  const FlopsEstimates flops =
-      estimate_flops(profile, resolver, op_class_by_name(profile, a.agg), a.peaks ? &*a.peaks : nullptr);
+  const FlopsEstimates flops = timed_step(times, "FLOPs", [&] {
+    return estimate_flops(profile, resolver, op_class_by_name(profile, a.agg), a.peaks ? &*a.peaks : nullptr);
+  });
   a.flops_measured = flops.any_measured;
   auto by_name = launches_by_name(profile);
   std::vector<std::vector<std::size_t>> by_family(a.agg.families.size());
@@ -139,7 +142,8 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
     family_job[i] = jobs.size();
     jobs.push_back({by_family[i], &family, names::to_string(family.cls.op_class)});
   }
-  std::vector<KernelInsight> insights = insights_in_parallel(jobs, ctx, flops, options);
+  std::vector<KernelInsight> insights =
+      timed_step(times, "bottlenecks and advice", [&] { return insights_in_parallel(jobs, ctx, flops, options); });
   a.families.reserve(a.agg.families.size());
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
     a.families.push_back(kernel_of_family[i] != kNone ? insights[kernel_of_family[i]]
@@ -163,7 +167,7 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
     if (launch.metrics_count && resolver.get(launch, Figure::kSmPct)) a.coverage.deep_launches += launch.count;
   }
   MfuInput mfu{profile, resolver, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
-  auto stages = stage_work(mfu, a.agg.stages, options.work);
+  auto stages = timed_step(times, "MFU", [&] { return stage_work(mfu, a.agg.stages, options.work); });
   if (!stages) return stages.error();
   a.stages = std::move(stages).value();
   std::optional<double> wall;

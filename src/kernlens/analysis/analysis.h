@@ -20,12 +20,17 @@
 #include "kernlens/common/error.h"
 #include "kernlens/model/profile.h"
 
+namespace kernlens {
+class StepTimes;
+}
+
 namespace kernlens::analysis {
 
 struct AnalysisOptions {
   BottleneckThresholds thresholds;
   UserWork work;
   std::size_t top_stalls = 3;
+  StepTimes* step_times = nullptr;  // where the time goes, step by step (--verbose); not owned
 };
 
 struct KernelInsight {

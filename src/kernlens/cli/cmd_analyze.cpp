@@ -1,5 +1,6 @@
 // kernlens analyze INPUT... [--top N] [--format text|json|md|csv] [--table T] [--rules FILE] [-o FILE]
 //                  [work and threshold options]
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -10,6 +11,7 @@
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/cli/analytic_options.h"
 #include "kernlens/cli/commands.h"
+#include "kernlens/common/step_times.h"
 #include "kernlens/ingest/registry.h"
 #include "kernlens/model/profile.h"
 #include "kernlens/report/csv_report.h"
@@ -32,6 +34,7 @@ struct AnalyzeOptions {
   std::optional<double> params;
   std::string precision;
   double launch_bound_us = 5;
+  bool verbose = false;
   load::LoadOptions load;  // the analysis and workload options
 };
 
@@ -74,6 +77,17 @@ Result<analysis::UserWork> user_work(const AnalyzeOptions& opt) {
   return work;
 }
 
+std::string format_analysis(const AnalyzeOptions& opt, const load::Loaded& loaded) {
+  const model::Profile& profile = loaded.profile;
+  const analysis::Analysis& result = loaded.analysis;
+  if (opt.format == "json") return report::analysis_json(profile, result, report::JsonOptions{opt.top});
+  if (opt.format == "csv") return report::analysis_csv(profile, result, report::csv_table(opt.table), opt.top);
+  if (opt.format == "md") {
+    return report::analysis_markdown(profile, result, report::ReportContext{loaded.command(), opt.top ? opt.top : 20});
+  }
+  return report::analysis_text(profile, result, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
+}
+
 int run_analyze(AnalyzeOptions& opt) {
   if (int rc = check_output_is_no_input(opt.output, opt.inputs); rc != kExitOk) return rc;
   auto work = user_work(opt);
@@ -82,21 +96,16 @@ int run_analyze(AnalyzeOptions& opt) {
   opt.load.analysis.thresholds.launch_bound_ns = opt.launch_bound_us * 1e3;
   std::optional<names::KernelClassifier> classifier = load_classifier(opt.rule_files);
   if (!classifier) return kExitBadInput;
-  auto loaded = load_inputs(opt.inputs, *classifier, opt.load);
+  StepTimes times;
+  StepTimes* const steps = opt.verbose ? &times : nullptr;
+  load::LoadOptions load = opt.load;
+  load.analysis.step_times = steps;
+  auto loaded = load_inputs(opt.inputs, *classifier, load);
   if (!loaded) return kExitBadInput;
-  const model::Profile& profile = loaded->profile;
-  const analysis::Analysis& result = loaded->analysis;
-  std::string out;
-  if (opt.format == "json") {
-    out = report::analysis_json(profile, result, report::JsonOptions{opt.top});
-  } else if (opt.format == "csv") {
-    out = report::analysis_csv(profile, result, report::csv_table(opt.table), opt.top);
-  } else if (opt.format == "md") {
-    out = report::analysis_markdown(profile, result, report::ReportContext{loaded->command(), opt.top ? opt.top : 20});
-  } else {
-    out = report::analysis_text(profile, result, report::TextOptions{opt.top ? opt.top : 20, opt.name_width});
-  }
-  return write_output(opt.output, out);
+  const std::string out = timed_step(steps, opt.format + " output", [&] { return format_analysis(opt, *loaded); });
+  const int rc = timed_step(steps, "write", [&] { return write_output(opt.output, out); });
+  if (opt.verbose) std::fprintf(stderr, "kernlens: where the time went (wall clock):\n%s", times.text().c_str());
+  return rc;
 }
 
 void add_work_options(CLI::App* cmd, AnalyzeOptions& opt) {
@@ -182,6 +191,9 @@ Command add_analyze_command(CLI::App& app) {
   cmd->add_option("--name-width", opt->name_width,
                   "Cut kernel names longer than this in text output (0: never)")
       ->capture_default_str();
+  cmd->add_flag("--verbose", opt->verbose,
+                "Print where the time went on stderr: reading each input, each part of the analysis, "
+                "writing");
   add_rules_option(cmd, opt->rule_files);
   add_work_options(cmd, *opt);
   add_analytic_options(cmd, opt->load.workload);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/step_times.h"
 #include "kernlens/ingest/reconcile.h"
 #include "kernlens/load/timeline.h"
 #include "kernlens/rundir/layout.h"
@@ -73,17 +74,18 @@ Result<Loaded> load(const std::vector<std::string>& inputs, const names::KernelC
   for (const auto& path : inputs) {
     Status s = ok_status();
     try {
-      s = read_one(path, loaded, read_options);
+      s = timed_step(options.analysis.step_times, "read " + path, [&] { return read_one(path, loaded, read_options); });
     } catch (const std::bad_alloc&) {  // say which input took the memory
       s = make_error(path, 0, "out of memory while reading it (see the limits in the user guide)");
     }
     if (!s) return s.error();
   }
-  ingest::reconcile_inputs(loaded.profile);
+  timed_step(options.analysis.step_times, "reconcile", [&] { ingest::reconcile_inputs(loaded.profile); });
   for (const auto& in : loaded.profile.inputs) {
     loaded.warnings.insert(loaded.warnings.end(), in.warnings.begin(), in.warnings.end());
   }
-  auto result = analysis::analyze(loaded.profile, classifier, analysis_options);
+  auto result = timed_step(options.analysis.step_times, "analysis",
+                           [&] { return analysis::analyze(loaded.profile, classifier, analysis_options); });
   if (!result) return result.error();
   loaded.analysis = std::move(result).value();
   return loaded;

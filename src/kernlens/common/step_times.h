@@ -1,0 +1,58 @@
+// Where a command's time went, step by step (`analyze --verbose`): each step's name, wall
+// time and nesting depth, in the order the steps started.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace kernlens {
+
+class StepTimes {
+ public:
+  struct Step {
+    std::string name;
+    std::int64_t wall_ns = 0;
+    int depth = 0;  // steps inside another are one deeper
+  };
+
+  // Runs f() as the step `name`; its wall time is from the call to f's return.
+  template <class F>
+  decltype(auto) time(std::string name, F&& f) {
+    const Scope scope(*this, std::move(name));
+    return std::forward<F>(f)();
+  }
+
+  const std::vector<Step>& steps() const { return steps_; }
+  // One line a step, indented by depth, the times aligned: "  read in.sqlite   0.812 s".
+  std::string text() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  class Scope {
+   public:
+    Scope(StepTimes& times, std::string name);
+    ~Scope();
+    Scope(const Scope&) = delete;
+    Scope& operator=(const Scope&) = delete;
+
+   private:
+    StepTimes& times_;
+    std::size_t index_;
+    Clock::time_point start_;
+  };
+
+  std::vector<Step> steps_;
+  int depth_ = 0;
+};
+
+// f() timed as `name` into `times`, or only run when there is none (no --verbose).
+template <class F>
+decltype(auto) timed_step(StepTimes* times, std::string name, F&& f) {
+  if (!times) return std::forward<F>(f)();
+  return times->time(std::move(name), std::forward<F>(f));
+}
+
+}  // namespace kernlens
