@@ -1,6 +1,7 @@
-// The analysis works out kernels and families on several threads (analysis.cpp,
-// insights_in_parallel): its result, written out whole as analyze's JSON, is the one a single
-// thread gives, on fixtures large enough to use every thread asked for.
+// The analysis works out kernels and families (analysis.cpp, insights_in_parallel) and the
+// stage rows' timeline figures (timeline.cpp, add_timeline_figures) on several threads: its
+// result, written out whole as analyze's JSON, is the one a single thread gives, on fixtures
+// large enough to use every thread asked for (the nsys export has stage rows and a timeline).
 #include <gtest/gtest.h>
 
 #include <string>

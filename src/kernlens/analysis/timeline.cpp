@@ -1,9 +1,12 @@
 #include "kernlens/analysis/timeline.h"
 
 #include "kernlens/analysis/ranks.h"
+#include "kernlens/common/parallel_chunks.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <unordered_map>
 
@@ -104,13 +107,25 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
   std::vector<std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>> busy(lanes.lanes.size());
   std::vector<std::vector<std::uint32_t>> all(lanes.lanes.size());
   bool any = false;
+  // Launches come in runs of one lane and stage: the rows' lists are looked up once a run
+  // (references to an unordered_map's values stay valid as it grows).
+  std::size_t run_lane = SIZE_MAX;
+  model::StageId run_stage = 0;
+  std::vector<std::vector<std::uint32_t>*> run_rows;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     if (!kernel_interval(profile.launches[i])) continue;
     any = true;
     const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
     const auto index = static_cast<std::uint32_t>(i);
     all[lane].push_back(index);
-    for (std::uint32_t row : stage_rows.of_stage[profile.launches[i].stage]) busy[lane][row].push_back(index);
+    const model::StageId stage = profile.launches[i].stage;
+    if (lane != run_lane || stage != run_stage) {
+      run_lane = lane;
+      run_stage = stage;
+      run_rows.clear();
+      for (std::uint32_t row : stage_rows.of_stage[stage]) run_rows.push_back(&busy[lane][row]);
+    }
+    for (auto* row : run_rows) row->push_back(index);
   }
   auto intervals = [&](const std::vector<std::uint32_t>* launches) {
     std::vector<Interval> out;
@@ -130,7 +145,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
   std::unordered_map<std::uint32_t, std::size_t> first_lane;
   for (std::size_t k = 0; k < lanes.lanes.size(); ++k) first_lane.try_emplace(ranks.units[lanes.lanes[k].unit].input, k);
 
-  for (StageRow& row : agg.stages) {
+  auto add_row_figures = [&](StageRow& row) {
     for (const auto& [input, rows] : extents) {
       if (auto e = rows.find(row.name); e != rows.end()) row.instances = row.instances.value_or(0) + e->second.size();
     }
@@ -145,11 +160,10 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
       if (auto in = extents.find(input); in != extents.end()) {
         if (auto e = in->second.find(row.name); e != in->second.end()) spans = &e->second;
       }
-      if (!kernels && !(spans && first_lane[input] == k)) continue;
+      if (!kernels && !(spans && first_lane.at(input) == k)) continue;
       add_coverage(row, lane_coverage(intervals(kernels), spans ? *spans : std::vector<Interval>{}));
     }
-  }
-
+  };
   StageRow whole;
   whole.name = whole.label = std::string(kWholeRunStage);
   for (const auto& l : profile.launches) {
@@ -159,9 +173,25 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
     whole.kernel_time_ns = *agg.totals.kernel_time_ns;
     whole.has_kernel_time = true;
   }
-  for (auto& lane : all) {
-    if (!lane.empty()) add_coverage(whole, lane_coverage(intervals(&lane), {}));
-  }
+  auto add_whole_figures = [&] {
+    for (auto& lane : all) {
+      if (!lane.empty()) add_coverage(whole, lane_coverage(intervals(&lane), {}));
+    }
+  };
+  // Rows are independent: each is worked out whole by one thread, as threads come free (a row
+  // of a million-kernel export unions hundreds of thousands of intervals), so the figures are
+  // the same on any number of threads. A thread is worth starting for a few thousand kernels.
+  std::size_t kernels = 0;
+  for (const auto& lane : all) kernels += lane.size();
+  const std::size_t rows = agg.stages.size() + 1;  // and the whole run
+  const std::size_t threads = std::min<std::size_t>({default_threads(), rows, 1 + kernels / 4096});
+  std::atomic<std::size_t> next{0};
+  run_parallel(std::max<std::size_t>(threads, 1), [&](std::size_t) {
+    for (std::size_t r; (r = next.fetch_add(1)) < rows;) {
+      if (r < agg.stages.size()) add_row_figures(agg.stages[r]);
+      else add_whole_figures();
+    }
+  });
   agg.stages.insert(agg.stages.begin(), std::move(whole));
 }
 
