@@ -162,7 +162,7 @@ int compare_by_time(const TimeStats& a, const TimeStats& b) {
   return 0;
 }
 
-Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier) {
+Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier, const LaneMap* lanes) {
   Aggregate out;
   constexpr std::size_t kNoRow = SIZE_MAX;
   std::vector<std::size_t> row_of_name(profile.names.size(), kNoRow);
@@ -221,7 +221,7 @@ Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier
     if (ta != tb) return ta > tb;
     return profile.names[a.name] < profile.names[b.name];
   });
-  add_timeline_figures(profile, out);
+  add_timeline_figures(profile, out, lanes);
   return out;
 }
 

@@ -16,6 +16,8 @@
 
 namespace kernlens::analysis {
 
+struct LaneMap;  // ranks.h
+
 // The time of a group of launches: one kernel's, or one family's.
 struct TimeStats {
   std::uint64_t launches = 0;
@@ -95,7 +97,10 @@ inline constexpr std::string_view kWholeRunStage = "(whole run)";
 
 // Each distinct kernel name is classified once, with `classifier`, which must outlive the
 // result (the families' rule ids point into it).
-Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier);
+// With `lanes` the profile's map_rank_lanes (ranks.h) for the timeline figures, else they
+// work it out.
+Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier,
+                    const LaneMap* lanes = nullptr);
 
 // The name to show for a kernel: demangled when the input spelled it mangled.
 const std::string& shown_name(const model::Profile& profile, const KernelRow& row);

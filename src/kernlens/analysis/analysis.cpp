@@ -102,8 +102,9 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
                          const AnalysisOptions& options) {
   Analysis a;
   StepTimes* times = options.step_times;
-  a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier); });
-  a.ranks = timed_step(times, "ranks", [&] { return analyze_ranks(profile, a.agg); });
+  const LaneMap lanes = timed_step(times, "ranks and GPU lanes", [&] { return map_rank_lanes(profile); });
+  a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes); });
+  a.ranks = timed_step(times, "ranks", [&] { return analyze_ranks(profile, a.agg, &lanes); });
   MetricResolver resolver(profile);
   a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
   MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};

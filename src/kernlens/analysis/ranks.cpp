@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
@@ -164,29 +165,49 @@ std::string collective_of(std::string_view name, LaunchKind kind, bool comm_clas
   return "other";
 }
 
-RankMap map_ranks(const model::Profile& profile) {
+namespace {
+
+// A run of consecutive launches of one input, process and device: launches come in such runs,
+// so the maps below are worked out once a run, not once a launch (a pass over a million
+// 104-byte launches is most of their cost).
+struct LaunchRun {
+  std::size_t first = 0;  // launches [first, next run's first)
+  std::uint32_t input = 0, process = 0;
+  std::int32_t device = -1;
+};
+
+std::vector<LaunchRun> launch_runs(const model::Profile& profile) {
+  std::vector<LaunchRun> runs;
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    const Launch& l = profile.launches[i];
+    if (!runs.empty() && runs.back().input == l.input && runs.back().process == l.process &&
+        runs.back().device == l.device_ordinal) {
+      continue;
+    }
+    runs.push_back(LaunchRun{i, l.input, l.process, l.device_ordinal});
+  }
+  return runs;
+}
+
+// Launches [first, end) of run r.
+std::size_t run_end(const std::vector<LaunchRun>& runs, std::size_t r, std::size_t launches) {
+  return r + 1 < runs.size() ? runs[r + 1].first : launches;
+}
+
+RankMap map_ranks(const model::Profile& profile, const std::vector<LaunchRun>& runs) {
   RankMap map;
   // The one pid of an input whose launches all name the same process (launches without one
   // belong to it too); kUnknown when none or several.
   std::vector<std::set<std::int64_t>> pids(profile.inputs.size());
-  // Launches come in runs of one input and process: the maps below are looked up once a run.
-  auto as_before = [&](std::size_t i) {
-    return i > 0 && profile.launches[i].input == profile.launches[i - 1].input &&
-           profile.launches[i].process == profile.launches[i - 1].process;
-  };
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    const Launch& l = profile.launches[i];
-    if (l.process == 0 || l.input >= pids.size() || as_before(i)) continue;
-    pids[l.input].insert(profile.processes[l.process].pid);
+  for (const LaunchRun& run : runs) {
+    if (run.process != 0 && run.input < pids.size()) pids[run.input].insert(profile.processes[run.process].pid);
   }
-  auto pid_of = [&](const Launch& l) {
-    if (l.process != 0) return profile.processes[l.process].pid;
-    return l.input < pids.size() && pids[l.input].size() == 1 ? *pids[l.input].begin() : model::kUnknown;
+  auto pid_of = [&](const LaunchRun& run) {
+    if (run.process != 0) return profile.processes[run.process].pid;
+    return run.input < pids.size() && pids[run.input].size() == 1 ? *pids[run.input].begin() : model::kUnknown;
   };
   std::map<std::pair<std::uint32_t, std::int64_t>, std::uint32_t> unit_index;
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    if (!as_before(i)) unit_index.try_emplace({profile.launches[i].input, pid_of(profile.launches[i])}, 0);
-  }
+  for (const LaunchRun& run : runs) unit_index.try_emplace({run.input, pid_of(run)}, 0);
   std::map<std::uint32_t, std::size_t> units_per_input;
   for (const auto& [key, _] : unit_index) ++units_per_input[key.first];
 
@@ -220,29 +241,44 @@ RankMap map_ranks(const model::Profile& profile) {
     sorted.push_back(map.units[order[i]]);
   }
   map.units = std::move(sorted);
-  map.unit_of_launch.reserve(profile.launches.size());
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    const Launch& l = profile.launches[i];
-    map.unit_of_launch.push_back(as_before(i) ? map.unit_of_launch.back() : new_index[unit_index.at({l.input, pid_of(l)})]);
+  map.unit_of_launch.resize(profile.launches.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const std::uint32_t unit = new_index[unit_index.at({runs[r].input, pid_of(runs[r])})];
+    std::fill(map.unit_of_launch.begin() + static_cast<std::ptrdiff_t>(runs[r].first),
+              map.unit_of_launch.begin() + static_cast<std::ptrdiff_t>(run_end(runs, r, profile.launches.size())), unit);
   }
   return map;
 }
 
-Lanes map_lanes(const model::Profile& profile, const RankMap& ranks) {
+Lanes map_lanes(const model::Profile& profile, const RankMap& ranks, const std::vector<LaunchRun>& runs) {
   Lanes out;
   std::map<std::pair<std::uint32_t, std::int32_t>, std::int32_t> index;
-  out.lane_of_launch.reserve(profile.launches.size());
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    const std::int32_t device = profile.launches[i].device_ordinal;
-    const std::uint32_t unit = ranks.unit_of_launch[i];
-    if (i > 0 && device == profile.launches[i - 1].device_ordinal && unit == ranks.unit_of_launch[i - 1]) {
-      out.lane_of_launch.push_back(out.lane_of_launch.back());  // launches come in runs of one lane
-      continue;
-    }
-    auto [it, added] = index.try_emplace({unit, device}, static_cast<std::int32_t>(out.lanes.size()));
-    if (added) out.lanes.push_back(Lanes::Lane{unit, device});
-    out.lane_of_launch.push_back(it->second);
+  out.lane_of_launch.resize(profile.launches.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    const std::size_t first = runs[r].first, end = run_end(runs, r, profile.launches.size());
+    // A run is one input and process, so one unit; the units split no run.
+    const std::uint32_t unit = ranks.unit_of_launch[first];
+    auto [it, added] = index.try_emplace({unit, runs[r].device}, static_cast<std::int32_t>(out.lanes.size()));
+    if (added) out.lanes.push_back(Lanes::Lane{unit, runs[r].device});
+    std::fill(out.lane_of_launch.begin() + static_cast<std::ptrdiff_t>(first),
+              out.lane_of_launch.begin() + static_cast<std::ptrdiff_t>(end), it->second);
   }
+  return out;
+}
+
+}  // namespace
+
+RankMap map_ranks(const model::Profile& profile) { return map_ranks(profile, launch_runs(profile)); }
+
+Lanes map_lanes(const model::Profile& profile, const RankMap& ranks) {
+  return map_lanes(profile, ranks, launch_runs(profile));
+}
+
+LaneMap map_rank_lanes(const model::Profile& profile) {
+  const std::vector<LaunchRun> runs = launch_runs(profile);
+  LaneMap out;
+  out.ranks = map_ranks(profile, runs);
+  out.lanes = map_lanes(profile, out.ranks, runs);
   return out;
 }
 
@@ -298,11 +334,13 @@ void add_stage_walls(const model::Profile& profile, const RankMap& map, std::vec
 
 }  // namespace
 
-RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg) {
+RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, const LaneMap* given) {
   RankAnalysis out;
-  RankMap map = map_ranks(profile);
+  std::optional<LaneMap> own;
+  if (!given) own = map_rank_lanes(profile);
+  const RankMap& map = given ? given->ranks : own->ranks;
+  const Lanes& lanes = given ? given->lanes : own->lanes;
   out.warnings = map.warnings;
-  Lanes lanes = map_lanes(profile, map);
   for (const auto& u : map.units) {
     RankRow r;
     r.rank = u.rank;

@@ -44,6 +44,14 @@ struct Lanes {
 };
 Lanes map_lanes(const model::Profile& profile, const RankMap& ranks);
 
+// Both, worked out once per analysis for the timeline figures and the rank analysis (each a
+// pass or more over every launch).
+struct LaneMap {
+  RankMap ranks;
+  Lanes lanes;
+};
+LaneMap map_rank_lanes(const model::Profile& profile);
+
 // Communication: the kernels the kernel rules class "comm" (data/kernel_rules.txt: NCCL,
 // NVSHMEM, c10d, custom all-reduce; `comm_class`, the deep pass leaves the same ones out) and
 // peer-to-peer copies. The collective it is ("all-reduce", "send/recv", ..., "other" for a comm
@@ -136,6 +144,7 @@ struct RankAnalysis {
 inline constexpr double kStragglerCommShare = 0.5;
 inline constexpr std::size_t kStragglerMedianMinCollectives = 3;
 
-RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg);
+// With `lanes` the profile's map_rank_lanes, else it is worked out here.
+RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, const LaneMap* lanes = nullptr);
 
 }  // namespace kernlens::analysis

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -98,9 +99,11 @@ using RowIntervals = std::unordered_map<std::string, std::vector<Interval>>;
 // Each lane (one GPU of one rank, ranks.h) is its own timeline: a row's figures are the sums
 // of its lanes' figures, so two GPUs busy half the time each are busy half the time, not all
 // of it. A lane takes the stage extents of its input.
-void add_timeline_figures(const model::Profile& profile, Aggregate& agg) {
-  const RankMap ranks = map_ranks(profile);
-  const Lanes lanes = map_lanes(profile, ranks);
+void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const LaneMap* given) {
+  std::optional<LaneMap> own;
+  if (!given) own = map_rank_lanes(profile);
+  const RankMap& ranks = given ? given->ranks : own->ranks;
+  const Lanes& lanes = given ? given->lanes : own->lanes;
   const StageStrings stage_rows = intern_stage_strings(profile, stage_row_names);
   // Each lane's kernels as launch indices (4 bytes, not a 16-byte interval: a launch is in
   // a row per enclosing range), all of them and by row id; intervals one row at a time.

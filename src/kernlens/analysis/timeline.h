@@ -7,10 +7,13 @@
 
 namespace kernlens::analysis {
 
+struct LaneMap;
+
 // Fills wall_ns, busy_ns and gaps of `agg.stages` from the launches' start times and the
 // profile's stage ranges, and adds a kWholeRunStage row first. Does nothing when no kernel
 // has a start time (Nsight Compute inputs).
-void add_timeline_figures(const model::Profile& profile, Aggregate& agg);
+// With `lanes` the profile's map_rank_lanes (ranks.h), else it is worked out here.
+void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const LaneMap* lanes = nullptr);
 
 struct Interval {
   std::int64_t begin_ns;
