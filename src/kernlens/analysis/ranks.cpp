@@ -360,13 +360,19 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
   }
   // Per launch an index into `collectives` (a byte, not a pointer: a million launches).
   std::vector<std::string> collectives;
-  std::unordered_map<std::uint64_t, std::uint8_t> collective_of_name;  // by (name, kind)
+  // By (name, kind), classified on first use: an array, not a hash, as it is asked per launch.
+  constexpr std::size_t kKinds = 3;  // LaunchKind's values
+  static_assert(static_cast<std::size_t>(LaunchKind::kMemset) + 1 == kKinds);
+  constexpr std::uint8_t kUnclassified = 0xff;
+  std::vector<std::uint8_t> collective_of_name(profile.names.size() * kKinds, kUnclassified);
   std::vector<std::uint8_t> collective(profile.launches.size());
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
-    auto [known, added] = collective_of_name.try_emplace((std::uint64_t{l.name} << 8) | static_cast<std::uint8_t>(l.kind));
-    if (added) known->second = collective_index(collectives, collective_of(profile.names[l.name], l.kind, comm_kernels.contains(l.name)));
-    collective[i] = known->second;
+    std::uint8_t& known = collective_of_name[std::size_t{l.name} * kKinds + static_cast<std::size_t>(l.kind)];
+    if (known == kUnclassified) {
+      known = collective_index(collectives, collective_of(profile.names[l.name], l.kind, comm_kernels.contains(l.name)));
+    }
+    collective[i] = known;
     auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
     t.has_comm = t.has_comm || !collectives[collective[i]].empty();
     if (l.kind == LaunchKind::kKernel) {
@@ -396,6 +402,9 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
   std::map<std::pair<std::size_t, std::string>, std::size_t> stage_index;
   std::vector<std::vector<double>> collective_kernel_ns(out.ranks.size());  // per rank, for its roles
   std::unordered_map<std::uint64_t, std::vector<std::size_t>> rank_stage_rows;  // (unit, stage) -> rows in rank.stages
+  const std::vector<std::size_t>* run_rows = nullptr;  // rank_stage_rows of the last launch's
+  std::size_t run_unit = 0;
+  model::StageId run_stage = 0;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
     const std::size_t unit = map.unit_of_launch[i];
@@ -422,12 +431,17 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
       add_collective(rank.collectives, collective_name, l, *time);
       if (l.kind == LaunchKind::kKernel) collective_kernel_ns[unit].push_back(*l.duration_ns);
     }
-    auto [rows, first] = rank_stage_rows.try_emplace((std::uint64_t{unit} << 32) | l.stage);
-    if (first) {
-      for (std::uint32_t row : rows_of.of_stage[l.stage]) rows->second.push_back(stage_of(rank, unit, rows_of.names[row], stage_index));
+    if (!run_rows || unit != run_unit || l.stage != run_stage) {  // launches come in runs of one stage
+      auto [rows, first] = rank_stage_rows.try_emplace((std::uint64_t{unit} << 32) | l.stage);
+      if (first) {
+        for (std::uint32_t row : rows_of.of_stage[l.stage]) rows->second.push_back(stage_of(rank, unit, rows_of.names[row], stage_index));
+      }
+      run_rows = &rows->second;  // an unordered_map's values stay where they are
+      run_unit = unit;
+      run_stage = l.stage;
     }
-    for (std::size_t r = 0; r < rows->second.size(); ++r) {
-      RankStageRow& s = rank.stages[rows->second[r]];
+    for (std::size_t r = 0; r < run_rows->size(); ++r) {
+      RankStageRow& s = rank.stages[(*run_rows)[r]];
       if (l.kind == LaunchKind::kKernel) {
         s.kernel_time_ns += *time;
         (*stage_time_of_row[rows_of.of_stage[l.stage][r]])[unit] += *time;
