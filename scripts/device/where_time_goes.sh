@@ -6,13 +6,15 @@
 # build/devrun (scripts/device/make_devrun.sh).
 #   scripts/device/where_time_goes.sh OUT          (about 2 minutes)
 # Env: THREADS (default "1 2 16"), RAW_MB (default 200), TRACE_MB (default 1000),
-#      NSYS_LAUNCHES (default 1000000); "" skips an input.
+#      NSYS_LAUNCHES (default 1000000); "" skips an input. KERNLENS: another kernlens binary
+#      (default build/devrun/kernlens).
 set -u
 out=${1:?usage: where_time_goes.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=big_inputs.sh
 source "$root/scripts/device/big_inputs.sh"
 devrun=$root/build/devrun
+kernlens=$(realpath "${KERNLENS:-$devrun/kernlens}")
 export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=${TMPDIR:-/tmp}/kernlens-where-time-goes
 mkdir -p "$out" "$work"
@@ -23,7 +25,7 @@ steps() {  # LABEL FILE
   cat "$2" > /dev/null  # in the page cache, as the benchmarks read it
   for threads in ${THREADS:-1 2 16}; do
     echo "== $1 --threads $threads ($(stat -c %s "$2") bytes)"
-    (cd "$(dirname "$2")" && "$devrun/kernlens" analyze "$(basename "$2")" --format json -o /dev/null --verbose \
+    (cd "$(dirname "$2")" && "$kernlens" analyze "$(basename "$2")" --format json -o /dev/null --verbose \
       --threads "$threads" 2>&1)
   done
 }
