@@ -5,24 +5,25 @@
 # scripts/bench/make_big_trace.py (the real H100 llama trace repeated); nsys exports:
 # scripts/fixtures/make_nsys_fixture.py bench (the real llama export's kernels repeated).
 each_big_input() {
-  local callback=$1 raw_mb=$2 trace_mb=$3 nsys_launches=$4 mb launches file
-  for mb in $raw_mb; do
-    file=$work/raw_${mb}MB.csv
-    python3 "$root/scripts/bench/make_big_raw.py" -s "$mb" -o "$file" > /dev/null
-    "$callback" "raw${mb}MB" "$file"
-    rm -f "$file"
-  done
-  for mb in $trace_mb; do
-    file=$work/trace_${mb}MB.json
-    python3 "$root/scripts/bench/make_big_trace.py" -s "$mb" -o "$file" > /dev/null
-    "$callback" "trace${mb}MB" "$file"
-    rm -f "$file"
-  done
-  for launches in $nsys_launches; do
+  local callback=$1 launches file
+  each_sized_input "$callback" raw csv make_big_raw.py "$2"
+  each_sized_input "$callback" trace json make_big_trace.py "$3"
+  for launches in $4; do
     file=$work/nsys_${launches}.sqlite
     python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
       --launches "$launches" -o "$file" > /dev/null
     "$callback" "nsys_$((launches / 1000))k" "$file"
+    rm -f "$file"
+  done
+}
+
+# each_sized_input CALLBACK KIND EXT MAKER "MB...": KIND_<MB>MB.EXT made by scripts/bench/MAKER.
+each_sized_input() {
+  local callback=$1 kind=$2 ext=$3 maker=$4 mb file
+  for mb in $5; do
+    file=$work/${kind}_${mb}MB.$ext
+    python3 "$root/scripts/bench/$maker" -s "$mb" -o "$file" > /dev/null
+    "$callback" "${kind}${mb}MB" "$file"
     rm -f "$file"
   done
 }

@@ -270,8 +270,10 @@ Lanes map_lanes(const model::Profile& profile, const RankMap& ranks, const std::
 
 RankMap map_ranks(const model::Profile& profile) { return map_ranks(profile, launch_runs(profile)); }
 
-Lanes map_lanes(const model::Profile& profile, const RankMap& ranks) {
-  return map_lanes(profile, ranks, launch_runs(profile));
+const LaneMap& given_or_mapped(const model::Profile& profile, const LaneMap* given, std::optional<LaneMap>& own) {
+  if (given) return *given;
+  own = map_rank_lanes(profile);
+  return *own;
 }
 
 LaneMap map_rank_lanes(const model::Profile& profile) {
@@ -337,9 +339,9 @@ void add_stage_walls(const model::Profile& profile, const RankMap& map, std::vec
 RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, const LaneMap* given) {
   RankAnalysis out;
   std::optional<LaneMap> own;
-  if (!given) own = map_rank_lanes(profile);
-  const RankMap& map = given ? given->ranks : own->ranks;
-  const Lanes& lanes = given ? given->lanes : own->lanes;
+  const LaneMap& mapped = given_or_mapped(profile, given, own);
+  const RankMap& map = mapped.ranks;
+  const Lanes& lanes = mapped.lanes;
   out.warnings = map.warnings;
   for (const auto& u : map.units) {
     RankRow r;

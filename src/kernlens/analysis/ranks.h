@@ -42,7 +42,6 @@ struct Lanes {
   std::vector<Lane> lanes;
   std::vector<std::int32_t> lane_of_launch;
 };
-Lanes map_lanes(const model::Profile& profile, const RankMap& ranks);
 
 // Both, worked out once per analysis for the timeline figures and the rank analysis (each a
 // pass or more over every launch).
@@ -51,6 +50,8 @@ struct LaneMap {
   Lanes lanes;
 };
 LaneMap map_rank_lanes(const model::Profile& profile);
+// `given` when there is one, else the profile's map, worked out into `own`.
+const LaneMap& given_or_mapped(const model::Profile& profile, const LaneMap* given, std::optional<LaneMap>& own);
 
 // Communication: the kernels the kernel rules class "comm" (data/kernel_rules.txt: NCCL,
 // NVSHMEM, c10d, custom all-reduce; `comm_class`, the deep pass leaves the same ones out) and

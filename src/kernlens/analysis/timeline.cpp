@@ -101,9 +101,9 @@ using RowIntervals = std::unordered_map<std::string, std::vector<Interval>>;
 // of it. A lane takes the stage extents of its input.
 void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const LaneMap* given) {
   std::optional<LaneMap> own;
-  if (!given) own = map_rank_lanes(profile);
-  const RankMap& ranks = given ? given->ranks : own->ranks;
-  const Lanes& lanes = given ? given->lanes : own->lanes;
+  const LaneMap& mapped = given_or_mapped(profile, given, own);
+  const RankMap& ranks = mapped.ranks;
+  const Lanes& lanes = mapped.lanes;
   const StageStrings stage_rows = intern_stage_strings(profile, stage_row_names);
   // Each lane's kernels as launch indices (4 bytes, not a 16-byte interval: a launch is in
   // a row per enclosing range), all of them and by row id; intervals one row at a time.

@@ -243,8 +243,9 @@ struct GpuStrip {
 };
 
 std::vector<GpuStrip> gpu_strips(const model::Profile& profile) {
-  const analysis::RankMap ranks = analysis::map_ranks(profile);
-  const analysis::Lanes lanes = analysis::map_lanes(profile, ranks);
+  const analysis::LaneMap map = analysis::map_rank_lanes(profile);
+  const analysis::RankMap& ranks = map.ranks;
+  const analysis::Lanes& lanes = map.lanes;
   std::vector<GpuStrip> strips(lanes.lanes.size());
   for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
     const auto& lane = lanes.lanes[k];
