@@ -20,7 +20,7 @@ struct ProfileBuilder {
     return p.intern_stage(std::move(key));
   }
   void launch(const std::string& name, std::optional<double> ns, model::StageId stage = 0,
-              std::uint64_t count = 1, std::int16_t device = 0) {
+              std::uint32_t count = 1, std::int16_t device = 0) {
     model::Launch l;
     l.name = p.names.intern(name);
     l.duration_ns = ns;

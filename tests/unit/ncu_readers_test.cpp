@@ -231,6 +231,9 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
       {"bad grid", replace_once(ok, "\"(8, 1, 1)\"", "\"(8, x, 1)\""), 3,
        "column 'Grid Size': expected dimensions"},
       {"bad id", replace_once(ok, "\n\"0\",", "\n\"zero\","), 3, "column 'ID': expected an integer"},
+      // A launch keeps CUPTI's 32-bit stream id: a wider one is an error, not a wrapped number.
+      {"stream beyond 32 bits", replace_once(ok, "\"1\",\"7\",\"(128, 1, 1)\"", "\"1\",\"4294967303\",\"(128, 1, 1)\""), 3,
+       "column 'Stream': 4294967303 needs more than CUPTI's 32 bits"},
       {"empty kernel name",
        replace_once(ok, ",\"void at::<unnamed>::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, "
                         "(int)-2>(cuda::TensorInfo<T1, T3>, cuda::TensorInfo<const T1, T3>, cuda::TensorInfo<const "
@@ -591,6 +594,14 @@ TEST(NcuSummary, BadInvocations) {
   ASSERT_FALSE(r.status.ok());
   EXPECT_EQ(r.status.error().line, 2);
   EXPECT_NE(r.status.error().message.find("'Invocations'"), std::string::npos);
+  // A summary row stands for at most 2^32 - 1 invocations (a launch's 32-bit count).
+  r = read_bytes(replace_once(fixture_bytes("ncu/demo_summary.csv"), "\"0\",\"9.0\",\"2\",", "\"0\",\"9.0\",\"4294967296\","),
+                 "in.csv");
+  ASSERT_FALSE(r.status.ok());
+  EXPECT_EQ(r.status.error().line, 2);
+  EXPECT_NE(r.status.error().message.find("'Invocations': expected a positive integer below 2^32, got '4294967296'"),
+            std::string::npos)
+      << r.status.error().to_string();
 }
 
 // ---- several pages of one report ---------------------------------------------------------

@@ -329,6 +329,11 @@ TEST(NsysSqlite, BadRowsNameTheirTableAndRow) {
       database(std::string(kExport) +
                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (0, 1, 0, 7, 1, 0, 77, 78);"),
       "CUPTI_ACTIVITY_KIND_KERNEL row 1: no kernel name in StringIds");
+  // A launch keeps CUPTI's 32-bit stream id: a wider one is an error, not a wrapped number.
+  expect_error(
+      database(std::string(kExport) + kernel(1, 0, 100, 110) +
+               "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 210, 0, 4294967296, 2, 0, 1, 1);"),
+      "CUPTI_ACTIVITY_KIND_KERNEL row 2: streamId 4294967296 needs more than CUPTI's 32 bits");
 }
 
 TEST(NsysSqlite, TruncatedAndDamagedFiles) {

@@ -144,7 +144,12 @@ TEST(NsysStats, BadCellsNameTheLineAndColumn) {
   auto zero = read_bytes(kPreamble + kHeader + "100.0,10,0,5.0,5.0,4,6,1.4,k\n");
   ASSERT_FALSE(zero.status.ok());
   EXPECT_EQ(zero.status.error().message,
-            "column 'Instances': expected a positive integer, got '0'");
+            "column 'Instances': expected a positive integer below 2^32, got '0'");
+  // A row stands for at most 2^32 - 1 instances (a launch's 32-bit count), not a wrapped number.
+  auto wide = read_bytes(kPreamble + kHeader + "100.0,10,4294967296,5.0,5.0,4,6,1.4,k\n");
+  ASSERT_FALSE(wide.status.ok());
+  EXPECT_EQ(wide.status.error().message,
+            "column 'Instances': expected a positive integer below 2^32, got '4294967296'");
   auto unit = read_bytes("Time (%),Total Time (furlongs),Instances,Name\n1,2,3,k\n");
   ASSERT_FALSE(unit.status.ok());
   EXPECT_EQ(unit.status.error().line, 1);

@@ -24,7 +24,7 @@ analysis::Analysis analyze(const model::Profile& p) {
 }
 
 model::Launch kernel(model::Profile& p, const std::string& name, std::optional<std::int64_t> start, double ns,
-                     std::int64_t stream = 7) {
+                     model::StreamId stream = 7) {
   model::Launch l;
   l.name = p.names.intern(name);
   l.start_ns = start;

@@ -312,6 +312,26 @@ TEST(PytorchTrace, BadInputsAreClearErrors) {
   EXPECT_EQ(cut.status.error().line, std::count(trace.begin(), trace.begin() + kernel_at, '\n'));
 }
 
+// A launch keeps CUPTI's 32-bit stream and context ids: a wider one in a trace reads as unknown
+// (as an out-of-range device does), never as a wrapped number.
+TEST(PytorchTrace, StreamAndContextBeyond32BitsAreUnknown) {
+  std::string trace = fixture_bytes("pytorch/nested_stages_trace.json.gz");
+  const std::string from = "\"context\": 1,      \"stream\": 7, \"correlation\": 260";
+  const std::size_t at = trace.find(from);
+  ASSERT_NE(at, std::string::npos);
+  trace.replace(at, from.size(), "\"context\": 4294967297,      \"stream\": 4294967303, \"correlation\": 260");
+  auto r = read_bytes(trace, "t.json");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  int wide = 0;
+  for (const auto& l : r.profile.launches) {
+    if (l.id != 260) continue;
+    ++wide;
+    EXPECT_EQ(l.stream_id, model::kUnknown);
+    EXPECT_EQ(l.context_id, model::kUnknown);
+  }
+  EXPECT_EQ(wide, 1);
+}
+
 // Events of categories the reader does not use are skipped unread when they begin
 // {"ph": "X", "cat": ...} (as Kineto writes them): malformed inside, they are no error; one
 // that names "cat" or "ph" again is decoded, and its last "cat" counts, as for any event.

@@ -1,6 +1,8 @@
 #include "kernlens/model/profile.h"
 
 #include <algorithm>
+#include <limits>
+#include <stdexcept>
 
 namespace kernlens::model {
 namespace {
@@ -44,12 +46,16 @@ const MetricSample* Profile::find_metric(const Launch& launch, MetricId metric) 
 
 void Profile::start_metrics_at_end(Launch& launch) {
   const std::size_t first = metric_samples.size();
+  if (first + launch.metrics_count > std::numeric_limits<std::uint32_t>::max()) {
+    // 64 GiB of samples: past what a launch's 32-bit index reaches, as memory runs out would be.
+    throw std::length_error("more than 2^32 metric samples in one profile");
+  }
   if (launch.metrics_count > 0) {  // move this launch's samples after the others
     auto begin = metric_samples.begin() + static_cast<std::ptrdiff_t>(launch.metrics_first);
     std::vector<MetricSample> mine(begin, begin + launch.metrics_count);
     metric_samples.insert(metric_samples.end(), mine.begin(), mine.end());
   }
-  launch.metrics_first = first;
+  launch.metrics_first = static_cast<std::uint32_t>(first);
 }
 
 std::optional<std::string> Device::fill_from(const Device& other) {

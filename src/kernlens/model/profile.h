@@ -156,6 +156,16 @@ struct LaunchConfigHash {
 using ConfigId = std::uint32_t;
 using RuleSetId = std::uint32_t;
 
+// Stream and context ids: CUPTI numbers both with 32 bits (streamId, contextId of its activity
+// records), so a launch keeps 4 bytes for each; -1 (kUnknown) when unknown.
+using StreamId = std::int32_t;
+// `id` as a launch's stream or context id; nullopt when it needs more than 32 bits (a reader
+// says so with the input's position rather than keep a wrapped number).
+constexpr std::optional<StreamId> stream_id_of(std::int64_t id) {
+  if (id < std::numeric_limits<StreamId>::min() || id > std::numeric_limits<StreamId>::max()) return std::nullopt;
+  return static_cast<StreamId>(id);
+}
+
 struct Launch {
   NameId name = 0;                    // index into Profile::names; the name as the source spells it
   StageId stage = 0;                  // index into Profile::stages (0: outside every range)
@@ -164,19 +174,22 @@ struct Launch {
   ConfigId config = 0;                // index into Profile::configs (0: nothing known)
   RuleSetId rules = 0;                // index into Profile::rule_sets (0: no rule results)
   std::uint32_t metrics_count = 0;    // see metrics_first
+  // This launch's metrics: samples [metrics_first, metrics_first + metrics_count) of
+  // Profile::metric_samples (one pool: a wide raw page has ~600 per launch; 2^32 samples would
+  // be 64 GiB, and Profile::add_metric refuses more).
+  std::uint32_t metrics_first = 0;
   std::int16_t device_ordinal = -1;   // GPUs of one host are numbered far below 2^15
   LaunchKind kind = LaunchKind::kKernel;
+  StreamId context_id = kUnknown;
+  StreamId stream_id = kUnknown;
+  // Executions this record stands for: 1 for a launch; a summary row's instances, which its
+  // reader refuses above 2^32 - 1.
+  std::uint32_t count = 1;
   std::int64_t bytes = kUnknown;  // memcpy/memset size; a collective kernel's message size
   std::int64_t id = kUnknown;  // ncu launch ID, or the correlation id of a timeline
   std::int64_t thread_id = kUnknown;
-  std::int64_t context_id = kUnknown;
-  std::int64_t stream_id = kUnknown;
   PackedOptional<std::int64_t> start_ns;
   PackedOptional<double> duration_ns;  // per execution (a mean when count > 1)
-  std::uint64_t count = 1;             // executions this record stands for
-  // This launch's metrics: samples [metrics_first, metrics_first + metrics_count) of
-  // Profile::metric_samples (one pool: a wide raw page has ~600 per launch).
-  std::size_t metrics_first = 0;
 
   std::optional<double> total_duration_ns() const {
     if (!duration_ns) return std::nullopt;
@@ -185,7 +198,7 @@ struct Launch {
 };
 
 // A launch stays small: a million-launch timeline is a million of them in memory at once.
-static_assert(sizeof(Launch) <= 104);
+static_assert(sizeof(Launch) <= 88);
 
 struct Device {
   std::int32_t ordinal = -1;

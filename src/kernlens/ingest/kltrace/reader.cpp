@@ -84,8 +84,8 @@ class KltraceReader {
     l.input = ctx_.input_index;
     l.process = process_;
     l.device_ordinal = static_cast<std::int16_t>(std::min<std::uint32_t>(device, std::numeric_limits<std::int16_t>::max()));
-    l.context_id = context;
-    l.stream_id = stream;
+    l.context_id = model::stream_id_of(context).value_or(model::kUnknown);  // the tracer's are 32-bit
+    l.stream_id = model::stream_id_of(stream).value_or(model::kUnknown);
     l.id = correlation;
     l.start_ns = static_cast<std::int64_t>(start_ns);
     l.duration_ns = static_cast<double>(end_ns - start_ns);

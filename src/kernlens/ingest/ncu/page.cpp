@@ -201,8 +201,17 @@ Status NcuLaunchColumns::fill(const CsvRecord& rec, model::Launch& launch) {
   launch.input = ctx_.input_index;
 
   if (auto s = integer(id_, "ID", launch.id); !s) return s;
-  if (auto s = integer(context_, "Context", launch.context_id); !s) return s;
-  if (auto s = integer(stream_, "Stream", launch.stream_id); !s) return s;
+  for (auto [col, what, to] : {std::tuple{context_, "Context", &launch.context_id},
+                               std::tuple{stream_, "Stream", &launch.stream_id}}) {
+    std::int64_t id = *to;
+    if (auto s = integer(col, what, id); !s) return s;
+    auto narrow = model::stream_id_of(id);
+    if (!narrow) {
+      return ctx_.error(rec.line, "column '" + std::string(what) + "': " + std::to_string(id) +
+                                      " needs more than CUPTI's 32 bits");
+    }
+    *to = *narrow;
+  }
   std::int64_t device = model::kUnknown;
   if (auto s = integer(device_, "Device", device); !s) return s;
 

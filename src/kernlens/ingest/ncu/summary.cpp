@@ -1,5 +1,6 @@
 #include "kernlens/ingest/ncu/summary.h"
 
+#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -64,11 +65,11 @@ class SummaryReader {
       model::Launch launch;
       if (auto s = identity.fill(rec, launch); !s) return s;
       auto count = parse_ncu_integer(rec.fields[invocations_]);
-      if (!count || *count <= 0) {
-        return ctx_.error(rec.line, "column 'Invocations': expected a positive integer, got '" +
+      if (!count || *count <= 0 || *count > std::numeric_limits<std::uint32_t>::max()) {
+        return ctx_.error(rec.line, "column 'Invocations': expected a positive integer below 2^32, got '" +
                                         std::string(trim(rec.fields[invocations_])) + "'");
       }
-      launch.count = static_cast<std::uint64_t>(*count);
+      launch.count = static_cast<std::uint32_t>(*count);
       ctx_.profile.launches.push_back(std::move(launch));
     }
     model::Launch& launch = ctx_.profile.launches[it->second];

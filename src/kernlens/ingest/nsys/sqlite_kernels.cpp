@@ -1,6 +1,7 @@
 #include "kernlens/ingest/nsys/sqlite_kernels.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include "kernlens/ingest/nsys/sqlite_schema.h"
@@ -98,8 +99,13 @@ std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_
   l.start_ns = *start;
   l.duration_ns = static_cast<double>(*end - *start);
   l.input = input;
-  l.context_id = stmt.opt_int64(kContextId).value_or(model::kUnknown);
-  l.stream_id = stmt.opt_int64(kStreamId).value_or(model::kUnknown);
+  for (auto [column, what, to] : {std::tuple{kContextId, "contextId", &l.context_id},
+                                   std::tuple{kStreamId, "streamId", &l.stream_id}}) {
+    const std::int64_t id = stmt.opt_int64(column).value_or(model::kUnknown);
+    auto narrow = model::stream_id_of(id);
+    if (!narrow) return std::string(what) + " " + std::to_string(id) + " needs more than CUPTI's 32 bits";
+    *to = *narrow;
+  }
   if (auto device = stmt.opt_int64(kDeviceId)) {
     if (*device < 0 || *device > std::numeric_limits<std::int16_t>::max()) {
       return "deviceId " + std::to_string(*device) + " is not a device ordinal";

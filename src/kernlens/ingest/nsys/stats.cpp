@@ -1,6 +1,7 @@
 #include "kernlens/ingest/nsys/stats.h"
 
 #include <algorithm>
+#include <limits>
 #include <charconv>
 #include <string>
 #include <tuple>
@@ -125,8 +126,8 @@ class StatsReader {
     std::string_view name = trim(rec.fields[name_]);
     if (name.empty()) return ctx_.error(rec.line, "empty 'Name'");
     auto instances = parse_ncu_integer(rec.fields[instances_]);
-    if (!instances || *instances <= 0) {
-      return ctx_.error(rec.line, "column 'Instances': expected a positive integer, got '" +
+    if (!instances || *instances <= 0 || *instances > std::numeric_limits<std::uint32_t>::max()) {
+      return ctx_.error(rec.line, "column 'Instances': expected a positive integer below 2^32, got '" +
                                       std::string(trim(rec.fields[instances_])) + "'");
     }
     NcuNumber total = parse_ncu_number(rec.fields[total_], pow10_);
@@ -134,7 +135,7 @@ class StatsReader {
       return ctx_.error(rec.line, "column 'Total Time': expected a time, got '" +
                                       std::string(trim(rec.fields[total_])) + "'");
     }
-    l.count = static_cast<std::uint64_t>(*instances);
+    l.count = static_cast<std::uint32_t>(*instances);
     l.duration_ns = total.value / static_cast<double>(l.count);
     if (auto s = read_dims(rec, l); !s) return s;
     auto split = split_names_ ? split_nvtx_name(name) : std::nullopt;

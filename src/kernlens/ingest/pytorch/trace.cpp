@@ -656,8 +656,9 @@ class TraceReader {
     const EventArgs& a = e.args;
     l.id = a.correlation.value_or(model::kUnknown);
     l.device_ordinal = fits<std::int16_t>(a.device ? a.device : integer_token(e.pid)).value_or(-1);
-    l.stream_id = (a.stream ? a.stream : integer_token(e.tid)).value_or(model::kUnknown);
-    l.context_id = a.context.value_or(model::kUnknown);
+    // Out of CUPTI's 32 bits: unknown, as an out-of-range device above.
+    l.stream_id = fits<model::StreamId>(a.stream ? a.stream : integer_token(e.tid)).value_or(model::kUnknown);
+    l.context_id = fits<model::StreamId>(a.context).value_or(model::kUnknown);
     if (l.kind == model::LaunchKind::kKernel) {
       set_kernel_args(a, l);
       ++kernels_;
