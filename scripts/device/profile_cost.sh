@@ -27,6 +27,8 @@
 # 4 MB left out). About 7-8 minutes of device time. To stay under a 10-minute call, `ours`
 # (about 2 min) and `baseline` (about 5.5 min) split it into two calls on the same machine;
 # copy both OUT folders' files into one and `summary` (no GPU) makes the table from them.
+# The device tool returns at most 8 files from $OUT, fewer than this writes: run it as
+#   scripts/device/profile_cost.sh /tmp/A ours; tar czf $OUT/A.tgz -C /tmp A
 set -uo pipefail
 out=${1:?usage: profile_cost.sh OUT [all|ours|baseline|partial|summary]}
 phase=${2:-all}
