@@ -375,7 +375,7 @@ TEST(NsysCallMatcher, RowsInKeyOrderOrNotMatchTheSameCalls) {
     m.match(std::move(columns), ops);
     std::map<std::uint32_t, std::string> call_of;  // operation -> "tid start end"
     for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto c = m.call_of_op()[i];
+      const auto c = static_cast<std::uint32_t>(ops[i].key);  // the key is now the call
       call_of[ops[i].index] = c == ingest::nsys::CallMatcher::kNoCall
                                   ? "none"
                                   : fmt::format("{} {} {}", ingest::nsys::tid_of(m.calls()[c].thread),

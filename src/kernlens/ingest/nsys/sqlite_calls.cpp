@@ -150,7 +150,6 @@ std::optional<std::uint64_t> CallMatcher::key(std::int64_t global_id, std::int64
 
 void CallMatcher::match(ApiRows rows, std::vector<Keyed>& ops) {
   sort_by_key(ops);
-  call_of_op_.assign(ops.size(), kNoCall);
   const std::vector<ApiCall>& in = rows.calls;
   const std::size_t n = in.size();
   if (keyed_in_order(rows)) {  // the usual export: one process, correlation ids rising
@@ -188,9 +187,10 @@ bool CallMatcher::keyed_in_order(const ApiRows& rows) {
 }
 
 // Writing out[count] in place is safe: every call written consumed at least one row before it
-// (count <= r), and the rows read later lie past the ones just read.
+// (count <= r), and the rows read later lie past the ones just read. An operation's key is
+// replaced by its call once read, and never read again.
 template <class KeyAt, class RowAt>
-std::size_t CallMatcher::merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
+std::size_t CallMatcher::merge(std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
                                const RowAt& row_at, std::vector<ApiCall>& out) {
   std::size_t r = 0, count = 0;
   for (std::size_t i = 0; i < ops.size();) {
@@ -199,9 +199,7 @@ std::size_t CallMatcher::merge(const std::vector<Keyed>& ops, std::size_t n, con
     bool found = r < n && key_at(r) == op_key;
     if (found) out[count++] = innermost_call(n, key_at, row_at, r);
     // Every operation of one call (a CUDA graph launch starts many kernels) shares it.
-    for (; i < ops.size() && ops[i].key == op_key; ++i) {
-      if (found) call_of_op_[i] = static_cast<std::uint32_t>(count - 1);
-    }
+    for (; i < ops.size() && ops[i].key == op_key; ++i) ops[i].key = found ? count - 1 : kNoCall;
   }
   return count;
 }

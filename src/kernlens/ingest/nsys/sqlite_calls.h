@@ -20,11 +20,15 @@ struct ApiRow {
 };
 
 // A GPU operation (index into profile.launches) or an API call (index into the rows read),
-// with its call key: (process, correlation id) as one number, to sort and merge on.
+// with its call key: (process, correlation id) as one number, to sort and merge on. Packed to
+// 12 bytes: a million-kernel export holds one per operation at the reader's peak.
+#pragma pack(push, 4)
 struct Keyed {
   std::uint64_t key;
   std::uint32_t index;
 };
+#pragma pack(pop)
+static_assert(sizeof(Keyed) == 12);
 
 // The API calls read, in two columns: the calls (`thread`: the globalTid) and their
 // correlation ids, which matching drops while the matched calls close up in place; or the
@@ -61,15 +65,14 @@ class CallMatcher {
   // correlation id out of range.
   std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation);
 
-  // Matches the operations `ops` (sorted here) with the API calls `rows`, whose storage
-  // becomes calls(). A launch recorded twice (cudaLaunchKernel wrapping
-  // cudaLaunchKernel_v7000 on the same thread) keeps the inner call, the one any enclosing
-  // range must contain.
+  // Matches the operations `ops` (sorted here by key) with the API calls `rows`, whose storage
+  // becomes calls(), and replaces each operation's key by its call: an index into calls(), or
+  // kNoCall (in place: a list beside them would be 4 bytes an operation more at the peak). A
+  // launch recorded twice (cudaLaunchKernel wrapping cudaLaunchKernel_v7000 on the same
+  // thread) keeps the inner call, the one any enclosing range must contain.
   void match(ApiRows rows, std::vector<Keyed>& ops);
 
   const std::vector<ApiCall>& calls() const { return calls_; }
-  // Per operation of `ops` (in its sorted order): its index in calls(), or kNoCall.
-  const std::vector<std::uint32_t>& call_of_op() const { return call_of_op_; }
 
  private:
   // Whether every row has a key and the keys never fall: then the rows need no sorted index
@@ -78,12 +81,11 @@ class CallMatcher {
   // The operations' calls, from the n rows in key order that key_at(j) and row_at(j) give,
   // into out[0..) (out may be the rows themselves when row_at(j) is out[j]); their count.
   template <class KeyAt, class RowAt>
-  std::size_t merge(const std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
+  std::size_t merge(std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
                     const RowAt& row_at, std::vector<ApiCall>& out);
 
   std::vector<std::int64_t> process_keys_;  // call keys number the processes in first-seen order
   std::size_t last_process_ = 0;            // the index key() found last
-  std::vector<std::uint32_t> call_of_op_;
   std::vector<ApiCall> calls_;
 };
 

@@ -410,24 +410,25 @@ class NsysReader {
   // Kernels are fed to the projection one by one: a list of them would be the reader's peak.
   void attribute_to_stages() {
     nvtx_.close(trace_end_);
-    const auto& call_of_op = calls_.call_of_op();
+    // After matching, an operation's key is its call (CallMatcher::match).
+    auto call_of = [](const Keyed& op) { return static_cast<std::uint32_t>(op.key); };
     NvtxProjection projection(calls_.calls(), nvtx_.ranges(), ctx_.profile);
-    for (std::size_t i = 0; i < ops_.size(); ++i) {
-      const model::Launch& l = ctx_.profile.launches[ops_[i].index];
-      if (call_of_op[i] == CallMatcher::kNoCall || l.kind != model::LaunchKind::kKernel) continue;
-      projection.add_kernel(KernelSpan{call_of_op[i], *l.start_ns,
+    for (const Keyed& op : ops_) {
+      const model::Launch& l = ctx_.profile.launches[op.index];
+      if (call_of(op) == CallMatcher::kNoCall || l.kind != model::LaunchKind::kKernel) continue;
+      projection.add_kernel(KernelSpan{call_of(op), *l.start_ns,
                                        *l.start_ns + static_cast<std::int64_t>(*l.duration_ns)});
     }
     std::vector<model::StageId> stage_of_call = projection.finish();
     std::size_t unmatched = 0;
-    for (std::size_t i = 0; i < ops_.size(); ++i) {
-      model::Launch& l = ctx_.profile.launches[ops_[i].index];
-      if (call_of_op[i] == CallMatcher::kNoCall) {
+    for (const Keyed& op : ops_) {
+      model::Launch& l = ctx_.profile.launches[op.index];
+      if (call_of(op) == CallMatcher::kNoCall) {
         unmatched += l.kind == model::LaunchKind::kKernel;
         continue;
       }
-      l.stage = stage_of_call[call_of_op[i]];
-      l.thread_id = tid_of(calls_.calls()[call_of_op[i]].thread);
+      l.stage = stage_of_call[call_of(op)];
+      l.thread_id = tid_of(calls_.calls()[call_of(op)].thread);
     }
     warn_about_ranges(unmatched);
   }
