@@ -1,8 +1,8 @@
 #include "kernlens/ingest/nsys/stats.h"
 
 #include <algorithm>
-#include <limits>
 #include <charconv>
+#include <limits>
 #include <string>
 #include <tuple>
 
