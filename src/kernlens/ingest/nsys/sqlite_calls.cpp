@@ -42,7 +42,7 @@ bool read_api_rows(SqliteStatement& stmt, RowidOrder* order, std::uint64_t& rows
 }
 
 ApiRows read_whole_table(const DbSource& source, const std::string& sql, std::size_t estimate) {
-  auto db = source.open();
+  auto db = source.open_for_a_scan();
   auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
   if (!stmt) return ApiRows{{}, {}, stmt.error()};
   ApiRows read;
@@ -73,7 +73,7 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   std::vector<char> whole(ranges.size(), 0);
   std::optional<std::uint64_t> scanned;
   run_parallel(ranges.size() + 1, [&](std::size_t i) {
-    auto db = source.open();
+    auto db = source.open_for_a_scan();
     if (!db) return;
     if (i == ranges.size()) {
       scanned = rows_in_rowid_order(*db, kRuntime);

@@ -222,7 +222,7 @@ class NsysReader {
     std::optional<std::uint64_t> scanned;  // one more thread: the rows of one scan
     run_parallel(parts.size() + 1, [&](std::size_t i) {
       if (i < parts.size()) return read_part_on_own_connection(sql, parts[i], &*slots(parts[i]));
-      if (auto db = source_.open()) scanned = rows_in_rowid_order(*db, kKernels);
+      if (auto db = source_.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kKernels);
     });
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
@@ -256,7 +256,7 @@ class NsysReader {
   }
 
   void read_part_on_own_connection(const std::string& sql, KernelPart& part, model::Launch* slots) {
-    auto db = source_.open();
+    auto db = source_.open_for_a_scan();
     auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
     if (!stmt) {
       part.sqlite_error = stmt.error().message;
