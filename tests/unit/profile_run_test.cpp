@@ -345,6 +345,9 @@ TEST(ProfileRun, TheEarlyProgramIsEndedOnceTheAttachWroteItsReport) {
   const auto& program = manifest["runs"][3];
   ASSERT_EQ(program["argv"][2], "launch");
   EXPECT_EQ(program["signals_sent"], nlohmann::json::array({SIGTERM}));
+  // Ended on purpose, and the manifest says so: not a timeout of the user's program.
+  EXPECT_EQ(program["stopped"], true);
+  EXPECT_FALSE(program.contains("timed_out")) << program.dump();
   EXPECT_LT(program["wall_ns"].get<std::int64_t>(), 20'000'000'000);  // not the 30 s it would have lingered
   EXPECT_TRUE(processes_running(early_launch_needle(manifest)).empty());
 }

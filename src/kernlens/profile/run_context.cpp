@@ -115,6 +115,7 @@ rundir::ToolRun tool_run_record(const RunContext& run, const std::string& step, 
   record.signal = result.term_signal;
   record.timed_out = result.timed_out;
   record.interrupted = result.interrupted;
+  record.stopped = result.stopped;
   record.signals_sent = result.signals_sent;
   record.wall_ns = result.wall_ns;
   if (!result.stdout_log_path.empty()) record.stdout_log = relative(run.dir, result.stdout_log_path);

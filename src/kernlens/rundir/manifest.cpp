@@ -39,6 +39,7 @@ nlohmann::ordered_json tool_run_json(const ToolRun& run) {
   if (run.signal) j["signal"] = *run.signal;
   if (run.timed_out) j["timed_out"] = true;
   if (run.interrupted) j["interrupted"] = true;
+  if (run.stopped) j["stopped"] = true;
   j["wall_ns"] = run.wall_ns;
   if (!run.signals_sent.empty()) j["signals_sent"] = run.signals_sent;
   if (run.kernels_profiled > 0) j["kernels_profiled"] = run.kernels_profiled;

@@ -33,6 +33,7 @@ struct ToolRun {
   std::optional<int> signal;       // when a signal ended it
   bool timed_out = false;
   bool interrupted = false;        // the user pressed Ctrl-C (or kernlens got SIGTERM)
+  bool stopped = false;            // kernlens ended it on purpose once it was of no use: not a failure
   std::int64_t wall_ns = 0;
   std::string stdout_log, stderr_log;  // relative to the run directory
   std::vector<int> signals_sent;       // to its process group, when kernlens had to end it
