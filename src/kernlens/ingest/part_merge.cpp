@@ -1,8 +1,6 @@
 #include "kernlens/ingest/part_merge.h"
 
 #include <algorithm>
-#include <limits>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -18,9 +16,7 @@ void append_part(model::Profile& into, model::Profile& from, std::uint32_t input
   std::vector<model::ConfigId> configs(from.configs.size(), 0);
   for (std::size_t i = 1; i < configs.size(); ++i) configs[i] = into.intern_config(from.configs[i]);
   const std::size_t offset = into.metric_samples.size();
-  if (offset + from.metric_samples.size() > std::numeric_limits<std::uint32_t>::max()) {
-    throw std::length_error("more than 2^32 metric samples in one profile");  // as Profile::add_metric
-  }
+  model::Profile::check_metric_pool_end(offset + from.metric_samples.size());
   into.metric_samples.insert(into.metric_samples.end(), from.metric_samples.begin(), from.metric_samples.end());
   if (const std::size_t need = into.launches.size() + from.launches.size(); need > into.launches.capacity()) {
     into.launches.reserve(std::max(need, 2 * into.launches.capacity()));  // geometric: merged often

@@ -44,12 +44,13 @@ const MetricSample* Profile::find_metric(const Launch& launch, MetricId metric) 
   return nullptr;
 }
 
+void Profile::check_metric_pool_end(std::size_t end) {
+  if (end > std::numeric_limits<std::uint32_t>::max()) throw std::length_error("more than 2^32 metric samples in one profile");
+}
+
 void Profile::start_metrics_at_end(Launch& launch) {
   const std::size_t first = metric_samples.size();
-  if (first + launch.metrics_count > std::numeric_limits<std::uint32_t>::max()) {
-    // 64 GiB of samples: past what a launch's 32-bit index reaches, as memory runs out would be.
-    throw std::length_error("more than 2^32 metric samples in one profile");
-  }
+  check_metric_pool_end(first + launch.metrics_count);
   if (launch.metrics_count > 0) {  // move this launch's samples after the others
     auto begin = metric_samples.begin() + static_cast<std::ptrdiff_t>(launch.metrics_first);
     std::vector<MetricSample> mine(begin, begin + launch.metrics_count);

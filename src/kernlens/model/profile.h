@@ -324,6 +324,10 @@ struct Profile {
     ++launch.metrics_count;
   }
 
+  // Throws std::length_error when samples [0, end) would pass what a launch's 32-bit
+  // metrics_first reaches (64 GiB of samples: as running out of memory would).
+  static void check_metric_pool_end(std::size_t end);
+
   // Passes the text read from inputs (kernel names, NVTX ranges, process and device names,
   // ncu's rule results) through `fix`; ids and indexes stay valid. The strings changed.
   std::size_t rewrite_text(const TextFix& fix);

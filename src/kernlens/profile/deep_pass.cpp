@@ -159,11 +159,7 @@ std::optional<Result<StepOutcome>> run_attached(RunContext& run, const std::stri
   }
   // ncu has written its report: what the program does after its last measured launch is of no
   // use. ncu's --kill ends it, but its teardown under ncu took 2 s on the H100; end its group.
-  ProcessResult program = early.process.wait(kEarlyProgramAfterReport_ns, kEarlyProgramKillGrace_ns);
-  if (program.timed_out) {  // the short wait ran out: kernlens ended it on purpose, not a timeout
-    program.timed_out = false;
-    program.stopped = true;
-  }
+  ProcessResult program = early.process.stop_after(kEarlyProgramAfterReport_ns, kEarlyProgramKillGrace_ns);
   record_early_program(run, programs, step + " program (started beside discovery under ncu --mode launch)", program);
   run.manifest.options["early_start"]["ended_after_report"] = program.stopped;
   if (!program.succeeded() && !program.stopped && !outcome->result.interrupted) {

@@ -723,12 +723,21 @@ bool BackgroundProcess::reap(bool block) {
 bool BackgroundProcess::running() { return !reap(false); }
 
 ProcessResult BackgroundProcess::wait(std::int64_t timeout_ns, std::int64_t kill_grace_ns) {
+  return wait_until(timeout_ns, kill_grace_ns, &ProcessResult::timed_out);
+}
+
+ProcessResult BackgroundProcess::stop_after(std::int64_t after_ns, std::int64_t kill_grace_ns) {
+  return wait_until(after_ns, kill_grace_ns, &ProcessResult::stopped);
+}
+
+ProcessResult BackgroundProcess::wait_until(std::int64_t timeout_ns, std::int64_t kill_grace_ns,
+                                            bool ProcessResult::*ended) {
   const std::int64_t deadline = timeout_ns > 0 ? steady_now_ns() + timeout_ns : 0;
   std::int64_t kill_at = 0;
   while (!reap(false)) {
     const std::int64_t now = steady_now_ns();
-    if (deadline && now >= deadline && !result_.timed_out) {
-      result_.timed_out = true;
+    if (deadline && now >= deadline && !(result_.*ended)) {
+      result_.*ended = true;
       ::kill(-pid_, SIGTERM);
       result_.signals_sent.push_back(SIGTERM);
       kill_at = now + kill_grace_ns;

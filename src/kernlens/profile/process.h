@@ -92,6 +92,9 @@ class BackgroundProcess {
   // Waits for it to exit; after `timeout_ns` (0: no limit) its group gets SIGTERM, and SIGKILL
   // `kill_grace_ns` later. wall_ns counts from start().
   ProcessResult wait(std::int64_t timeout_ns, std::int64_t kill_grace_ns = 5'000'000'000);
+  // The same for a process kernlens no longer needs: past `after_ns` its group is ended as
+  // kernlens's own doing (`stopped`), not as a timeout.
+  ProcessResult stop_after(std::int64_t after_ns, std::int64_t kill_grace_ns);
   // Kills its group at once and reaps it; nothing when it already exited.
   void kill_group();
 
@@ -100,6 +103,8 @@ class BackgroundProcess {
   static Result<BackgroundProcess> spawn(const std::string& path, const ProcessOptions& options, int stdout_fd,
                                          int stderr_fd);
   bool reap(bool block);
+  // wait() and stop_after(): past the deadline, sets `*ended` and ends the group.
+  ProcessResult wait_until(std::int64_t timeout_ns, std::int64_t kill_grace_ns, bool ProcessResult::*ended);
   void release_watchdog();
 
   int pid_ = 0;

@@ -1,6 +1,5 @@
 #include "kernlens/ingest/ncu/summary.h"
 
-#include <limits>
 #include <string>
 #include <unordered_map>
 
@@ -64,12 +63,12 @@ class SummaryReader {
     if (is_new) {
       model::Launch launch;
       if (auto s = identity.fill(rec, launch); !s) return s;
-      auto count = parse_ncu_integer(rec.fields[invocations_]);
-      if (!count || *count <= 0 || *count > std::numeric_limits<std::uint32_t>::max()) {
+      auto count = parse_execution_count(rec.fields[invocations_]);
+      if (!count) {
         return ctx_.error(rec.line, "column 'Invocations': expected a positive integer below 2^32, got '" +
                                         std::string(trim(rec.fields[invocations_])) + "'");
       }
-      launch.count = static_cast<std::uint32_t>(*count);
+      launch.count = *count;
       ctx_.profile.launches.push_back(std::move(launch));
     }
     model::Launch& launch = ctx_.profile.launches[it->second];

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "kernlens/common/numeric.h"
@@ -188,6 +189,12 @@ std::optional<std::int64_t> parse_ncu_integer(std::string_view cell) {
   NcuNumber n = parse_ncu_number(cell);
   if (n.kind != CellKind::kNumber) return std::nullopt;
   return exact_integer<std::int64_t>(n.value);
+}
+
+std::optional<std::uint32_t> parse_execution_count(std::string_view cell) {
+  auto n = parse_ncu_integer(cell);
+  if (!n || *n <= 0 || *n > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  return static_cast<std::uint32_t>(*n);
 }
 
 }  // namespace kernlens::ingest

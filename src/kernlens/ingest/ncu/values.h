@@ -26,6 +26,9 @@ NcuNumber parse_ncu_number(std::string_view cell, int pow10 = 0);
 
 // Parses an integer cell ("1,024" allowed); nullopt when it is not one.
 std::optional<std::int64_t> parse_ncu_integer(std::string_view cell);
+// A summary row's count of executions (ncu's Invocations, nsys's Instances): a positive
+// integer that fits a launch's 32-bit count; nullopt otherwise.
+std::optional<std::uint32_t> parse_execution_count(std::string_view cell);
 
 // "(128, 1, 1)" or a plain "128" (then y = z = 1). nullopt when malformed.
 std::optional<model::Dim3> parse_dim3(std::string_view cell);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 #include <string>
 #include <tuple>
 
@@ -125,8 +124,8 @@ class StatsReader {
     l.input = ctx_.input_index;
     std::string_view name = trim(rec.fields[name_]);
     if (name.empty()) return ctx_.error(rec.line, "empty 'Name'");
-    auto instances = parse_ncu_integer(rec.fields[instances_]);
-    if (!instances || *instances <= 0 || *instances > std::numeric_limits<std::uint32_t>::max()) {
+    auto instances = parse_execution_count(rec.fields[instances_]);
+    if (!instances) {
       return ctx_.error(rec.line, "column 'Instances': expected a positive integer below 2^32, got '" +
                                       std::string(trim(rec.fields[instances_])) + "'");
     }
@@ -135,7 +134,7 @@ class StatsReader {
       return ctx_.error(rec.line, "column 'Total Time': expected a time, got '" +
                                       std::string(trim(rec.fields[total_])) + "'");
     }
-    l.count = static_cast<std::uint32_t>(*instances);
+    l.count = *instances;
     l.duration_ns = total.value / static_cast<double>(l.count);
     if (auto s = read_dims(rec, l); !s) return s;
     auto split = split_names_ ? split_nvtx_name(name) : std::nullopt;
