@@ -3,18 +3,20 @@
 # small pieces of tests/fixtures/ncu, tests/fixtures/pytorch, tests/fixtures/nsys and tests/fixtures/kltrace (fuzz_names:
 # the kernel names of tests/fixtures/names and the rules files; fuzz_sweep_spec: the sweep
 # files of tests/fixtures/sweep), and runs each target for FUZZ_SECONDS.
-# Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/.
+# Fails (exit 1) when any target crashes; crash inputs are left in build/fuzz/crashes/ (or FUZZ_BUILD/crashes/).
 #
 # Usage: scripts/fuzz.sh
 # Env:   FUZZ_SECONDS  seconds per target (default 30)
 #        FUZZ_TARGETS  space-separated subset of the targets below (default: all)
 #        FUZZ_CXX      the clang++ to use (default clang++, else clang++-14)
+#        FUZZ_BUILD    a build directory already configured with KERNLENS_BUILD_FUZZ=ON (scripts/test.sh's
+#                      sanitizer build, which builds the tests too): its harnesses are used as they are
 # Needs clang with libFuzzer (Debian: clang-14 libclang-rt-14-dev), cmake, ninja, gzip, python3.
-# Reproduce a crash: build/fuzz/tests/fuzz/TARGET build/fuzz/crashes/TARGET-crash-...
+# Reproduce a crash: build/fuzz/tests/fuzz/TARGET build/fuzz/crashes/TARGET-crash-... (scripts/test.sh: build/sanitize)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-build=$root/build/fuzz
+build=${FUZZ_BUILD:-$root/build/fuzz}
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
 all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner \
@@ -37,9 +39,14 @@ for tool in cmake ninja gzip truncate python3; do command -v $tool >/dev/null ||
 
 echo "== build ($cxx, $build)"
 mkdir -p "$build"
-CXX=$cxx cmake -S "$root" -B "$build" -G Ninja -DKERNLENS_BUILD_FUZZ=ON -DKERNLENS_BUILD_TESTS=OFF \
-  -DKERNLENS_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log" 2>&1 ||
-  { cat "$build/configure.log" >&2; die "cmake failed"; }
+if [[ -n ${FUZZ_BUILD:-} ]]; then
+  grep -q '^KERNLENS_BUILD_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2> /dev/null ||
+    die "FUZZ_BUILD=$build is not a build configured with -DKERNLENS_BUILD_FUZZ=ON"
+else
+  CXX=$cxx cmake -S "$root" -B "$build" -G Ninja -DKERNLENS_BUILD_FUZZ=ON -DKERNLENS_BUILD_TESTS=OFF \
+    -DKERNLENS_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$build/configure.log" 2>&1 ||
+    { cat "$build/configure.log" >&2; die "cmake failed"; }
+fi
 # shellcheck disable=SC2086  # the target list is meant to split
 ninja -C "$build" $targets || die "build failed (needs libclang-rt-14-dev for libFuzzer)"
 
