@@ -22,9 +22,10 @@ cmake --build build/ci -j "$jobs"
 step "tests"
 ctest --test-dir build/ci --output-on-failure -j "$jobs"
 
-# One clang build serves the sanitizers and the fuzzers: everything is compiled once with ASan,
-# UBSan and libFuzzer's coverage hooks (-O1, line tables), the tests run from it, and so do the
-# harnesses. (A separate GCC sanitizer build and fuzz build each cost as long as step 1.)
+# One clang build serves the sanitizers and the fuzzers: everything is compiled once with ASan
+# and UBSan (-O1, line tables; the module libraries and the harnesses with libFuzzer's coverage
+# hooks too), the tests run from it, and so do the harnesses. (A separate GCC sanitizer build and
+# fuzz build each cost about as long as step 1.)
 clang=$(command -v clang++ || command -v clang++-14) || { echo "test.sh: clang++ not found" >&2; exit 2; }
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer harnesses ($clang)"
 CXX=$clang cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug \
