@@ -1,7 +1,6 @@
 #include "kernlens/analysis/kernel_metrics.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -17,6 +16,13 @@ class WeightedMean {
     sum_ += value * weight;
     weight_ += weight;
   }
+  // The same, with a source that is only worked out for the first value.
+  template <typename SourceFn>
+  void add_lazy(double value, double weight, SourceFn&& source) {
+    if (source_.empty()) source_ = source();
+    sum_ += value * weight;
+    weight_ += weight;
+  }
   std::optional<Figured> result() const {
     if (weight_ <= 0) return std::nullopt;
     return Figured{sum_ / weight_, source_};
@@ -28,18 +34,13 @@ class WeightedMean {
   std::string source_;  // of the first value: sources may be temporaries
 };
 
-// A roof at the clock the launch ran at: peak per cycle x the measured cycles per second.
-std::optional<Figured> launch_roof(std::optional<Sourced> per_cycle, std::optional<Sourced> clock) {
-  if (!per_cycle || !clock) return std::nullopt;
-  return Figured{per_cycle->value * clock->value, fmt::format("{} x {}", per_cycle->source, clock->source)};
-}
-
-std::optional<Figured> flops_roof(const MetricResolver& r, const model::Launch& launch, FlopPath path) {
-  return launch_roof(r.peak_flops_per_cycle(launch, path), r.get(launch, Figure::kSmClockHz));
-}
-
-std::optional<Figured> dram_roof(const MetricResolver& r, const model::Launch& launch) {
-  return launch_roof(r.dram_peak_bytes_per_cycle(launch), r.get(launch, Figure::kDramClockHz));
+// Adds a launch's roof, at the clock it ran at (peak per cycle x the measured cycles per
+// second), to `mean`; its source is written out once, for the first launch that has one.
+void add_launch_roof(WeightedMean& mean, std::optional<Sourced> per_cycle, std::optional<Sourced> clock,
+                     double weight) {
+  if (!per_cycle || !clock) return;
+  mean.add_lazy(per_cycle->value * clock->value, weight,
+                [&] { return fmt::format("{} x {}", per_cycle->source, clock->source); });
 }
 
 constexpr std::array<std::pair<Figure, std::string_view>, 5> kBlockLimits = {{
@@ -151,11 +152,17 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
   const MetricResolver& r = ctx.resolver;
   KernelMetrics m;
   std::array<WeightedMean, kFigureCount> means;
-  std::unordered_map<std::string_view, double> stall_sums;
+  // Roofs of every path, as the dominant one is known only at the end: one pass over the
+  // launches touches each launch's samples once (a second pass was a tenth of `analyze`).
+  std::array<WeightedMean, kFlopPathCount> flops_peaks;
+  WeightedMean dram_peak;
+  std::vector<double> stall_sums(MetricResolver::stall_reason_count());
+  std::vector<bool> stall_seen(stall_sums.size());
+  std::vector<std::pair<std::size_t, double>> stalls;
   double stall_total = 0;
   double stall_weight = 0;
   const model::Launch* longest_with_limits = nullptr;
-  std::vector<const model::Launch*> with_metrics;  // timed launches that carry metrics
+  std::string why;
   for (std::size_t index : launch_indices) {
     const model::Launch& launch = ctx.profile.launches[index];
     if (launch.kind != model::LaunchKind::kKernel) continue;
@@ -168,12 +175,15 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
       if (m.flops_missing.empty()) launch_flops(r, launch, &m.flops_missing, /*with_source=*/false);
       continue;
     }
-    with_metrics.push_back(&launch);
     for (std::size_t f = 0; f < kFigureCount; ++f) {
       if (auto v = r.get(launch, static_cast<Figure>(f))) means[f].add(v->value, *w, v->source);
     }
     if (r.get(launch, Figure::kSmPct)) m.deep_time_ns += *w;
-    std::string why;
+    auto sm_clock = r.get(launch, Figure::kSmClockHz);
+    for (std::size_t p = 0; p < kFlopPathCount; ++p) {
+      add_launch_roof(flops_peaks[p], r.peak_flops_per_cycle(launch, static_cast<FlopPath>(p)), sm_clock, *w);
+    }
+    add_launch_roof(dram_peak, r.dram_peak_bytes_per_cycle(launch), r.get(launch, Figure::kDramClockHz), *w);
     auto lf = launch_flops(r, launch, m.flops_missing.empty() ? &why : nullptr, !m.flops);
     if (lf) {
       if (!m.flops) m.flops = Figured{0, lf->source};
@@ -195,10 +205,11 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
       m.intensity_flops += lf->total * static_cast<double>(launch.count);
       m.intensity_bytes += bytes->value * static_cast<double>(launch.count);
     }
-    auto stalls = r.stalls(launch);
+    r.stalls(launch, stalls);
     if (!stalls.empty()) stall_weight += *w;
     for (const auto& [reason, ratio] : stalls) {
       stall_sums[reason] += ratio * *w;
+      stall_seen[reason] = true;
       stall_total += ratio * *w;
     }
     if (has_block_limits(r, launch) &&
@@ -218,15 +229,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
   }
   // Roofs: the launches' own (weighted like the figures), else the GPU's datasheet peaks;
   // only next to what was measured against them.
-  WeightedMean flops_peak, dram_peak;
-  for (const model::Launch* launch : with_metrics) {
-    double w = *launch->total_duration_ns();
-    if (m.dominant_path) {
-      if (auto roof = flops_roof(r, *launch, *m.dominant_path)) flops_peak.add(roof->value, w, roof->source);
-    }
-    if (auto roof = dram_roof(r, *launch)) dram_peak.add(roof->value, w, roof->source);
-  }
-  m.peak_flops_per_s = flops_peak.result();
+  if (m.dominant_path) m.peak_flops_per_s = flops_peaks[static_cast<std::size_t>(*m.dominant_path)].result();
   m.peak_dram_bytes_per_s = dram_peak.result();
   if (ctx.device_peaks) {
     if (!m.peak_flops_per_s && m.dominant_path) {
@@ -238,9 +241,10 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
   }
   if (longest_with_limits) m.occupancy_limiters = occupancy_limiters(r, *longest_with_limits);
   if (stall_total > 0) {
-    for (const auto& [reason, sum] : stall_sums) {
-      if (reason == "selected") continue;  // the warp that issued: not a stall
-      m.top_stalls.push_back(StallShare{std::string(reason), sum / stall_weight, sum / stall_total});
+    for (std::size_t i = 0; i < stall_sums.size(); ++i) {
+      const std::string_view reason = MetricResolver::stall_reason(i);
+      if (!stall_seen[i] || reason == "selected") continue;  // selected: the warp that issued, not a stall
+      m.top_stalls.push_back(StallShare{std::string(reason), stall_sums[i] / stall_weight, stall_sums[i] / stall_total});
     }
     std::sort(m.top_stalls.begin(), m.top_stalls.end(), [](const StallShare& a, const StallShare& b) {
       return a.share != b.share ? a.share > b.share : a.reason < b.reason;

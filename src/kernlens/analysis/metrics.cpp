@@ -174,8 +174,8 @@ MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile
   }
   std::array<std::string_view, 1> dram = {kDramPeak};
   dram_peak_ = ids_of(dram);
-  for (auto reason : kStallReasons) {
-    if (auto id = profile.metrics.find(stall_name(reason))) stall_ids_.emplace_back(reason, *id);
+  for (std::size_t reason = 0; reason < kStallReasons.size(); ++reason) {
+    if (auto id = profile.metrics.find(stall_name(kStallReasons[reason]))) stall_ids_.emplace_back(reason, *id);
   }
   deep_.resize(profile.metrics.size());
   for (model::MetricId id = 0; id < profile.metrics.size(); ++id) {
@@ -201,16 +201,19 @@ std::vector<model::MetricId> MetricResolver::ids_of(std::span<const std::string_
 
 const model::MetricSample* MetricResolver::sample(const model::Launch& launch, model::MetricId id) const {
   if (indexed_ != &launch) {
-    if (indexed_) {
-      for (const auto& m : profile_.metrics_of(*indexed_)) by_id_[m.id] = nullptr;
+    if (++generation_ == 0) {  // wrapped: no slot may look current
+      by_id_.assign(by_id_.size(), Slot{});
+      generation_ = 1;
     }
-    by_id_.resize(profile_.metrics.size(), nullptr);
+    by_id_.resize(profile_.metrics.size());
     for (const auto& m : profile_.metrics_of(launch)) {
-      if (!by_id_[m.id]) by_id_[m.id] = &m;  // the first sample wins, as in find_metric
+      Slot& slot = by_id_[m.id];
+      if (slot.generation != generation_) slot = {generation_, &m};  // the first sample wins, as in find_metric
     }
     indexed_ = &launch;
   }
-  return id < by_id_.size() ? by_id_[id] : nullptr;
+  if (id >= by_id_.size() || by_id_[id].generation != generation_) return nullptr;
+  return by_id_[id].sample;
 }
 
 std::optional<Sourced> MetricResolver::first(const model::Launch& launch,
@@ -258,14 +261,17 @@ std::optional<Sourced> MetricResolver::dram_peak_bytes_per_cycle(const model::La
   return first(launch, dram_peak_);
 }
 
-std::vector<std::pair<std::string_view, double>> MetricResolver::stalls(const model::Launch& launch) const {
-  std::vector<std::pair<std::string_view, double>> out;
+void MetricResolver::stalls(const model::Launch& launch, std::vector<std::pair<std::size_t, double>>& out) const {
+  out.clear();
   for (const auto& [reason, id] : stall_ids_) {
     if (const auto* m = sample(launch, id)) out.emplace_back(reason, m->value);
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  return out;
 }
+
+std::size_t MetricResolver::stall_reason_count() { return kStallReasons.size(); }
+
+std::string_view MetricResolver::stall_reason(std::size_t index) { return kStallReasons.at(index); }
 
 std::vector<std::string> MetricResolver::metric_names() {
   std::vector<std::string> names;

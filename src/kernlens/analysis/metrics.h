@@ -83,8 +83,11 @@ class MetricResolver {
   // pass collects. Nsight Compute's timing mode (discovery) records gpu__time_duration with
   // launch__* and device__* attributes only; such launches are timeline launches.
   bool has_deep_metrics(const model::Launch& launch) const;
-  // Warp stall reasons: (reason, warps stalled per issued instruction), largest first.
-  std::vector<std::pair<std::string_view, double>> stalls(const model::Launch& launch) const;
+  // Warp stall reasons the launch measured: (reason index, warps stalled per issued
+  // instruction), largest first, into `out` (reused: this runs once per launch).
+  void stalls(const model::Launch& launch, std::vector<std::pair<std::size_t, double>>& out) const;
+  static std::size_t stall_reason_count();
+  static std::string_view stall_reason(std::size_t index);  // "long_scoreboard", ...
 
   // Every metric name any figure may read (what a reader needs to keep).
   static std::vector<std::string> metric_names();
@@ -97,14 +100,21 @@ class MetricResolver {
   const model::Profile& profile_;
   // The samples of the launch asked about last, by metric id. The analysis asks dozens of
   // questions of one launch in a row; scanning its samples for each was a fifth of
-  // `analyze` on a big raw page (perf). Not thread-safe, like the rest of the analysis.
+  // `analyze` on a big raw page (perf). A slot is the current launch's when it carries the
+  // current generation, so moving to the next launch touches only that launch's samples.
+  // Not thread-safe, like the rest of the analysis.
+  struct Slot {
+    std::uint32_t generation = 0;
+    const model::MetricSample* sample = nullptr;
+  };
   mutable const model::Launch* indexed_ = nullptr;
-  mutable std::vector<const model::MetricSample*> by_id_;
+  mutable std::uint32_t generation_ = 0;
+  mutable std::vector<Slot> by_id_;
   std::array<std::vector<model::MetricId>, static_cast<std::size_t>(Figure::kCount)> figures_;
   std::array<std::vector<model::MetricId>, static_cast<std::size_t>(SassOp::kCount)> sass_counts_, sass_rates_;
   std::array<std::vector<model::MetricId>, static_cast<std::size_t>(FlopPath::kCount)> tensor_, peaks_;
   std::vector<model::MetricId> dram_peak_;
-  std::vector<std::pair<std::string_view, model::MetricId>> stall_ids_;
+  std::vector<std::pair<std::size_t, model::MetricId>> stall_ids_;  // (reason index, id)
   std::vector<bool> deep_;  // by metric id: not a timing or launch statistic
 };
 
