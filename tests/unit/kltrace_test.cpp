@@ -26,13 +26,6 @@ namespace tf = trace_format;
 
 std::string encoded() { return tf::encode(test::small_decode_trace()); }
 
-std::string stage_of(const model::Profile& p, const model::Launch& l) {
-  const auto& key = p.stages[l.stage];
-  std::string label = model::push_pop_path(key);
-  for (const auto& r : key.start_end) label += " [" + model::range_label(r) + "]";
-  return label;
-}
-
 TEST(Kltrace, DetectedByItsMagic) {
   auto d = ingest::guess_format(encoded());
   ASSERT_NE(d.format, nullptr) << d.why;
@@ -76,7 +69,7 @@ TEST(Kltrace, LaunchesDevicesAndStagesAsTheNsysReaderGivesThem) {
   std::map<std::string, int> by_stage;
   int kernels = 0, memsets = 0, memcpys = 0;
   for (const auto& l : p.launches) {
-    ++by_stage[stage_of(p, l)];
+    ++by_stage[test::stage_of(p, l)];
     kernels += l.kind == model::LaunchKind::kKernel;
     memsets += l.kind == model::LaunchKind::kMemset;
     memcpys += l.kind == model::LaunchKind::kMemcpy;
@@ -115,7 +108,7 @@ TEST(Kltrace, RealH100CaptureHasEveryLaunchInItsStage) {
   std::map<std::string, int> kernels_by_stage;
   int memcpys = 0, memsets = 0;
   for (const auto& l : p.launches) {
-    kernels_by_stage[stage_of(p, l)] += l.kind == model::LaunchKind::kKernel;
+    kernels_by_stage[test::stage_of(p, l)] += l.kind == model::LaunchKind::kKernel;
     memcpys += l.kind == model::LaunchKind::kMemcpy;
     memsets += l.kind == model::LaunchKind::kMemset;
   }
@@ -130,7 +123,7 @@ TEST(Kltrace, RealH100CaptureHasEveryLaunchInItsStage) {
   EXPECT_EQ(p.processes[p.launches[0].process].name, "python3");
   EXPECT_TRUE(p.inputs[0].warnings.empty());
   for (const auto& l : p.launches) {
-    if (l.kind == model::LaunchKind::kKernel && stage_of(p, l) == "decode") {
+    if (l.kind == model::LaunchKind::kKernel && test::stage_of(p, l) == "decode") {
       EXPECT_GT(l.thread_id, 0u) << "every staged kernel has its launching thread";
       break;
     }

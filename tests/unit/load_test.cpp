@@ -22,8 +22,6 @@ Result<Loaded> load_one(const std::string& path, const LoadOptions& options = {}
   return load({path}, test::builtin_classifier(), options);
 }
 
-std::string example_run(const std::string& name) { return test::fixture("../../examples/data/runs/" + name); }
-
 TEST(Load, RealRunDirectoryIsTheTimelineWithDeepMetricsJoined) {
   const std::string dir = test::fixture("profile_run/llama_prefill");
   ASSERT_TRUE(rundir::is_run_directory(dir));
@@ -131,11 +129,11 @@ TEST(Load, WorkloadFromTheRunsTags) {
   LoadOptions options;
   options.workload.model_config = test::fixture("../../examples/workloads/configs/llm_stages_llama.json");
   options.workload.prompt_tokens = 256;
-  auto tagged = load_one(example_run("llama_prefill"), options);
+  auto tagged = load_one(test::example_run("llama_prefill"), options);
   ASSERT_TRUE(tagged.ok()) << tagged.error().to_string();
   ASSERT_TRUE(tagged->analysis.whole.analytic_flops.has_value());
   options.workload.batch = 8;
-  auto given = load_one(example_run("llama_prefill"), options);
+  auto given = load_one(test::example_run("llama_prefill"), options);
   ASSERT_TRUE(given.ok());
   EXPECT_NEAR(*given->analysis.whole.analytic_flops, 2 * *tagged->analysis.whole.analytic_flops,
               1e-9 * *given->analysis.whole.analytic_flops);
@@ -148,25 +146,25 @@ TEST(Load, WorkloadFromTheRunsTags) {
 
 // The database's columns come from the manifest's tags, not from the profiled script's flags.
 TEST(RunRecord, ColumnsFromTheManifestsTagsThenTheGivenOnes) {
-  auto run = load_run_record(example_run("llama_prefill_b8"), {}, test::builtin_classifier());
+  auto run = load_run_record(test::example_run("llama_prefill_b8"), {}, test::builtin_classifier());
   ASSERT_TRUE(run.ok()) << run.error().to_string();
   EXPECT_EQ(run->meta.model, "llama");
   EXPECT_EQ(run->meta.batch, 8);
   EXPECT_EQ(run->meta.tokens, 256);
   EXPECT_EQ(run->meta.dtype, "bf16");
   EXPECT_EQ(run->meta.source_format, "kernlens-run");
-  auto retagged = load_run_record(example_run("llama_prefill_b8"), {{"batch", "16"}, {"note", "x"}},
+  auto retagged = load_run_record(test::example_run("llama_prefill_b8"), {{"batch", "16"}, {"note", "x"}},
                                   test::builtin_classifier());
   ASSERT_TRUE(retagged.ok());
   EXPECT_EQ(retagged->meta.batch, 16);
   EXPECT_EQ(retagged->meta.run_key, run->meta.run_key);
   auto tags = rundir::parse_tags({"model=llama-8b", "note=a=b"});
   ASSERT_TRUE(tags.ok());
-  auto named = load_run_record(example_run("qwen_prefill"), *tags, test::builtin_classifier());
+  auto named = load_run_record(test::example_run("qwen_prefill"), *tags, test::builtin_classifier());
   ASSERT_TRUE(named.ok());
   EXPECT_EQ(named->meta.model, "llama-8b");  // the given tag wins over the manifest's
   EXPECT_EQ(named->meta.batch, 4);           // the manifest's
-  auto bad = load_run_record(example_run("llama_prefill_b8"), {{"tokens", "many"}}, test::builtin_classifier());
+  auto bad = load_run_record(test::example_run("llama_prefill_b8"), {{"tokens", "many"}}, test::builtin_classifier());
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.error().message.find("tokens must be an integer"), std::string::npos);
 }

@@ -15,7 +15,7 @@ ModelConfig config(const std::string& name) {
   return c.ok() ? std::move(c).value() : ModelConfig{};
 }
 
-std::string error_of(const std::string& text) {
+std::string config_error_of(const std::string& text) {
   auto c = parse_model_config(text, "config.json");
   EXPECT_FALSE(c.ok());
   return c.ok() ? std::string() : c.error().to_string();
@@ -100,28 +100,28 @@ TEST(AnalyticFlops, ASlidingWindowCapsTheKeysAQueryAttends) {
 }
 
 TEST(ModelConfigReader, ErrorsNameTheKeyThatIsWrong) {
-  EXPECT_EQ(error_of(test::fixture_bytes("model_configs/bad/unknown_model_type.json")),
+  EXPECT_EQ(config_error_of(test::fixture_bytes("model_configs/bad/unknown_model_type.json")),
             "config.json: 'model_type' is 'bert', not a model kernlens knows (llama, mistral, qwen2, qwen3, mixtral, "
             "gpt2)");
-  EXPECT_EQ(error_of(test::fixture_bytes("model_configs/bad/missing_heads.json")),
+  EXPECT_EQ(config_error_of(test::fixture_bytes("model_configs/bad/missing_heads.json")),
             "config.json: 'num_attention_heads' is missing");
-  EXPECT_EQ(error_of(test::fixture_bytes("model_configs/bad/kv_heads_do_not_divide.json")),
+  EXPECT_EQ(config_error_of(test::fixture_bytes("model_configs/bad/kv_heads_do_not_divide.json")),
             "config.json: 'num_attention_heads' (32) is not a multiple of 'num_key_value_heads' (5)");
   std::string tiny = test::fixture_bytes("model_configs/tinyllama_1.1b_chat.json");
-  EXPECT_EQ(error_of(replaced(tiny, "\"hidden_size\": 2048", "\"hidden_size\": \"2048\"")),
+  EXPECT_EQ(config_error_of(replaced(tiny, "\"hidden_size\": 2048", "\"hidden_size\": \"2048\"")),
             "config.json: 'hidden_size' must be a positive integer, not \"2048\"");
-  EXPECT_EQ(error_of(replaced(tiny, "\"vocab_size\": 32000", "\"vocab_size\": 0")),
+  EXPECT_EQ(config_error_of(replaced(tiny, "\"vocab_size\": 32000", "\"vocab_size\": 0")),
             "config.json: 'vocab_size' must be a positive integer, not 0");
-  EXPECT_EQ(error_of(replaced(tiny, "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": 1")),
+  EXPECT_EQ(config_error_of(replaced(tiny, "\"tie_word_embeddings\": false", "\"tie_word_embeddings\": 1")),
             "config.json: 'tie_word_embeddings' must be true or false, not 1");
   std::string qwen = test::fixture_bytes("model_configs/qwen2_0.5b.json");
-  EXPECT_EQ(error_of(replaced(qwen, "\"use_sliding_window\": false", "\"use_sliding_window\": true")),
+  EXPECT_EQ(config_error_of(replaced(qwen, "\"use_sliding_window\": false", "\"use_sliding_window\": true")),
             "config.json: 'use_sliding_window' is true: kernlens does not model sliding-window layers of qwen2");
   std::string mixtral = test::fixture_bytes("model_configs/mixtral_8x7b_v0.1.json");
-  EXPECT_EQ(error_of(replaced(mixtral, "\"num_experts_per_tok\": 2", "\"num_experts_per_tok\": 9")),
+  EXPECT_EQ(config_error_of(replaced(mixtral, "\"num_experts_per_tok\": 2", "\"num_experts_per_tok\": 9")),
             "config.json: 'num_experts_per_tok' (9) is larger than 'num_local_experts' (8)");
-  EXPECT_EQ(error_of("[1, 2]"), "config.json: not a config.json: the JSON is not an object");
-  std::string truncated = error_of(test::fixture_bytes("model_configs/bad/truncated.json"));
+  EXPECT_EQ(config_error_of("[1, 2]"), "config.json: not a config.json: the JSON is not an object");
+  std::string truncated = config_error_of(test::fixture_bytes("model_configs/bad/truncated.json"));
   EXPECT_EQ(truncated, "config.json:19: not JSON: syntax error while parsing object key - invalid string: missing "
                        "closing quote; last read: '\"n_po'; expected string literal");
 }

@@ -84,5 +84,19 @@ TEST(GemmName, WhatOtherNamesTell) {
   EXPECT_FALSE(none.transposed_a());
 }
 
+// Every spelling of a grouped GEMM is seen, "group_gemm" included: its underscore never
+// matched when only the name's side of the comparison was folded to lower case.
+TEST(GemmName, GroupedInAnySpelling) {
+  for (const char* name : {"cutlass_sm90_group_gemm_bf16_128x128x64_1x1x1", "Sm90GroupedGemm_128x256x64",
+                           "fused_moe_kernel_64x64x32", "sm90_xmma_GROUP_GEMM_bf16_tilesize128x128x64"}) {
+    auto g = parse_gemm_name(name);
+    ASSERT_TRUE(g) << name;
+    EXPECT_TRUE(g->grouped) << name;
+  }
+  auto plain = parse_gemm_name("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64");
+  ASSERT_TRUE(plain);
+  EXPECT_FALSE(plain->grouped);
+}
+
 }  // namespace
 }  // namespace kernlens::names

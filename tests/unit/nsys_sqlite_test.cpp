@@ -74,12 +74,6 @@ std::string nvtx(std::int64_t start, const std::string& end, int type, const std
          text_id + ", " + domain + ");";
 }
 
-std::string stage_of(const model::Profile& p, const model::Launch& l) {
-  std::string out = model::push_pop_path(p.stages[l.stage]);
-  for (const auto& r : p.stages[l.stage].start_end) out += " [" + model::range_label(r) + "]";
-  return out;
-}
-
 std::string warnings(const model::Profile& p) {
   std::string out;
   for (const auto& w : p.inputs.at(0).warnings) out += w.message + "\n";
@@ -121,10 +115,10 @@ TEST(NsysSqlite, SaxpyExportOfNsys2022) {
   EXPECT_EQ(p.processes[k.process], (model::ProcessInfo{"", 1230493, "./saxpy-mpi-cuda"}));
   // nvtx_sum of this file lists MPI:MPI_Init, MPI:MPI_Send, MPI:MPI_Recv, MPI:MPI_Finalize and
   // :saxpy (5 instances); only the saxpy ranges enclose the kernels' launches.
-  for (const auto* l : kernels) EXPECT_EQ(stage_of(p, *l), "saxpy");
+  for (const auto* l : kernels) EXPECT_EQ(test::stage_of(p, *l), "saxpy");
   ASSERT_EQ(p.stage_ranges.size(), 5u);
   for (std::size_t i = 0; i < 5; ++i) {
-    EXPECT_EQ(stage_of(p, *kernels[i]), model::push_pop_path(p.stages[p.stage_ranges[i].stage]));
+    EXPECT_EQ(test::stage_of(p, *kernels[i]), model::push_pop_path(p.stages[p.stage_ranges[i].stage]));
     EXPECT_EQ(p.stage_ranges[i].start_ns, *kernels[i]->start_ns);
     EXPECT_EQ(p.stage_ranges[i].end_ns - *kernels[i]->start_ns, *kernels[i]->duration_ns);
   }
@@ -189,7 +183,7 @@ TEST(NsysSqlite, LlamaFixtureTotalsEqualTheSourceTrace) {
       memset_bytes += l.bytes;
       continue;
     }
-    auto& s = by_stage[stage_of(p, l)];
+    auto& s = by_stage[test::stage_of(p, l)];
     s.first += l.count;
     s.second += *l.total_duration_ns();
   }
@@ -217,7 +211,7 @@ TEST(NsysSqlite, RangeThatNeverEndsWarnsAndEndsWithTheTrace) {
   auto r = read_bytes(database(std::string(kExport) + kernel(1, 10, 100, 200) +
                                kernel(2, 300, 400, 900) + nvtx(0, "NULL", 59, "'decode'")));
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
-  for (const auto& l : r.profile.launches) EXPECT_EQ(stage_of(r.profile, l), "decode");
+  for (const auto& l : r.profile.launches) EXPECT_EQ(test::stage_of(r.profile, l), "decode");
   EXPECT_EQ(warnings(r.profile),
             "NVTX range 'decode' never ends: it is taken to end with the trace, at 900 ns\n");
   ASSERT_EQ(r.profile.stage_ranges.size(), 1u);
@@ -236,8 +230,8 @@ TEST(NsysSqlite, DomainsStartEndRangesAndRegisteredStrings) {
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   const auto& p = r.profile;
   ASSERT_EQ(p.launches.size(), 2u);
-  EXPECT_EQ(stage_of(p, p.launches[0]), "step/llm@attention [io]");
-  EXPECT_EQ(stage_of(p, p.launches[1]), "step [io]");
+  EXPECT_EQ(test::stage_of(p, p.launches[0]), "step/llm@attention [io]");
+  EXPECT_EQ(test::stage_of(p, p.launches[1]), "step [io]");
   EXPECT_EQ(p.launches[0].thread_id, 8);
   EXPECT_EQ(warnings(p),
             "1 NVTX ranges end on another thread than the one they start on; like Nsight "
@@ -254,7 +248,7 @@ TEST(NsysSqlite, EventTypesByNameFromTheEnumTable) {
       kernel(1, 20, 100, 110) + nvtx(0, "100", 1000, "'prefill'") +
       nvtx(0, "100", 59, "'not a range'")));
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
-  EXPECT_EQ(stage_of(r.profile, r.profile.launches[0]), "prefill");
+  EXPECT_EQ(test::stage_of(r.profile, r.profile.launches[0]), "prefill");
 }
 
 TEST(NsysSqlite, KernelWithoutItsApiCallIsOutsideEveryRange) {
@@ -263,7 +257,7 @@ TEST(NsysSqlite, KernelWithoutItsApiCallIsOutsideEveryRange) {
                           "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES (200, 210, 0, 7, 99, " +
                           std::to_string(kPid) + ", 1, 1);" + nvtx(0, "1000", 59, "'step'")));
   ASSERT_TRUE(r.status.ok());
-  EXPECT_EQ(stage_of(r.profile, r.profile.launches[1]), "");
+  EXPECT_EQ(test::stage_of(r.profile, r.profile.launches[1]), "");
   EXPECT_EQ(r.profile.launches[1].thread_id, model::kUnknown);
   EXPECT_NE(warnings(r.profile).find("1 kernels have no CUDA API call with their correlation id"),
             std::string::npos);

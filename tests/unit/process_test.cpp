@@ -22,13 +22,6 @@ std::string fake_tool(const std::string& name) {
   return test::fixture("fake_tools/" + name);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 struct Line {
   OutputStream stream;
   std::string text;
@@ -60,9 +53,9 @@ TEST(RunProcess, CapturesLogsAndLinesAndExitCode) {
   EXPECT_EQ(result->describe(), "exit code 3");
 
   // The logs hold the child's bytes exactly.
-  std::string expected_stdout = slurp(fake_tool("ncu_prof_lines.log"));
-  EXPECT_EQ(slurp(options.stdout_log_path), expected_stdout);
-  EXPECT_EQ(slurp(options.stderr_log_path), "==ERROR== fake ncu: done\n");
+  std::string expected_stdout = test::file_text(fake_tool("ncu_prof_lines.log"));
+  EXPECT_EQ(test::file_text(options.stdout_log_path), expected_stdout);
+  EXPECT_EQ(test::file_text(options.stderr_log_path), "==ERROR== fake ncu: done\n");
   EXPECT_EQ(result->stdout_log_path, options.stdout_log_path);
 
   // Every line reached the callback whole, in order, tagged with its stream.
@@ -99,7 +92,7 @@ TEST(RunProcess, EchoCopiesTheChildsOutputToOurs) {
   std::string our_stdout = testing::internal::GetCapturedStdout();
   std::string our_stderr = testing::internal::GetCapturedStderr();
   ASSERT_TRUE(result.ok());
-  EXPECT_EQ(our_stdout, slurp(fake_tool("ncu_prof_lines.log")));
+  EXPECT_EQ(our_stdout, test::file_text(fake_tool("ncu_prof_lines.log")));
   EXPECT_EQ(our_stderr, "==ERROR== fake ncu: done\n");
 }
 
@@ -217,7 +210,7 @@ TEST(RunProcess, ForwardsSigintToTheChildGroupAndRestoresHandlers) {
   EXPECT_EQ(result->interrupt_signal, SIGINT);
   EXPECT_FALSE(result->timed_out);
   EXPECT_EQ(result->exit_code, 130);  // the child's own trap ran: it received SIGINT
-  EXPECT_EQ(slurp(marker), "got SIGINT\n");
+  EXPECT_EQ(test::file_text(marker), "got SIGINT\n");
   EXPECT_FALSE(result->succeeded());
   EXPECT_NE(result->describe().find("interrupted by SIGINT"), std::string::npos);
 }
@@ -310,7 +303,7 @@ TEST(RunProcess, AnInterruptEndsGrandchildrenThatIgnoreIt) {
   auto result = run_process(options);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(result->exit_code, 130);
-  const pid_t grandchild = std::stoi(slurp(dir.file("pid")));
+  const pid_t grandchild = std::stoi(test::file_text(dir.file("pid")));
   for (int i = 0; i < 100 && running(grandchild); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_FALSE(running(grandchild)) << "grandchild " << grandchild << " outlived the interrupted run";
   if (running(grandchild)) ::kill(grandchild, SIGKILL);
@@ -331,7 +324,7 @@ TEST(RunAndCapture, CollectsBothStreams) {
   auto captured = run_and_capture({fake_tool("fake_ncu_run.sh"), "0"}, kShortTimeoutNs * 10);
   ASSERT_TRUE(captured.ok());
   EXPECT_TRUE(captured->result.succeeded());
-  EXPECT_EQ(captured->stdout_text, slurp(fake_tool("ncu_prof_lines.log")));
+  EXPECT_EQ(captured->stdout_text, test::file_text(fake_tool("ncu_prof_lines.log")));
   EXPECT_EQ(captured->stderr_text, "==ERROR== fake ncu: done\n");
 }
 
@@ -347,7 +340,7 @@ TEST(PendingCapture, RunsSeveralAtOnceAndReadsBothStreamsLater) {
   ASSERT_TRUE(a.ok());
   ASSERT_TRUE(b.ok());
   EXPECT_TRUE(a->result.succeeded());
-  EXPECT_EQ(a->stdout_text, slurp(fake_tool("ncu_prof_lines.log")));
+  EXPECT_EQ(a->stdout_text, test::file_text(fake_tool("ncu_prof_lines.log")));
   EXPECT_EQ(a->stderr_text, "==ERROR== fake ncu: done\n");
   EXPECT_EQ(b->result.exit_code, 3);
   EXPECT_EQ(b->stdout_text, "a\nb");

@@ -33,13 +33,6 @@ using test::read_json;
 const std::string kFakeTorchrun = test::fixture("fake_tools/fake_torchrun.sh");
 const std::string kRankProgram = test::fixture("fake_tools/rank_program.sh");
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
 std::vector<std::string> lines(const std::string& path) {
   std::vector<std::string> out;
   std::ifstream in(path);
@@ -50,8 +43,8 @@ std::vector<std::string> lines(const std::string& path) {
 struct Job {
   CapturedOutput captured;
   double wall_s = 0;
-  std::string err(int rank) const { return slurp(logs + "/rank-" + std::to_string(rank) + ".err"); }
-  std::string out(int rank) const { return slurp(logs + "/rank-" + std::to_string(rank) + ".out"); }
+  std::string err(int rank) const { return test::file_text(logs + "/rank-" + std::to_string(rank) + ".err"); }
+  std::string out(int rank) const { return test::file_text(logs + "/rank-" + std::to_string(rank) + ".out"); }
   std::string logs;
 };
 

@@ -19,7 +19,7 @@ namespace {
 using test::fixture_bytes;
 using test::read_bytes;
 using test::read_fixture;
-using Json = nlohmann::ordered_json;
+using OrderedJson = nlohmann::ordered_json;
 
 std::string path_of(const model::Profile& p, const model::Launch& l) { return model::push_pop_path(p.stages[l.stage]); }
 
@@ -39,10 +39,10 @@ std::int64_t kernel_ns(const model::Profile& p) {
 }
 
 // A fixture with the events `drop` selects taken out, written back as JSON.
-std::string without_events(const std::string& fixture, const std::function<bool(const Json&)>& drop) {
-  Json doc = Json::parse(fixture_bytes(fixture));
-  Json& events = doc["traceEvents"];
-  Json kept = Json::array();
+std::string without_events(const std::string& fixture, const std::function<bool(const OrderedJson&)>& drop) {
+  OrderedJson doc = OrderedJson::parse(fixture_bytes(fixture));
+  OrderedJson& events = doc["traceEvents"];
+  OrderedJson kept = OrderedJson::array();
   for (auto& e : events) {
     if (!drop(e)) kept.push_back(std::move(e));
   }
@@ -50,7 +50,7 @@ std::string without_events(const std::string& fixture, const std::function<bool(
   return doc.dump(1);
 }
 
-bool category_in(const Json& e, std::initializer_list<const char*> cats) {
+bool category_in(const OrderedJson& e, std::initializer_list<const char*> cats) {
   for (const char* c : cats) {
     if (e.value("cat", "") == c) return true;
   }
@@ -215,7 +215,7 @@ TEST(PytorchTrace, NestedRangesAndProfilerStepsFromTheCpuSide) {
 }
 
 TEST(PytorchTrace, FlowsStandInForMissingCudaCalls) {
-  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) {
+  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const OrderedJson& e) {
     return category_in(e, {"cuda_runtime", "cuda_driver"});
   }));
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
@@ -223,7 +223,7 @@ TEST(PytorchTrace, FlowsStandInForMissingCudaCalls) {
 }
 
 TEST(PytorchTrace, GpuSideRangesWhenNothingLinksLaunchesToTheCpu) {
-  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) {
+  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const OrderedJson& e) {
     return category_in(e, {"cuda_runtime", "cuda_driver", "ac2g"});
   }));
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
@@ -240,9 +240,9 @@ TEST(PytorchTrace, GpuSideRangesWhenNothingLinksLaunchesToTheCpu) {
 
 TEST(PytorchTrace, RangeThatNeverEndedWarnsAndRunsToTheEnd) {
   // The last "side" range without its "dur": it then holds the step's last kernel too.
-  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) {
+  auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const OrderedJson& e) {
     if (e.value("cat", "") == "user_annotation" && e.value("name", "") == "side" && e["args"]["External id"] == 65) {
-      const_cast<Json&>(e).erase("dur");
+      const_cast<OrderedJson&>(e).erase("dur");
     }
     return false;
   }));
@@ -295,7 +295,7 @@ TEST(PytorchTrace, BadInputsAreClearErrors) {
       {cut_and_patch(trace, "\"dur\": 1.152", "\"dur\": 9e15"), "\"dur\" is not a time in microseconds within 73 years: 9e15"},
       {cut_and_patch(trace, "\n  },\n  {", "\n  }\n  {"), "expected ',' or ']' after an event, found '{'"},
       {trace + "{}", "more data after the end of the JSON document"},
-      {without_events("pytorch/nested_stages_trace.json.gz", [](const Json& e) { return category_in(e, {"kernel"}); }),
+      {without_events("pytorch/nested_stages_trace.json.gz", [](const OrderedJson& e) { return category_in(e, {"kernel"}); }),
        "no kernel events (\"cat\": \"kernel\") in the trace"},
       {"{\"schemaVersion\": 1, \"deviceProperties\": []}", "a JSON document without \"traceEvents\""},
       {"{\"traceEvents\": {}}", "\"traceEvents\" is not an array"},

@@ -143,13 +143,11 @@ TEST(Tags, AreCheckedAsGiven) {
   EXPECT_EQ(*tags, (Tags{{"model", "llama-8b"}, {"batch", "8"}, {"note", "a=b"}}));
 }
 
-std::string example_run(const std::string& name) { return test::fixture("../../examples/data/runs/" + name); }
-
 TEST(RunKey, FollowsTheMeasurementsNotTheAnalysisNorTheTags) {
   test::TempDir dir;
   auto copy = dir.path() / "run";
-  std::filesystem::copy(example_run("llama_prefill"), copy, std::filesystem::copy_options::recursive);
-  auto original = run_key(example_run("llama_prefill"));
+  std::filesystem::copy(test::example_run("llama_prefill"), copy, std::filesystem::copy_options::recursive);
+  auto original = run_key(test::example_run("llama_prefill"));
   ASSERT_TRUE(original.ok());
   EXPECT_EQ(original->rfind("llama-", 0), 0u);
   EXPECT_EQ(*run_key(copy.string()), *original);
@@ -176,15 +174,15 @@ TEST(RunKey, FollowsTheMeasurementsNotTheAnalysisNorTheTags) {
 // the first form (FNV-1a), which databases written before XXH3 hold, exactly as it was then
 // (tags added since do not change either).
 TEST(RunKey, CommittedRunsKeepTheirKeys) {
-  auto b4 = run_keys(example_run("llama_prefill_b4"), true);
-  auto b8 = run_keys(example_run("llama_prefill_b8"), true);
+  auto b4 = run_keys(test::example_run("llama_prefill_b4"), true);
+  auto b8 = run_keys(test::example_run("llama_prefill_b8"), true);
   ASSERT_TRUE(b4.ok() && b8.ok());
   EXPECT_EQ(b4->key, "llama_prefill_b4-xxh3.9f982a1678af9e4f");
   EXPECT_EQ(b8->key, "llama_prefill_b8-xxh3.d62e074e742a8f96");
   EXPECT_EQ(b4->legacy_key, "llama_prefill_b4-8674d6a48f78f8da");
   EXPECT_EQ(b8->legacy_key, "llama_prefill_b8-7377f4a3589be883");
-  EXPECT_EQ(*run_key(example_run("llama_prefill_b4")), b4->key);
-  EXPECT_EQ(run_keys(example_run("llama_prefill_b4"), false)->legacy_key, "");  // not computed
+  EXPECT_EQ(*run_key(test::example_run("llama_prefill_b4")), b4->key);
+  EXPECT_EQ(run_keys(test::example_run("llama_prefill_b4"), false)->legacy_key, "");  // not computed
 }
 
 // SQLite's GLOB, as the store applies current_key_glob() (store::has_run_key_not_matching).
@@ -198,7 +196,7 @@ bool glob_matches(std::string_view glob, const std::string& text) {
 TEST(RunKey, TheTwoFormsCannotCollide) {
   test::TempDir dir;
   dir.write("x.csv", "bytes\n");
-  for (const std::string& path : {example_run("llama_prefill"), dir.file("x.csv")}) {
+  for (const std::string& path : {test::example_run("llama_prefill"), dir.file("x.csv")}) {
     auto keys = run_keys(path, true);
     ASSERT_TRUE(keys.ok());
     EXPECT_TRUE(glob_matches(current_key_glob(), keys->key)) << keys->key;

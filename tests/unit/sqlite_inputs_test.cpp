@@ -24,11 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string bytes_of(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::set<std::string> listing(const fs::path& dir) {
   std::set<std::string> names;
   for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
@@ -48,7 +43,7 @@ void wal_copy(const std::string& path) {
   exec(db, "PRAGMA journal_mode = WAL");
   sqlite3_close(db);
   ASSERT_FALSE(fs::exists(path + "-wal"));
-  ASSERT_EQ(bytes_of(path)[18], 2) << "not in WAL mode";
+  ASSERT_EQ(test::file_text(path)[18], 2) << "not in WAL mode";
 }
 
 struct Totals {
@@ -72,7 +67,7 @@ TEST(SqliteInputs, AWalModeExportReadsWholeAndIsNotWritten) {
   test::TempDir dir;
   const std::string path = dir.file("export.sqlite");
   wal_copy(path);
-  const std::string before = bytes_of(path);
+  const std::string before = test::file_text(path);
   const auto files_before = listing(dir.path());
   auto original = test::read_fixture("nsys/llama_stages.sqlite");
   ASSERT_TRUE(original.status.ok());
@@ -89,7 +84,7 @@ TEST(SqliteInputs, AWalModeExportReadsWholeAndIsNotWritten) {
     EXPECT_EQ(totals(*p).launches, totals(original.profile).launches);
     EXPECT_DOUBLE_EQ(totals(*p).duration_ns, totals(original.profile).duration_ns);
   }
-  EXPECT_EQ(bytes_of(path), before) << "the input was written";
+  EXPECT_EQ(test::file_text(path), before) << "the input was written";
   EXPECT_EQ(listing(dir.path()), files_before) << "a file was left beside the input";
 }
 
@@ -110,13 +105,13 @@ TEST(SqliteInputs, ChangesOnlyInTheWriteAheadLogAreRead) {
   test::TempDir dir;
   ASSERT_NO_FATAL_FAILURE(wal_with_pending_changes(dir.file("live.sqlite"), dir.file("copy")));
   const std::string path = dir.file("copy/export.sqlite");
-  const std::string db_before = bytes_of(path), wal_before = bytes_of(path + "-wal");
+  const std::string db_before = test::file_text(path), wal_before = test::file_text(path + "-wal");
   auto original = test::read_fixture("nsys/llama_stages.sqlite");
   auto r = read_export(path);
   ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
   EXPECT_EQ(r.profile.launches.size(), original.profile.launches.size() + 1);
-  EXPECT_EQ(bytes_of(path), db_before);
-  EXPECT_EQ(bytes_of(path + "-wal"), wal_before);
+  EXPECT_EQ(test::file_text(path), db_before);
+  EXPECT_EQ(test::file_text(path + "-wal"), wal_before);
 }
 
 // What `work` returns when run by a user who cannot write `dir` (read-only storage): as root,
@@ -184,7 +179,7 @@ TEST(SqliteInputs, TheRunDatabaseIsQueriedOnReadOnlyStorage) {
     ASSERT_TRUE(store::ingest_run(*db, *run).ok());
   }
   ASSERT_FALSE(fs::exists(path + "-wal"));
-  const std::string before = bytes_of(path);
+  const std::string before = test::file_text(path);
   auto r = on_read_only_storage(dir.file("shared"), [&]() -> Status {
     auto db = store::open_for_reading(path);
     if (!db) return db.error();
@@ -195,7 +190,7 @@ TEST(SqliteInputs, TheRunDatabaseIsQueriedOnReadOnlyStorage) {
   });
   ASSERT_TRUE(r.ran) << "cannot drop to an unprivileged user here";
   EXPECT_EQ(r.error, "");
-  EXPECT_EQ(bytes_of(path), before);
+  EXPECT_EQ(test::file_text(path), before);
 }
 
 // SQLite reads the text 'abc' in an INTEGER column as 0: a start time so read made kernel time

@@ -24,12 +24,8 @@ namespace {
 
 using store::IngestOutcome;
 
-std::string example_run(const std::string& name) {
-  return test::fixture("../../examples/data/runs/" + name);
-}
-
 model::RunRecord read_example(const std::string& name, const rundir::Tags& tags = {}) {
-  auto run = load::load_run_record(example_run(name), tags, test::builtin_classifier());
+  auto run = load::load_run_record(test::example_run(name), tags, test::builtin_classifier());
   EXPECT_TRUE(run.ok()) << (run.ok() ? "" : run.error().to_string());
   return run.ok() ? std::move(run).value() : model::RunRecord{};
 }
@@ -220,11 +216,6 @@ TEST(Store, ConcurrentIngestsFromSeveralProcesses) {
   EXPECT_EQ(count_in_file(path, "SELECT COUNT(*) FROM devices"), 1);
 }
 
-std::string file_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 TEST(Store, RefusesAFileThatIsNotSqlite) {
   test::TempDir dir;
   dir.write("notes.db", "these are my notes, not a database\n");
@@ -234,18 +225,18 @@ TEST(Store, RefusesAFileThatIsNotSqlite) {
     EXPECT_EQ(db.error().file, dir.file("notes.db"));
     EXPECT_NE(db.error().message.find("not an SQLite file"), std::string::npos) << db.error().message;
   }
-  EXPECT_TRUE(file_text(dir.file("notes.db")) == "these are my notes, not a database\n");
+  EXPECT_TRUE(test::file_text(dir.file("notes.db")) == "these are my notes, not a database\n");
 }
 
 TEST(Store, RefusesAForeignSqliteDatabaseAndLeavesItAlone) {
   test::TempDir dir;
   std::string path = dir.file("nsys.sqlite");
   std::filesystem::copy_file(test::fixture("nsys/llama_stages.sqlite"), path);
-  std::string before = file_text(path);
+  std::string before = test::file_text(path);
   auto db = store::open_for_writing(path);
   ASSERT_FALSE(db.ok());
   EXPECT_NE(db.error().message.find("not a kernlens database"), std::string::npos) << db.error().message;
-  EXPECT_TRUE(file_text(path) == before) << "the foreign file was changed";
+  EXPECT_TRUE(test::file_text(path) == before) << "the foreign file was changed";
 }
 
 // A foreign database whose tables have our names is refused before anything in it changes:
@@ -259,11 +250,11 @@ TEST(Store, RefusesAForeignDatabaseWithOurTableNamesAndLeavesItAlone) {
       ASSERT_TRUE(foreign.ok());
       ASSERT_TRUE(foreign->exec(std::string("CREATE TABLE ") + table + " (id INTEGER, note TEXT)").ok());
     }
-    std::string before = file_text(path);
+    std::string before = test::file_text(path);
     auto db = store::open_for_writing(path);
     ASSERT_FALSE(db.ok()) << table;
     EXPECT_NE(db.error().message.find("not a kernlens database"), std::string::npos) << db.error().message;
-    EXPECT_TRUE(file_text(path) == before) << table << ": the foreign file was changed";
+    EXPECT_TRUE(test::file_text(path) == before) << table << ": the foreign file was changed";
     EXPECT_FALSE(std::filesystem::exists(path + "-wal")) << table;
     EXPECT_FALSE(store::open_for_reading(path).ok()) << table;
   }
@@ -290,7 +281,7 @@ TEST(Store, ADamagedFileGivesAnErrorNotACrash) {
     ASSERT_TRUE(db.ok());
     for (std::uint64_t seed = 0; seed < 5; ++seed) ASSERT_TRUE(store::ingest_run(*db, test::synthetic_run(seed, 200)).ok());
   }
-  std::string bytes = file_text(path);
+  std::string bytes = test::file_text(path);
   ASSERT_GT(bytes.size(), 16384u);
   for (std::size_t i = 8192; i < bytes.size(); ++i) bytes[i] = static_cast<char>(0xA5);
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;

@@ -67,7 +67,7 @@ Result<sweep::SweepSpec> parse(const std::string& text, const std::string& path 
   return sweep::parse_spec(text, path);
 }
 
-std::string error_of(const std::string& text) {
+std::string plan_error_of(const std::string& text) {
   auto spec = parse(text);
   if (spec) {
     auto plan = sweep::make_plan(std::move(spec).value(), "kernlens");
@@ -199,7 +199,7 @@ TEST(SweepSpec, BadSpecsSayWhereAndWhat) {
       {"a bad env name", head + "[matrix]\nx = [1]\n[env]\n\"1X\" = \"a\"\n", "/w/sweep.toml:6: [env] '1X'"},
   };
   for (const auto& c : cases) {
-    EXPECT_EQ(error_of(c.text).rfind(c.error, 0), 0u) << c.what << ": " << error_of(c.text);
+    EXPECT_EQ(plan_error_of(c.text).rfind(c.error, 0), 0u) << c.what << ": " << plan_error_of(c.text);
   }
 }
 

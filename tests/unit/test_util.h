@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 
@@ -56,6 +57,23 @@ inline ReadResult read_fixture(const std::string& relative) {
   ReadResult r;
   r.status = ingest::read_input(fixture(relative), r.profile);
   return r;
+}
+
+// A file's bytes as they are on disk ("" when it cannot be read).
+inline std::string file_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// The path of a run directory under examples/data/runs.
+inline std::string example_run(const std::string& name) { return fixture("../../examples/data/runs/" + name); }
+
+// A launch's stage as tests spell it: the push/pop path, then each start/end range in brackets.
+inline std::string stage_of(const model::Profile& p, const model::Launch& l) {
+  const model::StageKey& key = p.stages[l.stage];
+  std::string label = model::push_pop_path(key);
+  for (const auto& r : key.start_end) label += " [" + model::range_label(r) + "]";
+  return label;
 }
 
 // A fresh temporary directory, removed with the object.

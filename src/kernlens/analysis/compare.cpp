@@ -116,13 +116,12 @@ std::vector<KernelDelta> kernel_deltas(const RunRecord& base, const RunRecord& c
   return out;
 }
 
-const std::string kOtherOp = "other";  // kernels without an op class
 
 std::vector<OperationDelta> operation_deltas(const std::vector<KernelDelta>& kernels, const RunRecord& base,
                                              const RunRecord& cand, const CompareOptions& o) {
   std::map<std::string, OperationDelta> by_op;
   for (const auto& k : kernels) {
-    const std::string& name = k.either().op_class.empty() ? kOtherOp : k.either().op_class;
+    const std::string& name = k.either().op_class.empty() ? kOtherOpClass : k.either().op_class;
     OperationDelta& op = by_op[name];
     op.op_class = name;
     if (k.base) op.base_ns = op.base_ns.value_or(0) + k.base_ns.value_or(0), ++op.base_kernels;

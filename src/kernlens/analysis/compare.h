@@ -24,6 +24,9 @@
 
 namespace kernlens::analysis {
 
+// The op class comparisons file kernels without one under.
+inline const std::string kOtherOpClass = "other";
+
 struct CompareOptions {
   double threshold_pct = 5;
   double min_share = 0.01;  // kernels lighter than this (0..1) in both runs are not judged alone

@@ -20,12 +20,11 @@ using model::RunRecord;
 using SideSamples = std::vector<std::vector<RunRecord>>;
 
 // A row's figure in one sample; absent when the sample has none.
-using Figure = std::function<std::optional<double>(const RunRecord&)>;
+using RunFigure = std::function<std::optional<double>(const RunRecord&)>;
 
-const std::string kOtherOp = "other";  // kernels without an op class (as compare.cpp)
 
 const std::string& op_of(const RunKernel& k) {
-  return k.op_class.empty() ? kOtherOp : k.op_class;
+  return k.op_class.empty() ? kOtherOpClass : k.op_class;
 }
 
 Result<SideSamples> side_samples(const std::vector<const RunRecord*>& runs, Normalization n,
@@ -50,7 +49,7 @@ Result<SideSamples> side_samples(const std::vector<const RunRecord*>& runs, Norm
   return side;
 }
 
-Clustered values(const SideSamples& side, const Figure& figure) {
+Clustered values(const SideSamples& side, const RunFigure& figure) {
   Clustered c;
   for (const auto& run : side) {
     auto& out = c.emplace_back();
@@ -63,7 +62,7 @@ Clustered values(const SideSamples& side, const Figure& figure) {
 
 // A sum over the sample's kernels that `member` selects: absent when one of them has no
 // figure (per launch or FLOP), or when none is there and missing kernels are not 0 ns.
-Figure kernel_sum(std::function<bool(const RunKernel&)> member, bool missing_is_zero) {
+RunFigure kernel_sum(std::function<bool(const RunKernel&)> member, bool missing_is_zero) {
   return [member = std::move(member), missing_is_zero](const RunRecord& r) -> std::optional<double> {
     double sum = 0;
     bool any = false;
@@ -83,7 +82,7 @@ struct Sides {
   const BootstrapOptions& bootstrap;
 };
 
-GroupRow estimate_row(std::string name, const Sides& s, const Figure& base_figure, const Figure& candidate_figure) {
+GroupRow estimate_row(std::string name, const Sides& s, const RunFigure& base_figure, const RunFigure& candidate_figure) {
   GroupRow row;
   row.name = std::move(name);
   Clustered b = base_figure ? values(s.base, base_figure) : Clustered{};
@@ -116,7 +115,7 @@ bool missing_is_zero(Normalization n) {
 std::vector<GroupRow> kernel_rows(const Comparison& pair, const Sides& s, Normalization n) {
   std::vector<GroupRow> rows;
   for (const auto& k : pair.kernels) {
-    auto figure = [&](const RunKernel* kernel) -> Figure {
+    auto figure = [&](const RunKernel* kernel) -> RunFigure {
       if (!kernel) return nullptr;
       return kernel_sum([name = kernel->name](const RunKernel& x) { return x.name == name; }, missing_is_zero(n));
     };
@@ -145,7 +144,7 @@ std::vector<GroupRow> class_rows(const Comparison& pair, const Sides& s, Normali
   }
   std::vector<GroupRow> rows;
   for (const auto& [name, a] : acc) {
-    auto figure = [&, name = name](bool present) -> Figure {
+    auto figure = [&, name = name](bool present) -> RunFigure {
       if (!present) return nullptr;
       return kernel_sum([&key, name](const RunKernel& x) { return key(x) == name; }, missing_is_zero(n));
     };
@@ -162,7 +161,7 @@ std::vector<GroupRow> stage_rows(const Comparison& pair, const Sides& s) {
   std::vector<GroupRow> rows;
   for (const auto& st : pair.stages) {
     if (st.name == kWholeRunStage) continue;
-    auto figure = [&](bool present) -> Figure {
+    auto figure = [&](bool present) -> RunFigure {
       if (!present) return nullptr;
       return [name = st.name](const RunRecord& r) -> std::optional<double> {
         for (const auto& x : r.stages) {

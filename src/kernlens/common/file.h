@@ -99,4 +99,12 @@ Status write_file_atomically(const std::string& path, std::string_view content);
 // overwrite an input.
 bool same_file(const std::string& a, const std::string& b);
 
+// Whether `path` is a regular file (after links); false on any error.
+bool is_regular_file_at(const std::string& path);
+
+// Writes all of `bytes` to `fd`, retrying short writes and EINTR; gives up silently on an
+// error (a closed echo target or a full disk must not stop a run). Async-signal-safe: only
+// write(2), so signal handlers use it too.
+void write_all_fd(int fd, std::string_view bytes);
+
 }  // namespace kernlens

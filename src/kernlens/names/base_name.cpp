@@ -11,6 +11,8 @@
 #include <emmintrin.h>
 #endif
 
+#include "kernlens/common/ascii.h"
+
 namespace kernlens::names {
 namespace {
 
@@ -79,11 +81,7 @@ bool is_ident_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-bool is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-std::string_view trim(std::string_view s) {
+std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
   return s;
@@ -206,7 +204,7 @@ QualifiedName parse_head(std::string_view s) {
   std::size_t ident_end = std::string_view::npos;  // where its first bracket opens
   std::string_view targs;
   auto finish = [&](std::size_t end) {
-    std::string_view ident = trim(s.substr(start, std::min(ident_end, end) - start));
+    std::string_view ident = trim_blanks(s.substr(start, std::min(ident_end, end) - start));
     if (!ident.empty()) name.push({ident, targs});
     targs = {};
     ident_end = std::string_view::npos;
@@ -284,7 +282,7 @@ std::string_view first_template_arg(std::string_view targs) {
             ? skip_group(targs, i)
             : i + 1;
   }
-  return trim(targs.substr(0, i));
+  return trim_blanks(targs.substr(0, i));
 }
 
 std::string lowercase(std::string_view s) {
@@ -297,7 +295,7 @@ std::string lowercase(std::string_view s) {
 
 // The operation an identifier names, when it is spelled the way PyTorch names one.
 std::string_view op_of_identifier(std::string_view id) {
-  if (id.empty() || is_digit(id.front()) || contains(kFunctorWrappers, id)) return {};  // 128, 2ul
+  if (id.empty() || is_ascii_digit(id.front()) || contains(kFunctorWrappers, id)) return {};  // 128, 2ul
   for (const auto& affix : kOpAffixes) {
     if (id.size() <= affix.text.size()) continue;
     if (affix.is_prefix && id.starts_with(affix.text)) return id.substr(affix.text.size());
@@ -332,7 +330,7 @@ void strip_triton_number(std::string& name) {
   constexpr std::string_view kTriton = "triton_";
   if (!name.starts_with(kTriton)) return;
   std::size_t digits = name.size();
-  while (digits > 0 && is_digit(name[digits - 1])) --digits;
+  while (digits > 0 && is_ascii_digit(name[digits - 1])) --digits;
   std::size_t underscore = digits - 1;  // before the number; the name keeps more than "triton_"
   if (digits < name.size() && underscore > kTriton.size() && name[underscore] == '_' &&
       name[underscore - 1] != '_') {
@@ -352,7 +350,7 @@ std::vector<std::string_view> template_args(std::string_view targs) {
     std::string_view arg = first_template_arg(targs);
     args.push_back(arg);
     std::size_t next = static_cast<std::size_t>(arg.data() - targs.data()) + arg.size();
-    targs = next < targs.size() ? trim(targs.substr(next + 1)) : std::string_view();
+    targs = next < targs.size() ? trim_blanks(targs.substr(next + 1)) : std::string_view();
   }
   return args;
 }
@@ -364,7 +362,7 @@ std::string cute_shape(std::string_view shape) {
     std::size_t i = at + 2;
     if (shape.compare(i, 5, "(int)") == 0) i += 5;
     std::size_t end = i;
-    while (end < shape.size() && is_digit(shape[end])) ++end;
+    while (end < shape.size() && is_ascii_digit(shape[end])) ++end;
     if (end == i) return {};
     if (!out.empty()) out += 'x';
     out += shape.substr(i, end - i);
@@ -376,7 +374,7 @@ std::string cute_shape(std::string_view shape) {
 std::string sm_generation(std::string_view text) {
   for (std::size_t at = text.find("Sm"); at != std::string_view::npos; at = text.find("Sm", at + 2)) {
     std::size_t end = at + 2;
-    while (end < text.size() && is_digit(text[end])) ++end;
+    while (end < text.size() && is_ascii_digit(text[end])) ++end;
     if (end - at >= 4) return std::string("sm").append(text.substr(at + 2, end - at - 2));
   }
   return {};
@@ -409,7 +407,7 @@ std::string cutlass3_gemm_name(std::string_view targs) {
 }
 
 std::string base_name_at(std::string_view demangled, std::size_t depth) {
-  std::string_view s = trim(demangled);
+  std::string_view s = trim_blanks(demangled);
   QualifiedName name = parse_head(s);
   std::string base = join(name);
   if (base.empty()) return std::string(s);  // nothing but brackets or anonymous namespaces

@@ -3,6 +3,8 @@
 #include <array>
 #include <charconv>
 
+#include "kernlens/common/ascii.h"
+
 namespace kernlens::names {
 namespace {
 
@@ -46,19 +48,9 @@ bool is_layout(std::string_view t) {
          (t.size() == 3 && all_of('T', 'N'));
 }
 
-// Whether `s` contains `word` (lower case), ignoring case.
-bool contains_ci(std::string_view s, std::string_view word) {
-  for (std::size_t i = 0; i + word.size() <= s.size(); ++i) {
-    std::size_t j = 0;
-    while (j < word.size() && (s[i + j] | 0x20) == word[j]) ++j;
-    if (j == word.size()) return true;
-  }
-  return false;
-}
-
 // A grouped GEMM (CUTLASS's GemmGrouped, kernlens's cutlass3x_..._grouped_gemm, MoE GEMMs).
 bool is_grouped(std::string_view s) {
-  return contains_ci(s, "grouped") || contains_ci(s, "group_gemm") || contains_ci(s, "moe");
+  return contains_ascii_ci(s, "grouped") || contains_ascii_ci(s, "group_gemm") || contains_ascii_ci(s, "moe");
 }
 
 std::optional<bool> is_transposed(const std::string& layout, std::size_t operand) {
@@ -138,7 +130,7 @@ std::optional<GemmInfo> parse_gemm_name(std::string_view base_name) {
     start = end + 1;
   }
   GemmInfo& g = reader.info();
-  g.split_k = contains_ci(base_name, "splitk");
+  g.split_k = contains_ascii_ci(base_name, "splitk");
   g.grouped = is_grouped(base_name);
   bool tells = g.has_tile() || g.stages > 0 || !g.cluster.empty() || !g.layout.empty() || g.bias ||
                g.split_k || g.grouped;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernlens/common/ascii.h"
 #include "kernlens/names/base_name.h"
 #include "kernlens/names/demangle.h"
 
@@ -11,14 +12,13 @@ namespace {
 // Written by hand: a demangler parses (and allocates) the whole name, template arguments and
 // all, which costs ten times what the base name of most kernels needs: their prefix.
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
 bool starts_identifier(char c) { return (c >= 'a' && c <= 'z') || is_upper(c) || c == '_'; }
 
 // The <length><identifier> at `p` (advanced past it); empty when there is none, or it is cut short.
 std::string_view source_name(std::string_view m, std::size_t& p) {
   std::size_t q = p, n = 0;
-  while (q < m.size() && is_digit(m[q]) && n <= m.size()) n = n * 10 + static_cast<std::size_t>(m[q++] - '0');
+  while (q < m.size() && is_ascii_digit(m[q]) && n <= m.size()) n = n * 10 + static_cast<std::size_t>(m[q++] - '0');
   if (q == p || n == 0 || n > m.size() - q || !starts_identifier(m[q])) return {};
   p = q + n;
   return m.substr(q, n);
@@ -36,15 +36,15 @@ void for_each_identifier(std::string_view m, F&& f) {
   std::size_t p = m.starts_with("_Z") ? 2 : 0;
   while (p < m.size()) {
     const char c = m[p];
-    if ((c == 'S' || c == 'T') && p + 1 < m.size() && (is_digit(m[p + 1]) || is_upper(m[p + 1]) || m[p + 1] == '_')) {
+    if ((c == 'S' || c == 'T') && p + 1 < m.size() && (is_ascii_digit(m[p + 1]) || is_upper(m[p + 1]) || m[p + 1] == '_')) {
       while (p < m.size() && m[p] != '_') ++p;  // a substitution or template parameter: S1A_, T0_
       ++p;
     } else if ((c == 'L' || c == 'A') && p + 1 < m.size()) {
       p += 2;  // a literal (Li128E) or an array bound (A16_): its number is a value
-      while (p < m.size() && (is_digit(m[p]) || m[p] == 'n')) ++p;
-    } else if (is_digit(c)) {
+      while (p < m.size() && (is_ascii_digit(m[p]) || m[p] == 'n')) ++p;
+    } else if (is_ascii_digit(c)) {
       std::size_t q = p, n = 0;
-      while (q < m.size() && is_digit(m[q]) && n <= m.size()) n = n * 10 + static_cast<std::size_t>(m[q++] - '0');
+      while (q < m.size() && is_ascii_digit(m[q]) && n <= m.size()) n = n * 10 + static_cast<std::size_t>(m[q++] - '0');
       p = q;
       if (q < m.size() && starts_identifier(m[q]) && n > 0) {
         p = q + std::min(n, m.size() - q);  // an identifier cut short ends the text
@@ -81,7 +81,7 @@ std::string cutlass3_gemm_from_identifiers(const std::vector<std::string_view>& 
     std::size_t at = id.find("Sm");
     while (at != std::string_view::npos) {
       std::size_t end = at + 2;
-      while (end < id.size() && is_digit(id[end])) ++end;
+      while (end < id.size() && is_ascii_digit(id[end])) ++end;
       if (end - at >= 4) {
         name.append("_sm").append(id.substr(at + 2, end - at - 2));
         break;
@@ -92,11 +92,6 @@ std::string cutlass3_gemm_from_identifiers(const std::vector<std::string_view>& 
   }
   if (std::find(ids.begin(), ids.end(), "GroupProblemShape") != ids.end()) name += "_grouped";
   return name + "_gemm";
-}
-
-bool contains_ci(std::string_view s, std::string_view word) {
-  return std::search(s.begin(), s.end(), word.begin(), word.end(),
-                     [](char a, char b) { return (a | 0x20) == (b | 0x20); }) != s.end();
 }
 
 // A base name from the identifiers alone, for a mangled name no demangler reads.
@@ -120,7 +115,7 @@ std::string base_name_from_identifiers(std::string_view name, const std::string&
     }
     base = base_name(text + ">");
   }
-  if (cutlass && !contains_ci(base, "gemm") && has([](std::string_view id) { return contains_ci(id, "gemm"); })) {
+  if (cutlass && !contains_ascii_ci(base, "gemm") && has([](std::string_view id) { return contains_ascii_ci(id, "gemm"); })) {
     return "cutlass::gemm";  // a CUTLASS GEMM is never an unknown kernel
   }
   return base;

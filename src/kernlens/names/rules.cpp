@@ -37,7 +37,7 @@ bool is_space(char c) {
   return c == ' ' || c == '\t';
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_line(std::string_view s) {
   while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
   while (!s.empty() && (is_space(s.back()) || s.back() == '\r')) s.remove_suffix(1);
   return s;
@@ -48,7 +48,7 @@ std::string_view next_field(std::string_view& rest) {
   std::size_t end = 0;
   while (end < rest.size() && !is_space(rest[end])) ++end;
   std::string_view field = rest.substr(0, end);
-  rest = trim(rest.substr(end));
+  rest = trim_line(rest.substr(end));
   return field;
 }
 
@@ -103,7 +103,7 @@ Result<std::vector<Rule>> parse_rules(std::string_view text, const std::string& 
   std::int64_t number = 0;
   while (!text.empty()) {
     std::size_t end = text.find('\n');
-    std::string_view line = trim(text.substr(0, end));
+    std::string_view line = trim_line(text.substr(0, end));
     text.remove_prefix(end == std::string_view::npos ? text.size() : end + 1);
     ++number;
     if (line.empty() || line.front() == '#') continue;

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/file.h"
 #include "kernlens/load/timeline.h"
 #include "kernlens/profile/tools.h"
 #include "kernlens/rundir/layout.h"
@@ -28,11 +29,6 @@ struct Attempt {
 // A child that a signal ended while nobody asked it to stop: a crash, which a profiler may
 // cause as well as the program.
 bool crashed(const ProcessResult& r) { return r.term_signal && !r.interrupted && !r.timed_out; }
-
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
 
 // The lines of a log that tell what went wrong ("Importer error status: ...", "ERROR ..."), the
 // first few, to quote.
@@ -153,9 +149,9 @@ Attempt run_nsys(RunContext& run) {
   nsys_said.insert(nsys_said.end(), said_out.begin(), said_out.end());
   if (auto why = failure("discovery (nsys profile)", *prof); !why.empty()) {
     const bool stopped = prof->result.interrupted || prof->result.timed_out;
-    return {why + quoted(nsys_said), !stopped && (!is_file(report) || crashed(prof->result)), {}};
+    return {why + quoted(nsys_said), !stopped && (!is_regular_file_at(report) || crashed(prof->result)), {}};
   }
-  if (!is_file(report)) {
+  if (!is_regular_file_at(report)) {
     return {fmt::format("discovery (nsys profile): nsys wrote no report (discovery/{})", report.filename().string()) +
                 quoted(nsys_said),
             true,
@@ -206,7 +202,7 @@ Attempt run_ncu_timing(RunContext& run) {
   if (run.opt.progress_tty) run.err << "\n";
   if (!prof) return {prof.error().to_string(), false, {}};
   if (auto why = failure(step + ": ncu in timing mode", *prof); !why.empty()) return {why, false, {}};
-  if (prof->no_kernels_profiled || !is_file(ncu_report(run))) {
+  if (prof->no_kernels_profiled || !is_regular_file_at(ncu_report(run))) {
     return {ncu_profiled_nothing(step, *prof,
                                  {"the --nvtx-include/--nvtx-range filter matches no range the program opens (names "
                                   "and domains must match exactly; `--discovery tracer` or nsys shows every range)",

@@ -9,7 +9,7 @@ namespace {
 
 constexpr std::int64_t kEnvProbeTimeoutNs = 60'000'000'000;  // importing torch takes seconds
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_blanks(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
   return s;
@@ -32,15 +32,15 @@ Result<std::vector<GpuInfo>> parse_nvidia_smi_query(std::string_view csv_noheade
   std::int64_t line_number = 0;
   for (std::string_view line : split(csv_noheader, '\n')) {
     ++line_number;
-    if (trim(line).empty()) continue;
+    if (trim_blanks(line).empty()) continue;
     auto fields = split(line, ',');
     if (fields.size() != 4) {
       return make_error("nvidia-smi", line_number,
                         fmt::format("expected 4 fields (name, driver_version, memory.total, uuid), got {}",
                                     fields.size()));
     }
-    gpus.push_back({std::string(trim(fields[0])), std::string(trim(fields[1])), std::string(trim(fields[2])),
-                    std::string(trim(fields[3]))});
+    gpus.push_back({std::string(trim_blanks(fields[0])), std::string(trim_blanks(fields[1])), std::string(trim_blanks(fields[2])),
+                    std::string(trim_blanks(fields[3]))});
   }
   if (gpus.empty()) return make_error("nvidia-smi", 0, "no GPU listed");
   return gpus;
@@ -50,7 +50,7 @@ std::optional<std::string> parse_driver_cuda_version(std::string_view banner) {
   constexpr std::string_view key = "CUDA Version:";
   auto at = banner.find(key);
   if (at == std::string_view::npos) return std::nullopt;
-  std::string_view rest = trim(banner.substr(at + key.size()));
+  std::string_view rest = trim_blanks(banner.substr(at + key.size()));
   std::size_t end = 0;
   while (end < rest.size() && ((rest[end] >= '0' && rest[end] <= '9') || rest[end] == '.')) ++end;
   if (end == 0) return std::nullopt;
@@ -60,10 +60,10 @@ std::optional<std::string> parse_driver_cuda_version(std::string_view banner) {
 Result<PythonInfo> parse_python_probe(std::string_view output) {
   PythonInfo info;
   for (std::string_view line : split(output, '\n')) {
-    line = trim(line);
+    line = trim_blanks(line);
     auto space = line.find(' ');
     if (space == std::string_view::npos) continue;
-    std::string_view key = line.substr(0, space), value = trim(line.substr(space + 1));
+    std::string_view key = line.substr(0, space), value = trim_blanks(line.substr(space + 1));
     if (key == "python") info.python_version = value;
     if (key == "torch") info.torch_version = std::string(value);
     if (key == "torch_cuda" && value != "None") info.torch_cuda = std::string(value);

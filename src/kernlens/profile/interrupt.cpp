@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernlens/common/exit_codes.h"
+#include "kernlens/common/file.h"
 
 namespace kernlens::profile {
 namespace {
@@ -28,15 +29,6 @@ std::atomic<const LastWords*> g_last_words{nullptr};
 std::vector<std::unique_ptr<LastWords>> g_kept_words;
 volatile sig_atomic_t g_groups_to_end[InterruptGuard::kMaxGroupsToEnd] = {};
 
-void write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
 // Only async-signal-safe calls: kill, open, write, close, rename, _exit.
 extern "C" void on_guard_signal(int sig) {
   if (g_first_signal == 0) g_first_signal = sig;
@@ -48,12 +40,12 @@ extern "C" void on_guard_signal(int sig) {
   if (const LastWords* words = g_last_words.load()) {
     int fd = ::open(words->temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd >= 0) {
-      write_all(fd, words->bytes);
+      write_all_fd(fd, words->bytes);
       ::close(fd);
       ::rename(words->temporary.c_str(), words->path.c_str());
     }
   }
-  write_all(STDERR_FILENO, "\nkernlens: interrupted twice: stopped at once (the manifest says interrupted)\n");
+  write_all_fd(STDERR_FILENO, "\nkernlens: interrupted twice: stopped at once (the manifest says interrupted)\n");
   ::_exit(kExitToolFailed);
 }
 

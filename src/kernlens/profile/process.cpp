@@ -65,28 +65,19 @@ class Fd {
   int fd_ = -1;
 };
 
-void write_all(int fd, std::string_view bytes) {
-  while (!bytes.empty()) {
-    ssize_t n = ::write(fd, bytes.data(), bytes.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // a closed echo target or full disk must not stop the child's run
-    bytes.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
 // --- Signal forwarding -------------------------------------------------------------------
 // The handler only counts the signals and wakes poll() through a self-pipe; the run loop does
 // the forwarding and the escalation, so nothing unsafe happens inside the handler.
 
-volatile sig_atomic_t g_signal_count = 0;  // received during this run
-volatile sig_atomic_t g_first_signal = 0;
+volatile sig_atomic_t g_forwarded_count = 0;  // received during this run
+volatile sig_atomic_t g_forwarded_first = 0;
 int g_wake_fd = -1;
 std::atomic<bool> g_run_active{false};
 
 extern "C" void on_forwarded_signal(int sig) {
   int saved_errno = errno;
-  if (g_first_signal == 0) g_first_signal = sig;
-  g_signal_count = g_signal_count + 1;
+  if (g_forwarded_first == 0) g_forwarded_first = sig;
+  g_forwarded_count = g_forwarded_count + 1;
   if (g_wake_fd >= 0) {
     char byte = 1;
     [[maybe_unused]] ssize_t n = ::write(g_wake_fd, &byte, 1);
@@ -98,8 +89,8 @@ extern "C" void on_forwarded_signal(int sig) {
 class SignalForwarding {
  public:
   explicit SignalForwarding(int wake_fd) {
-    g_signal_count = 0;
-    g_first_signal = 0;
+    g_forwarded_count = 0;
+    g_forwarded_first = 0;
     g_wake_fd = wake_fd;
     struct sigaction action {};
     action.sa_handler = on_forwarded_signal;
@@ -163,8 +154,8 @@ void pump_once(StreamPump& pump, const LineCallback& on_line) {
       return;
     }
     std::string_view bytes(buffer, static_cast<std::size_t>(n));
-    if (pump.log.get() >= 0) write_all(pump.log.get(), bytes);
-    if (pump.echo_fd >= 0) write_all(pump.echo_fd, bytes);
+    if (pump.log.get() >= 0) write_all_fd(pump.log.get(), bytes);
+    if (pump.echo_fd >= 0) write_all_fd(pump.echo_fd, bytes);
     if (on_line) {
       pump.partial_line.append(bytes);
       emit_lines(pump, on_line, /*at_eof=*/false);
@@ -393,11 +384,11 @@ void handle_signals(int wake_fd, RunState& state, const ProcessOptions& options,
   char drain[64];
   while (::read(wake_fd, drain, sizeof drain) > 0) {
   }
-  const int received = g_signal_count;
+  const int received = g_forwarded_count;
   while (state.signals_handled < received) {
     if (++state.signals_handled == 1) {
       result.interrupted = true;
-      result.interrupt_signal = g_first_signal;
+      result.interrupt_signal = g_forwarded_first;
       if (result.interrupt_signal == SIGINT) {
         send_to_group(state, result, SIGINT);
         state.escalate_at = Clock::now() + std::chrono::nanoseconds(options.interrupt_grace_ns);

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::array<std::string_view, 3> kMarkers = {"==PROF==", "==WARNING==", "==ERROR=="};
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_line_ends(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\r' || s.front() == '\n'))
     s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\r' || s.back() == '\n'))
@@ -123,7 +123,7 @@ std::vector<NcuEvent> parse_ncu_line(std::string_view line) {
   while (at != std::string_view::npos) {
     std::size_t body = at + kMarkers[which].size();
     auto [next, next_which] = next_marker(line, body);
-    std::string_view text = trim(
+    std::string_view text = trim_line_ends(
         line.substr(body, next == std::string_view::npos ? std::string_view::npos : next - body));
     events.push_back(parse_segment(which, text));
     at = next;

@@ -20,7 +20,7 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-std::string_view trim(std::string_view s) {
+std::string_view trim_whitespace(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
@@ -41,7 +41,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 }
 
 bool is_rule_line(std::string_view line) {
-  line = trim(line);
+  line = trim_whitespace(line);
   return !line.empty() && line.find_first_not_of("- ") == std::string_view::npos;
 }
 
@@ -68,7 +68,7 @@ std::string_view cell(std::string_view line,
   std::size_t begin = spans[column].first;
   if (begin >= line.size()) return {};
   std::size_t end = column + 1 < spans.size() ? spans[column + 1].first : line.size();
-  return trim(line.substr(begin, end - begin));
+  return trim_whitespace(line.substr(begin, end - begin));
 }
 
 bool is_metric_name(std::string_view token) {
@@ -79,7 +79,7 @@ bool is_metric_name(std::string_view token) {
 }
 
 std::string_view first_token(std::string_view line) {
-  line = trim(line);
+  line = trim_whitespace(line);
   return line.substr(0, line.find_first_of(" \t"));
 }
 
@@ -112,7 +112,7 @@ Result<ToolVersion> parse_tool_version(std::string_view version_output) {
   if (!number_at) {
     return make_error("", 0,
                       "no version number in the profiler's --version output: '" +
-                          std::string(trim(version_output.substr(0, 200))) + "'");
+                          std::string(trim_whitespace(version_output.substr(0, 200))) + "'");
   }
   std::string_view rest = version_output.substr(*number_at);
   std::size_t end = rest.find_first_not_of("0123456789.");
@@ -162,7 +162,7 @@ Result<std::vector<NcuSection>> parse_ncu_sections(std::string_view list_section
   std::vector<NcuSection> sections;
   for (std::size_t i = std::max(header, rule) + 1; i < lines.size(); ++i) {
     std::string_view line = lines[i];
-    if (trim(line).empty() || is_rule_line(line)) continue;
+    if (trim_whitespace(line).empty() || is_rule_line(line)) continue;
     if (line.rfind("==", 0) == 0) continue;  // ==WARNING== and the like
     NcuSection section;
     section.identifier = std::string(first_token(line));
@@ -183,7 +183,7 @@ Result<std::vector<std::string>> parse_ncu_metric_names(std::string_view query_m
   bool in_table = false;
   std::vector<std::string> names;
   for (std::string_view line : lines) {
-    if (trim(line).rfind("Metric Name", 0) == 0) {
+    if (trim_whitespace(line).rfind("Metric Name", 0) == 0) {
       in_table = true;
       continue;
     }
@@ -270,7 +270,7 @@ Result<ToolInfo> tool_info_from(const std::string& path, const Result<CapturedOu
   ToolInfo info;
   info.path = path;
   info.version = std::move(*version);
-  info.version_output = std::string(trim(run->stdout_text));
+  info.version_output = std::string(trim_whitespace(run->stdout_text));
   return info;
 }
 

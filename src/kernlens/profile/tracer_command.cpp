@@ -4,16 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/file.h"
+
 namespace kernlens::profile {
 namespace fs = std::filesystem;
-namespace {
-
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
-}
-
-}  // namespace
 
 Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::string& exe_dir) {
   std::vector<fs::path> candidates;
@@ -24,7 +18,7 @@ Result<TracerPaths> locate_tracer(const std::string& explicit_path, const std::s
   }
   std::string tried;
   for (const auto& c : candidates) {
-    if (is_file(c)) {
+    if (is_regular_file_at(c)) {
       return TracerPaths{fs::absolute(c).lexically_normal().string()};
     }
     tried += (tried.empty() ? "" : ", ") + c.lexically_normal().string();

@@ -235,6 +235,8 @@ std::string op_class_chart(const analysis::Analysis& analysis) {
   return svg.finish();
 }
 
+namespace {
+
 // One busy strip per GPU of each rank (analysis/ranks.h): "GPU busy" when there is one lane,
 // "rank R GPU D" otherwise; timelines are never merged across GPUs.
 struct GpuStrip {
@@ -262,6 +264,8 @@ std::vector<GpuStrip> gpu_strips(const model::Profile& profile) {
   if (strips.size() == 1) strips[0].label = "GPU busy";
   return strips;
 }
+
+}  // namespace
 
 std::string timeline_chart(const model::Profile& profile) {
   auto intervals = kernel_intervals(profile);

@@ -111,7 +111,7 @@ std::vector<std::int64_t> spread(const std::vector<std::int64_t>& values, std::s
   return out;
 }
 
-struct Layout {
+struct PanelLayout {
   std::vector<Facet> facets;        // the panels, row by row
   std::size_t columns = kColumns;   // panels per row
   std::vector<std::string> series;  // lines (legend order)
@@ -120,7 +120,7 @@ struct Layout {
   double y_max = 100;
 };
 
-void add_facets(Layout& l, const std::vector<ScalingCell>& cells, const Dimensions& d) {
+void add_facets(PanelLayout& l, const std::vector<ScalingCell>& cells, const Dimensions& d) {
   std::set<std::int64_t> tokens;
   for (const auto& c : cells) {
     if (c.tokens) tokens.insert(*c.tokens);
@@ -137,8 +137,8 @@ void add_facets(Layout& l, const std::vector<ScalingCell>& cells, const Dimensio
   }
 }
 
-Layout layout(const model::CrossModel& across, ScalingFigure figure, const Dimensions& d) {
-  Layout l;
+PanelLayout layout(const model::CrossModel& across, ScalingFigure figure, const Dimensions& d) {
+  PanelLayout l;
   add_facets(l, across.op_classes, d);
   std::set<std::string> series;
   std::set<std::int64_t> xs;
@@ -158,7 +158,7 @@ Layout layout(const model::CrossModel& across, ScalingFigure figure, const Dimen
 
 constexpr std::size_t kLegendColumns = 4;
 
-void draw_legend(Svg& svg, const Layout& l) {
+void draw_legend(Svg& svg, const PanelLayout& l) {
   for (std::size_t i = 0; i < l.series.size(); ++i) {
     double x = 10 + static_cast<double>(i % kLegendColumns) * kLegendItemW;
     double y = 14 + static_cast<double>(i / kLegendColumns) * kLegendRowH;
@@ -172,7 +172,7 @@ struct Panel {
   LinearAxis x, y;
 };
 
-Panel panel_at(std::size_t i, double legend_h, const Layout& l) {
+Panel panel_at(std::size_t i, double legend_h, const PanelLayout& l) {
   const double panel_w = kWidth / static_cast<double>(l.columns);
   double left = static_cast<double>(i % l.columns) * panel_w;
   double top = legend_h + static_cast<double>(i / l.columns) * kPanelH;
@@ -183,7 +183,7 @@ Panel panel_at(std::size_t i, double legend_h, const Layout& l) {
   return {left, top, x, y};
 }
 
-void draw_frame(Svg& svg, const Panel& p, const Layout& l, std::string_view title, ScalingFigure figure, bool batch) {
+void draw_frame(Svg& svg, const Panel& p, const PanelLayout& l, std::string_view title, ScalingFigure figure, bool batch) {
   const auto fits = static_cast<std::size_t>((p.x.px_hi - p.left) / kCharW);
   svg.text(p.left + kLeft, p.top + 16, ellipsize(title, fits), "panel-title");
   for (int k = 0; k <= 4; ++k) {
@@ -205,7 +205,7 @@ void draw_frame(Svg& svg, const Panel& p, const Layout& l, std::string_view titl
   svg.text((p.x.px_lo + p.x.px_hi) / 2, p.y.px_lo + 28, batch ? "batch" : "tokens", "tick", "middle");
 }
 
-void draw_series(Svg& svg, const Panel& p, const Layout& l, const model::CrossModel& across, const Facet& facet,
+void draw_series(Svg& svg, const Panel& p, const PanelLayout& l, const model::CrossModel& across, const Facet& facet,
                  ScalingFigure figure, const Dimensions& d) {
   std::size_t drawn = 0;
   for (std::size_t s = 0; s < l.series.size(); ++s) {
@@ -244,7 +244,7 @@ std::string subtitle(const model::CrossModel& across) {
 std::string scaling_chart(const model::CrossModel& across, ScalingFigure figure) {
   const char* id = figure == ScalingFigure::kSol ? "scaling-sol" : "scaling-share";
   const Dimensions d = dimensions(across.op_classes);
-  const Layout l = layout(across, figure, d);
+  const PanelLayout l = layout(across, figure, d);
   if (l.facets.empty() || l.xs.empty()) {
     return fmt::format("<p class=\"note\" id=\"{}\">No runs with a batch size or a token count in the database: "
                        "tag them (sweep files do; db ingest --tag batch=N --tag tokens=N).</p>\n", id);

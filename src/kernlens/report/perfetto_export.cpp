@@ -65,13 +65,13 @@ std::string json_text(const Json& j) { return j.dump(-1, ' ', false, Json::error
 // Every launch with a duration as events: launches with a start time where they ran, the
 // others laid end to end in launch order after them (Nsight Compute serialises kernels and
 // records no start times). Durations are rounded so that a launch's events sum to its total.
-struct Layout {
+struct GpuEventLayout {
   std::vector<GpuEvent> events;
   std::uint64_t laid_out = 0;          // launches without a start time
   std::uint64_t without_duration = 0;  // launches that cannot be drawn
 };
 
-void add_executions(Layout& layout, std::size_t index, const model::Launch& l, std::int64_t start) {
+void add_executions(GpuEventLayout& layout, std::size_t index, const model::Launch& l, std::int64_t start) {
   const double each = *l.duration_ns;
   for (std::uint64_t k = 0; k < l.count; ++k) {
     const auto at = std::llround(each * static_cast<double>(k)), next = std::llround(each * static_cast<double>(k + 1));
@@ -79,8 +79,8 @@ void add_executions(Layout& layout, std::size_t index, const model::Launch& l, s
   }
 }
 
-Layout lay_out(const model::Profile& profile) {
-  Layout layout;
+GpuEventLayout lay_out(const model::Profile& profile) {
+  GpuEventLayout layout;
   std::int64_t end = 0;
   bool timed = false;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
@@ -108,7 +108,7 @@ Layout lay_out(const model::Profile& profile) {
 struct Item {
   std::int64_t start_ns, end_ns;
   bool stage;
-  std::size_t index;  // into Writer::stages_ or Layout::events
+  std::size_t index;  // into Writer::stages_ or GpuEventLayout::events
 };
 
 struct StageSlice {
@@ -410,7 +410,7 @@ class Writer {
   const model::Profile& profile_;
   const analysis::Analysis& analysis_;
   const analysis::MetricResolver resolver_;
-  const Layout layout_;
+  const GpuEventLayout layout_;
   std::unordered_map<model::NameId, std::size_t> row_of_name_;
   std::vector<std::vector<std::string>> rows_of_stage_;
   std::map<Track, std::vector<std::size_t>> by_track_;  // event indices by start time

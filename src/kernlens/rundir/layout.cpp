@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/file.h"
 namespace kernlens::rundir {
 namespace fs = std::filesystem;
 namespace {
@@ -24,11 +25,6 @@ std::vector<const DiscoveryLayout*> fallback_order() {
   for (const auto& l : kDiscoveryLayouts) order.push_back(&l);
   std::stable_partition(order.begin(), order.end(), [](const DiscoveryLayout* l) { return !l->one_per_process; });
   return order;
-}
-
-bool is_file(const fs::path& p) {
-  std::error_code ec;
-  return fs::is_regular_file(p, ec);
 }
 
 // A directory `create_run_dir` may replace: a kernlens run directory, or nothing at all.
@@ -136,7 +132,7 @@ std::vector<std::string> discovery_exports_in(const fs::path& discovery, const D
   }
   for (const std::string suffix : {"", ".gz"}) {
     fs::path p = discovery / (layout.export_file() + suffix);
-    if (is_file(p)) return {p.string()};
+    if (is_regular_file_at(p)) return {p.string()};
   }
   return {};
 }

@@ -269,10 +269,6 @@ Result<std::int64_t> find_run_id(const SqliteDb& db, std::string_view key_or_pre
   return found.front().first;
 }
 
-std::optional<std::int64_t> opt_int(const SqliteStatement& s, int column) {
-  return s.is_null(column) ? std::nullopt : std::optional<std::int64_t>(s.int64(column));
-}
-
 Status load_run_row(const SqliteDb& db, std::int64_t run_id, RunRecord& run) {
   auto stmt = db.prepare(fmt::format(
       "SELECT run_key, {}, batch, tokens, kernel_time_ns, launches, d.name, d.cc, d.sm_count, "
@@ -285,13 +281,13 @@ Status load_run_row(const SqliteDb& db, std::int64_t run_id, RunRecord& run) {
   int c = 0;
   run.meta.run_key = stmt->text(c++);
   for (const auto& col : kRunText) run.meta.*col.member = stmt->text(c++);
-  run.meta.batch = opt_int(*stmt, c++);
-  run.meta.tokens = opt_int(*stmt, c++);
+  run.meta.batch = stmt->opt_int64(c++);
+  run.meta.tokens = stmt->opt_int64(c++);
   run.kernel_time_ns = stmt->opt_double(c++);
   run.launches = static_cast<std::uint64_t>(stmt->int64(c++));
   if (!stmt->is_null(c + 5)) {
     run.device = model::RunDevice{std::string(stmt->text(c)), std::string(stmt->text(c + 1)),
-                                  opt_int(*stmt, c + 2), opt_int(*stmt, c + 3), opt_int(*stmt, c + 4)};
+                                  stmt->opt_int64(c + 2), stmt->opt_int64(c + 3), stmt->opt_int64(c + 4)};
   }
   return ok_status();
 }
@@ -330,7 +326,7 @@ Status load_stages(const SqliteDb& db, std::int64_t run_id, std::vector<RunStage
     s.name = stmt->text(0);
     s.depth = static_cast<int>(stmt->int64(1));
     s.launches = static_cast<std::uint64_t>(stmt->int64(2));
-    s.gap_count = opt_int(*stmt, 3);
+    s.gap_count = stmt->opt_int64(3);
     int c = 4;
     for (const auto& col : kStageNumbers) s.*col.member = stmt->opt_double(c++);
   }

@@ -5,22 +5,17 @@
 namespace kernlens::store {
 namespace {
 
-
 constexpr std::string_view kColumns =
     "gpu, dtype, model, batch, tokens, op_class, runs, time_ns_per_run, share_of_time, sol_pct, sm_pct, memory_pct, "
     "flops_per_s, dram_bytes_per_s, measured_share";
-
-std::optional<std::int64_t> opt_int(const SqliteStatement& s, int column) {
-  return s.is_null(column) ? std::nullopt : std::optional<std::int64_t>(s.int64(column));
-}
 
 model::ScalingCell read_cell(const SqliteStatement& s) {
   model::ScalingCell c;
   c.gpu = s.text(0);
   c.dtype = s.text(1);
   c.model = s.text(2);
-  c.batch = opt_int(s, 3);
-  c.tokens = opt_int(s, 4);
+  c.batch = s.opt_int64(3);
+  c.tokens = s.opt_int64(4);
   c.op_class = s.text(5);
   c.runs = s.int64(6);
   int col = 7;

@@ -16,7 +16,7 @@ namespace kernlens::ingest {
 namespace {
 
 // Where the three characters that matter sit in 64 bytes: one bit per byte.
-struct BlockMasks {
+struct CsvMasks {
   std::uint64_t quote = 0, comma = 0, newline = 0;
 };
 
@@ -27,9 +27,9 @@ struct BlockMasks {
 #endif
 
 // The baseline: SSE2 compares 16 bytes at a time (or plain C++ off x86).
-struct BaselineIsa {
-  static KERNLENS_INLINE BlockMasks classify(const char* p) {
-    BlockMasks m;
+struct CsvBaselineIsa {
+  static KERNLENS_INLINE CsvMasks classify(const char* p) {
+    CsvMasks m;
 #if defined(__SSE2__)
     const __m128i quote = _mm_set1_epi8('"'), comma = _mm_set1_epi8(','), newline = _mm_set1_epi8('\n');
     for (int i = 0; i < 4; ++i) {
@@ -58,20 +58,20 @@ struct BaselineIsa {
 
 #if KERNLENS_HAVE_X86_DISPATCH
 // AVX2 compares 32 bytes at a time; a carry-less multiply by all ones is the prefix XOR.
-struct Avx2Isa {
-  static inline KERNLENS_AVX2_TARGET BlockMasks classify(const char* p) {
+struct CsvAvx2Isa {
+  static inline KERNLENS_AVX2_TARGET CsvMasks classify(const char* p) {
     const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32));
-    return BlockMasks{avx2_equal_mask(lo, hi, '"'), avx2_equal_mask(lo, hi, ','), avx2_equal_mask(lo, hi, '\n')};
+    return CsvMasks{avx2_equal_mask(lo, hi, '"'), avx2_equal_mask(lo, hi, ','), avx2_equal_mask(lo, hi, '\n')};
   }
   static inline KERNLENS_AVX2_TARGET std::uint64_t prefix_xor(std::uint64_t x) { return prefix_xor_clmul(x); }
 };
 
 // AVX-512BW compares all 64 bytes at once, straight into bit masks.
-struct Avx512Isa {
-  static inline KERNLENS_AVX512_TARGET BlockMasks classify(const char* p) {
+struct CsvAvx512Isa {
+  static inline KERNLENS_AVX512_TARGET CsvMasks classify(const char* p) {
     const __m512i v = _mm512_loadu_si512(p);
-    return BlockMasks{_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')),
+    return CsvMasks{_mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('"')),
                       _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(',')),
                       _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8('\n'))};
   }
@@ -189,7 +189,7 @@ bool CsvScanner::scan(CsvRecord& rec) {
       std::memcpy(tail, block, valid);
       block = tail;
     }
-    BlockMasks m = Isa::classify(block);
+    CsvMasks m = Isa::classify(block);
     const std::uint64_t in_range = bits_below(static_cast<unsigned>(valid));
     const std::uint64_t inside = Isa::prefix_xor(m.quote & in_range) ^ inside_carry;
     inside_carry = static_cast<std::uint64_t>(static_cast<std::int64_t>(inside) >> 63);
@@ -240,15 +240,15 @@ std::optional<std::string> unclosed_quote(const CsvRecord& rec, const CsvScanner
          " lines after it would be read as one field (a stray '\"'?)";
 }
 
-__attribute__((flatten)) bool CsvScanner::next_baseline(CsvRecord& rec) { return scan<BaselineIsa>(rec); }
+__attribute__((flatten)) bool CsvScanner::next_baseline(CsvRecord& rec) { return scan<CsvBaselineIsa>(rec); }
 
 #if KERNLENS_HAVE_X86_DISPATCH
 KERNLENS_AVX2_TARGET __attribute__((flatten)) bool CsvScanner::next_avx2(CsvRecord& rec) {
-  return scan<Avx2Isa>(rec);
+  return scan<CsvAvx2Isa>(rec);
 }
 
 KERNLENS_AVX512_TARGET __attribute__((flatten)) bool CsvScanner::next_avx512(CsvRecord& rec) {
-  return scan<Avx512Isa>(rec);
+  return scan<CsvAvx512Isa>(rec);
 }
 
 bool CsvScanner::next(CsvRecord& rec) {

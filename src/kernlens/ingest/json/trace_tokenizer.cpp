@@ -11,6 +11,7 @@
 #include <immintrin.h>
 #endif
 
+#include "kernlens/common/ascii.h"
 #include "kernlens/common/bits.h"
 #include "kernlens/common/simd.h"
 
@@ -18,8 +19,6 @@ namespace kernlens::ingest {
 namespace {
 
 constexpr std::size_t npos = std::string_view::npos;
-
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Where the bytes that shape a JSON value sit in 64 bytes: one bit per byte.
 struct BlockMasks {
@@ -184,7 +183,7 @@ void TraceTokenizer::set_window(std::string_view window, bool last) {
 }
 
 bool TraceTokenizer::skip_space() {
-  while (pos_ < window_.size() && is_space(window_[pos_])) {
+  while (pos_ < window_.size() && is_json_space(window_[pos_])) {
     if (window_[pos_] == '\n') ++line_;
     ++pos_;
   }
@@ -209,7 +208,7 @@ std::size_t TraceTokenizer::value_end(std::size_t at, std::int64_t& lines) const
   const std::size_t n = window_.size();
   if (first != '{' && first != '[') {  // a number, true, false or null: checked when decoded
     std::size_t i = at;
-    while (i < n && !is_space(window_[i]) && window_[i] != ',' && window_[i] != '}' && window_[i] != ']') ++i;
+    while (i < n && !is_json_space(window_[i]) && window_[i] != ',' && window_[i] != '}' && window_[i] != ']') ++i;
     return i < n || last_ ? i : npos;
   }
 #if KERNLENS_HAVE_X86_DISPATCH
@@ -247,7 +246,7 @@ Result<std::optional<TracePart>> TraceTokenizer::member() {
   if (key_end == npos) return cut("a member name");
   std::int64_t lines = 0;
   auto skip = [&](std::size_t at) {
-    for (; at < window_.size() && is_space(window_[at]); ++at) lines += window_[at] == '\n';
+    for (; at < window_.size() && is_json_space(window_[at]); ++at) lines += window_[at] == '\n';
     return at;
   };
   std::size_t at = skip(key_end);
@@ -314,7 +313,7 @@ std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t p
   if (parts < 2 || text.size() < 2 * min_bytes) return starts;
   const std::size_t target = std::max(min_bytes, text.size() / parts);
   auto after_space = [&](std::size_t at) {
-    while (at < text.size() && is_space(text[at])) ++at;
+    while (at < text.size() && is_json_space(text[at])) ++at;
     return at;
   };
   std::size_t from = 0;  // the start of the part before

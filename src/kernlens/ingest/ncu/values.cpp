@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "kernlens/common/ascii.h"
 #include "kernlens/common/numeric.h"
 
 namespace kernlens::ingest {
@@ -33,8 +34,6 @@ bool is_no_value_token(std::string_view s) {
   }
   return s == "-" || s == "--";
 }
-
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string_view trim_spaces(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -112,7 +111,7 @@ NcuNumber parse_ncu_number(std::string_view cell, int pow10) {
   bool any_digit = false;
   for (; i < s.size(); ++i) {
     char c = s[i];
-    if (is_digit(c)) {
+    if (is_ascii_digit(c)) {
       if (digits >= 19) return parse_with_from_chars(number_part(s), pow10);
       mantissa = mantissa * 10 + static_cast<std::uint64_t>(c - '0');
       if (mantissa != 0) ++digits;
@@ -132,7 +131,7 @@ NcuNumber parse_ncu_number(std::string_view cell, int pow10) {
   }
   if (group >= 0 && group != 3) return {CellKind::kInvalid, 0};
   if (i < s.size() && s[i] == '.') {
-    for (++i; i < s.size() && is_digit(s[i]); ++i) {
+    for (++i; i < s.size() && is_ascii_digit(s[i]); ++i) {
       if (digits >= 19) return parse_with_from_chars(number_part(s), pow10);
       mantissa = mantissa * 10 + static_cast<std::uint64_t>(s[i] - '0');
       if (mantissa != 0) ++digits;

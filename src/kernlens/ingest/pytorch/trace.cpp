@@ -15,6 +15,7 @@
 #include <immintrin.h>
 #endif
 
+#include "kernlens/common/ascii.h"
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
 #include "kernlens/common/gzip.h"
@@ -31,18 +32,16 @@ namespace od = simdjson::ondemand;
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 std::string_view trim_end(std::string_view s) {
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  while (!s.empty() && is_json_space(s.back())) s.remove_suffix(1);
   return s;
 }
 
 // Digits [at, end) of `s`, at least one; their end, or npos.
 std::size_t digits_end(std::string_view s, std::size_t at) {
   std::size_t i = at;
-  while (i < s.size() && is_digit(s[i])) ++i;
+  while (i < s.size() && is_ascii_digit(s[i])) ++i;
   return i > at ? i : std::string_view::npos;
 }
 
@@ -277,7 +276,7 @@ bool skipped_unread(std::string_view event) {
   using namespace std::string_view_literals;  // sized at compile time: no strlen an event
   std::size_t at = 1;
   auto expect = [&](std::string_view text) {
-    while (at < event.size() && is_space(event[at])) ++at;
+    while (at < event.size() && is_json_space(event[at])) ++at;
     if (event.size() - at < text.size() || !starts_with_bytes(event.data() + at, text)) return false;
     at += text.size();
     return true;

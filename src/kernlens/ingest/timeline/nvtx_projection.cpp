@@ -7,9 +7,18 @@
 #include <tuple>
 
 namespace kernlens::ingest {
-namespace {
 
 using RangeSet = std::vector<std::uint32_t>;  // indices into the ranges, in StageKey order
+
+// Every call's enclosing ranges as an index into a list of distinct sets (set 0 is empty).
+// Outside the anonymous namespace: NvtxProjection::State holds one, and a member of a class
+// with linkage must have a type with linkage too.
+struct NvtxEnclosingSets {
+  std::vector<std::uint32_t> set_of_call;
+  std::vector<RangeSet> sets{RangeSet{}};
+};
+
+namespace {
 
 bool is_push_pop(const RangeInstance& r) {
   return r.range.kind == model::RangeKind::kPushPop;
@@ -28,12 +37,6 @@ std::vector<std::uint32_t> order_by(const std::vector<T>& items, Less less) {
   return order;
 }
 
-// Every call's enclosing ranges as an index into a list of distinct sets (set 0 is empty).
-struct Enclosing {
-  std::vector<std::uint32_t> set_of_call;
-  std::vector<RangeSet> sets{RangeSet{}};
-};
-
 class Sweep {
  public:
   Sweep(const std::vector<ApiCall>& calls, const std::vector<RangeInstance>& ranges)
@@ -45,7 +48,7 @@ class Sweep {
   // Per thread, calls and ranges both in start order: a range that started before a call
   // is kept active until a call starts after its end; the active ranges that also end after
   // the call's end enclose it.
-  Enclosing run() {
+  NvtxEnclosingSets run() {
     auto calls_order = order_by(calls_, [](const ApiCall& a, const ApiCall& b) {
       return std::tie(a.thread, a.start_ns, a.end_ns) < std::tie(b.thread, b.start_ns, b.end_ns);
     });
@@ -96,7 +99,7 @@ class Sweep {
 
   const std::vector<ApiCall>& calls_;
   const std::vector<RangeInstance>& ranges_;
-  Enclosing out_;
+  NvtxEnclosingSets out_;
   std::map<RangeSet, std::uint32_t> index_;
   std::vector<std::uint32_t> active_;  // ranges started and not yet known to have ended
   RangeSet current_, scratch_;
@@ -136,7 +139,7 @@ struct NvtxProjection::State {
   const std::vector<ApiCall>& calls;
   const std::vector<RangeInstance>& ranges;
   model::Profile& profile;
-  Enclosing enc;
+  NvtxEnclosingSets enc;
   std::vector<model::StageId> stage_of_set;
   std::vector<Extent> extents;
 };

@@ -1,0 +1,20 @@
+// Character tests on ASCII bytes, independent of the C locale (std::isdigit and friends
+// depend on it, and take an int that must not be a negative char).
+#pragma once
+
+#include <algorithm>
+#include <string_view>
+
+namespace kernlens {
+
+inline bool is_ascii_digit(char c) { return c >= '0' && c <= '9'; }
+// JSON's whitespace (RFC 8259): space, tab, line feed, carriage return.
+inline bool is_json_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+// Whether `s` contains `word`, ASCII letters compared without case.
+inline bool contains_ascii_ci(std::string_view s, std::string_view word) {
+  return std::search(s.begin(), s.end(), word.begin(), word.end(),
+                     [](char a, char b) { return (a | 0x20) == (b | 0x20); }) != s.end();
+}
+
+}  // namespace kernlens
