@@ -48,11 +48,23 @@ std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t pa
   std::vector<std::size_t> starts;
   if (parts < 2 || text.size() < 2 * min_bytes) return starts;
   const std::size_t target = std::max(min_bytes, text.size() / parts);
+  // The quotes of each stretch [k x target, (k + 1) x target), counted on a thread each: one
+  // thread counting the whole text before the cuts was a tenth of reading 1 GB on 16 threads.
+  std::vector<std::size_t> quotes((text.size() + target - 1) / target);
+  run_parallel(quotes.size(), [&](std::size_t k) {
+    const std::size_t begin = k * target;
+    quotes[k] = count_byte(text.data() + begin, std::min(target, text.size() - begin), '"');
+  });
+  auto inside_quotes_at = [&](std::size_t at) {
+    std::size_t n = count_byte(text.data() + at / target * target, at % target, '"');
+    for (std::size_t k = 0; k < at / target; ++k) n += quotes[k];
+    return n % 2 == 1;
+  };
   std::size_t from = 0;  // a record boundary: outside quotes
   for (std::size_t k = 1; k < parts; ++k) {
     std::size_t cut = std::max(from + min_bytes, k * target);
     if (cut + min_bytes > text.size()) break;
-    bool inside = count_byte(text.data() + from, cut - from, '"') % 2 == 1;
+    bool inside = inside_quotes_at(cut);
     while (cut < text.size()) {
       const char c = text[cut++];
       if (c == '"') inside = !inside;

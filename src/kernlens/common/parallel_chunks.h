@@ -31,7 +31,7 @@ void run_parts(std::size_t parts, unsigned threads, const std::function<void(std
 // equal size, none smaller than `min_bytes`: the offsets where parts 1.. start (part 0 starts
 // at 0), each just after a line break outside quotes. The quote state is the parity of the
 // quotes before a point (RFC 4180: an escaped quote is doubled, so it flips the state twice),
-// the rule the CSV scanner follows; a reader still checks that each part ends where the next
+// the rule the CSV scanner follows, counted on a thread per part; a reader still checks that each part ends where the next
 // begins and parses the whole on one thread when not (a stray quote in a console line).
 std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t parts, std::size_t min_bytes);
 
