@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it (.ci/run calls this):
-#   1. a build with warnings as errors, and every test (unit, golden, independent checks);
-#   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
-#   3. every libFuzzer harness of that same build for a bounded time (FUZZ_SECONDS each, default 12).
+#   1. a Release build (GCC) with warnings as errors, everything the tests use included, and the
+#      tests of what it built: golden outputs, CLI and Python checks, independent totals, the
+#      scanners' portable path, sweeps, the install; not the GoogleTest unit tests (label
+#      "unit") nor the mutation campaign, which step 2 runs;
+#   2. every test, under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
+#   3. every libFuzzer harness of that same build for a bounded time (FUZZ_SECONDS each, default 6).
 # CI runs it on two cores, where compiling is most of its time (BENCHMARKS.md, "CI time"), hence
-# the build flags: no debug info in step 1 (it costs 30% of each compile), line tables only under
-# the sanitizers (what their stack traces print), and two builds, not three.
+# the build flags: unity builds (CMakeLists.txt), no debug info in step 1 (it costs 30% of each
+# compile), line tables only under the sanitizers (what their stack traces print), the unit
+# tests' own code at -O0 (tests/CMakeLists.txt), and two builds, not three. Every test runs
+# once under the stricter build; step 1's tests are the ones that check its binaries as users
+# get them. UNIT_TESTS_TOO=1 runs the unit tests in step 1 as well.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -19,8 +25,13 @@ step "build (warnings are errors)"
 cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
   -DKERNLENS_WERROR=ON
 cmake --build build/ci -j "$jobs"
-step "tests"
-ctest --test-dir build/ci --output-on-failure -j "$jobs"
+if [[ ${UNIT_TESTS_TOO:-0} == 1 ]]; then
+  step "tests"
+  ctest --test-dir build/ci --output-on-failure -j "$jobs"
+else
+  step "tests but the unit tests and the mutation campaign (step 2 runs them)"
+  ctest --test-dir build/ci --output-on-failure -j "$jobs" --label-exclude unit --exclude-regex '^mutation_campaign$'
+fi
 
 # One clang build serves the sanitizers and the fuzzers: everything is compiled once with ASan
 # and UBSan (-O1, line tables; the module libraries and the harnesses with libFuzzer's coverage
@@ -36,6 +47,6 @@ step "tests under the sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build/sanitize --output-on-failure -j "$jobs"
 
-step "fuzzing (${FUZZ_SECONDS:-12} s per harness)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-12} FUZZ_BUILD=$PWD/build/sanitize FUZZ_CXX=$clang scripts/fuzz.sh
+step "fuzzing (${FUZZ_SECONDS:-6} s per harness)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-6} FUZZ_BUILD=$PWD/build/sanitize FUZZ_CXX=$clang scripts/fuzz.sh
 step "all tests passed"
