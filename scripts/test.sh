@@ -4,15 +4,16 @@
 #      tests of what it built: golden outputs, CLI and Python checks, independent totals, the
 #      scanners' portable path, sweeps, the install; not the GoogleTest unit tests (label
 #      "unit") nor the mutation campaign, which step 2 runs;
-#   2. every test, under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
-#   3. every libFuzzer harness of that same build for a bounded time (FUZZ_SECONDS each, default 6).
+#   2. every test but the "orchestration" ones (a browser on the report, the sweep driver with
+#      fake Slurm: step 1 runs them), under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
+#   3. every libFuzzer harness of that same build for a bounded time (FUZZ_SECONDS each, default 5).
 # CI runs it on two cores, where compiling is most of its time (BENCHMARKS.md, "CI time"), hence
 # the build flags: unity builds (CMakeLists.txt), no debug info in step 1 (it costs 30% of each
 # compile), line tables only under the sanitizers (what their stack traces print), the unit
-# tests' own code at -O0 in step 1, which runs only their portable-scanner subset
-# (tests/CMakeLists.txt), and two builds, not three. Every test runs once under the stricter
-# build; step 1's tests are the ones that check its binaries as users get them.
-# UNIT_TESTS_TOO=1 runs the unit tests in step 1 as well (and compiles them optimized there).
+# tests' own code at -O0 but for the ParallelRead tests' (tests/CMakeLists.txt), and two
+# builds, not three. Every test runs at least once, under the sanitizers where that checks
+# something; step 1's tests check its binaries as users get them. UNIT_TESTS_TOO=1 runs the
+# unit tests in step 1 as well (and compiles them optimized there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -23,7 +24,7 @@ started=$SECONDS
 step() { printf '\n=== [%d:%02d] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$*"; }
 
 step "build (warnings are errors)"
-unit_test_options=-O0  # this step runs only their portable-scanner subset (below)
+unit_test_options=-O0
 if [[ ${UNIT_TESTS_TOO:-0} == 1 ]]; then unit_test_options=; fi
 cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
   -DKERNLENS_WERROR=ON -DKERNLENS_UNIT_TEST_OPTIONS="$unit_test_options"
@@ -44,12 +45,12 @@ clang=$(command -v clang++ || command -v clang++-14) || { echo "test.sh: clang++
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer harnesses ($clang)"
 CXX=$clang cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DKERNLENS_SANITIZE=ON -DKERNLENS_BUILD_FUZZ=ON \
-  -DKERNLENS_WERROR=ON -DKERNLENS_BUILD_BENCH=OFF
+  -DKERNLENS_WERROR=ON -DKERNLENS_BUILD_BENCH=OFF -DKERNLENS_UNIT_TEST_OPTIONS=-O0
 cmake --build build/sanitize -j "$jobs"
 step "tests under the sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build/sanitize --output-on-failure -j "$jobs"
+  ctest --test-dir build/sanitize --output-on-failure -j "$jobs" --label-exclude orchestration
 
-step "fuzzing (${FUZZ_SECONDS:-6} s per harness)"
-FUZZ_SECONDS=${FUZZ_SECONDS:-6} FUZZ_BUILD=$PWD/build/sanitize FUZZ_CXX=$clang scripts/fuzz.sh
+step "fuzzing (${FUZZ_SECONDS:-5} s per harness)"
+FUZZ_SECONDS=${FUZZ_SECONDS:-5} FUZZ_BUILD=$PWD/build/sanitize FUZZ_CXX=$clang scripts/fuzz.sh
 step "all tests passed"
