@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Two kernlens builds side by side on the GPU machine's CPUs (issue 22): `kernlens analyze FILE
-# --format json` on a 1 GB PyTorch trace (scripts/bench/make_big_trace.py) and an nsys export
-# of a million kernels (scripts/fixtures/make_nsys_fixture.py bench), at several --threads,
+# --format json` on a 1 GB PyTorch trace (scripts/bench/make_big_trace.py), an nsys export
+# of a million kernels (scripts/fixtures/make_nsys_fixture.py bench) and, when RAW_MB names
+# sizes, ncu raw pages (scripts/bench/make_big_raw.py), at several --threads,
 # the builds interleaved round by round (scripts/bench/compare_builds.py: wall and CPU
 # medians) and each build's largest peak RSS (/usr/bin/time). Both outputs must be the same
 # JSON (md5). build/devrun holds the new build (scripts/device/make_devrun.sh); OLD is another
 # kernlens binary carried beside it.
 #   scripts/device/compare_reader_builds.sh OUT OLD_BIN     (about 4 minutes)
 # Env: THREADS (default "1 2@0,1 16"; N@CPUS pins to CPUS with taskset), ROUNDS (default 5),
-#      TRACE_MB (default 1000), NSYS_LAUNCHES (default 1000000); "" skips an input.
+#      RAW_MB (default ""), TRACE_MB (default 1000), NSYS_LAUNCHES (default 1000000); "" skips an input.
 set -u
 out=${1:?usage: compare_reader_builds.sh OUT OLD_BIN}
 old=${2:?usage: compare_reader_builds.sh OUT OLD_BIN}
@@ -46,6 +47,6 @@ compare() {  # LABEL FILE
   done
 }
 {
-  each_big_input compare "" "${TRACE_MB-1000}" "${NSYS_LAUNCHES-1000000}"
+  each_big_input compare "${RAW_MB-}" "${TRACE_MB-1000}" "${NSYS_LAUNCHES-1000000}"
 } > "$out/compare.txt" 2>&1
 cat "$out/compare.txt"

@@ -105,6 +105,15 @@ std::string read_streamed(const std::string& path, unsigned threads, std::size_t
   });
 }
 
+// `text` with `piece` put in at `at`: built anew, as std::string::insert draws a false
+// -Wrestrict from GCC 12 once inlined (an error under -Werror).
+std::string with_inserted(const std::string& text, std::size_t at, std::string_view piece) {
+  std::string out(text, 0, at);
+  out += piece;
+  out.append(text, at);
+  return out;
+}
+
 std::vector<fs::path> fixture_files() {
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(test::fixture(""))) {
@@ -133,15 +142,15 @@ std::vector<std::string> seeds_and_mutations(const std::string& content, std::ui
   for (int i = 0; i < 12; ++i) {
     std::string m = base;
     switch (i % 6) {
-      case 0: m.insert(at(m.size()), "\""); break;                            // a stray quote
-      case 1: m.insert(at(m.size()), "\n"); break;                            // a line break, maybe quoted
+      case 0: m = with_inserted(m, at(m.size()), "\""); break;                            // a stray quote
+      case 1: m = with_inserted(m, at(m.size()), "\n"); break;                            // a line break, maybe quoted
       case 2: {                                                                // a console line, odd quotes
         std::size_t nl = m.find('\n', at(m.size()));
-        if (nl != std::string::npos) m.insert(nl + 1, "==WARNING== a \"quote\" and \"one more\n");
+        if (nl != std::string::npos) m = with_inserted(m, nl + 1, "==WARNING== a \"quote\" and \"one more\n");
         break;
       }
       case 3: m.resize(at(m.size())); break;                                   // cut short
-      case 4: m.insert(at(m.size()), "\"\"\n\"\""); break;                     // escaped quotes around a break
+      case 4: m = with_inserted(m, at(m.size()), "\"\"\n\"\""); break;                     // escaped quotes around a break
       case 5: if (!m.empty()) m[at(m.size() - 1)] = ','; break;                // a field too many
     }
     out.push_back(std::move(m));
@@ -375,14 +384,14 @@ std::vector<std::string> trace_seeds_and_mutations(const std::string& doc, std::
     std::string m = base;
     const std::size_t quote = m.find("\"name\": \"", at(m.size()));
     switch (i % 8) {
-      case 0: if (quote != std::string::npos) m.insert(quote + 9, "},\n  {"); break;  // an event's end, in a string
-      case 1: m.insert(at(m.size()), "\""); break;                                  // a stray quote
-      case 2: m.insert(at(m.size()), "},{"); break;                                  // braces out of place
+      case 0: if (quote != std::string::npos) m = with_inserted(m, quote + 9, "},\n  {"); break;  // an event's end, in a string
+      case 1: m = with_inserted(m, at(m.size()), "\""); break;                                  // a stray quote
+      case 2: m = with_inserted(m, at(m.size()), "},{"); break;                                  // braces out of place
       case 3: m.resize(at(m.size())); break;                                         // cut short
-      case 4: if (quote != std::string::npos) m.insert(quote + 9, "\\\"},{\\\\"); break;  // escapes
-      case 5: m.insert(at(m.size()), "]"); break;                                    // the array ended early
+      case 4: if (quote != std::string::npos) m = with_inserted(m, quote + 9, "\\\"},{\\\\"); break;  // escapes
+      case 5: m = with_inserted(m, at(m.size()), "]"); break;                                    // the array ended early
       case 6: if (!m.empty()) m[at(m.size() - 1)] = '{'; break;
-      case 7: m.insert(at(m.size()), "\n  },\n  {\"ph\": \"X\"}"); break;
+      case 7: m = with_inserted(m, at(m.size()), "\n  },\n  {\"ph\": \"X\"}"); break;
     }
     out.push_back(std::move(m));
   }
@@ -523,6 +532,53 @@ TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {
       changed_export("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2 AND 5591");
   EXPECT_TRUE(ranges_of(far_apart, 192).empty());
   EXPECT_EQ(ranges_of(far_apart, 1).size(), 4u);  // slots of a byte: cheaper than counting rows
+}
+
+TEST(GuessCsvRecordCuts, CutsAfterTheFirstLineBreakQuotedOrNot) {
+  const std::string text = "\"a\",\"b\"\n\"multi\nline\",\"x\"\n\"c\",\"d\"\n\"e\",\"f\"\n";
+  bool quoted_break_taken = false;
+  for (std::size_t parts = 2; parts < 8; ++parts) {
+    for (std::size_t cut : guess_csv_record_cuts(text, parts, 1)) {
+      ASSERT_GT(cut, 0u);
+      EXPECT_EQ(text[cut - 1], '\n');
+      quoted_break_taken = quoted_break_taken || cut == text.find("line\"");
+    }
+  }
+  EXPECT_TRUE(quoted_break_taken);  // a guess: split_csv_records never cuts there
+  EXPECT_EQ(guess_csv_record_cuts(text, 2, 1), (std::vector<std::size_t>{text.find("\"c\"")}));
+  EXPECT_TRUE(guess_csv_record_cuts(text, 4, text.size()).empty());  // parts would be too small
+  EXPECT_TRUE(guess_csv_record_cuts(text, 1, 1).empty());
+  EXPECT_TRUE(guess_csv_record_cuts("\"no line break\",\"at all\"", 2, 1).empty());
+}
+
+// A raw page whose NVTX ranges hold line breaks: the guessed cuts fall inside quoted fields,
+// the reader finds it out and reads what one thread reads, whole or in windows.
+TEST(ParallelRead, RawPageWithLineBreaksInQuotedFieldsReadsTheSameOnAnyNumberOfThreads) {
+  const std::string original = test::file_text(test::fixture("ncu/qwen_decode_raw.csv"));
+  std::string text;
+  std::size_t broken = 0, from = 0;
+  for (std::size_t at; (at = original.find(":decode:", from)) != std::string::npos; from = at + 8, ++broken) {
+    text.append(original, from, at - from);
+    text += ":de\ncode:";
+  }
+  text.append(original, from);
+  ASSERT_GT(broken, 100u);
+  std::size_t guessed_inside = 0;
+  for (unsigned parts = 2; parts < 9; ++parts) {
+    for (std::size_t cut : guess_csv_record_cuts(text, parts, 1)) guessed_inside += text.compare(cut - 3, 3, "de\n") == 0;
+  }
+  ASSERT_GT(guessed_inside, 0u);  // the case under test happens
+  const std::string expected = read_bytes(text, 1);
+  EXPECT_NE(expected.find("de\ncode"), std::string::npos);  // the stage name kept its line break
+  for (unsigned threads : {2u, 3u, 5u, 8u}) EXPECT_EQ(read_bytes(text, threads), expected) << threads << " threads";
+  test::TempDir dir;
+  const std::string path = dir.file("broken_ranges.csv");
+  dir.write("broken_ranges.csv", text);
+  const std::string streamed = read_streamed(path, 1, 4096);
+  for (std::size_t window : {std::size_t{4096}, std::size_t{65536}}) {
+    EXPECT_EQ(read_streamed(path, 3, window, FileAccess::kMapped), streamed) << "mapped in windows of " << window;
+    EXPECT_EQ(read_streamed(path, 4, window), streamed) << "streamed in windows of " << window;
+  }
 }
 
 TEST(SplitCsvRecords, CutsAfterALineBreakOutsideQuotes) {

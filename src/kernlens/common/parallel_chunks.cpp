@@ -44,9 +44,35 @@ void run_parts(std::size_t parts, unsigned threads, const std::function<void(std
   });
 }
 
-std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t parts, std::size_t min_bytes) {
+namespace {
+
+// Cuts `text` into up to `parts` parts of about equal size, none smaller than `min_bytes`:
+// each cut is what after_break(k x size / parts) says, the offset just after a record's line
+// break at or after that point (npos where there is none).
+template <class AfterBreak>
+std::vector<std::size_t> cut_records(std::string_view text, std::size_t parts, std::size_t min_bytes,
+                                     std::size_t target, const AfterBreak& after_break) {
   std::vector<std::size_t> starts;
-  if (parts < 2 || text.size() < 2 * min_bytes) return starts;
+  std::size_t from = 0;  // a record boundary
+  for (std::size_t k = 1; k < parts; ++k) {
+    const std::size_t at = std::max(from + min_bytes, k * target);
+    if (at + min_bytes > text.size()) break;
+    const std::size_t cut = after_break(at);
+    if (cut == std::string_view::npos || cut + min_bytes > text.size()) break;
+    starts.push_back(cut);
+    from = cut;
+  }
+  return starts;
+}
+
+bool too_small_to_split(std::string_view text, std::size_t parts, std::size_t min_bytes) {
+  return parts < 2 || text.size() < 2 * min_bytes;
+}
+
+}  // namespace
+
+std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t parts, std::size_t min_bytes) {
+  if (too_small_to_split(text, parts, min_bytes)) return {};
   const std::size_t target = std::max(min_bytes, text.size() / parts);
   // The quotes of each stretch [k x target, (k + 1) x target), counted on a thread each: one
   // thread counting the whole text before the cuts was a tenth of reading 1 GB on 16 threads.
@@ -60,21 +86,24 @@ std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t pa
     for (std::size_t k = 0; k < at / target; ++k) n += quotes[k];
     return n % 2 == 1;
   };
-  std::size_t from = 0;  // a record boundary: outside quotes
-  for (std::size_t k = 1; k < parts; ++k) {
-    std::size_t cut = std::max(from + min_bytes, k * target);
-    if (cut + min_bytes > text.size()) break;
+  return cut_records(text, parts, min_bytes, target, [&](std::size_t cut) {
     bool inside = inside_quotes_at(cut);
     while (cut < text.size()) {
       const char c = text[cut++];
       if (c == '"') inside = !inside;
-      if (c == '\n' && !inside) break;
+      if (c == '\n' && !inside) return cut;
     }
-    if (cut + min_bytes > text.size() || text[cut - 1] != '\n') break;
-    starts.push_back(cut);
-    from = cut;
-  }
-  return starts;
+    return std::string_view::npos;
+  });
+}
+
+std::vector<std::size_t> guess_csv_record_cuts(std::string_view text, std::size_t parts, std::size_t min_bytes) {
+  if (too_small_to_split(text, parts, min_bytes)) return {};
+  const std::size_t target = std::max(min_bytes, text.size() / parts);
+  return cut_records(text, parts, min_bytes, target, [&](std::size_t at) {
+    const std::size_t line_break = text.find('\n', at);
+    return line_break == std::string_view::npos ? line_break : line_break + 1;
+  });
 }
 
 }  // namespace kernlens

@@ -207,6 +207,21 @@ bool CsvScanner::scan(CsvRecord& rec) {
       }
     }
     while (structural) {
+      if (!all) {
+        // The fields before the next selected one that end here, before any line end, are
+        // passed by their separators alone: most of a wide row is fields nobody asked for.
+        const std::size_t want = next_selected < selected_.size() ? selected_[next_selected] : SIZE_MAX;
+        const std::uint64_t before_line_end = line_ends ? (line_ends & (0 - line_ends)) - 1 : ~std::uint64_t{0};
+        const auto passable = static_cast<std::size_t>(std::popcount(structural & before_line_end));
+        std::size_t skip = std::min(want - field_index, passable);
+        if (skip > 0) {
+          field_index += skip;
+          for (; skip > 1; --skip) structural &= structural - 1;
+          field_begin = base + static_cast<unsigned>(std::countr_zero(structural)) + 1;
+          structural &= structural - 1;
+          continue;
+        }
+      }
       const unsigned bit = static_cast<unsigned>(std::countr_zero(structural));
       structural &= structural - 1;
       const std::size_t end = base + bit;

@@ -368,20 +368,18 @@ void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
   main.add_rows(part.rows);
 }
 
-// Reads the rows of `region` as main.parse does, on up to `threads` threads: the region is
-// cut at record boundaries, each part parsed into a profile of its own, and the parts merged
-// in order, so the profile is the one a single thread makes. When a part does not end where
-// the next begins (a cut inside a quoted field, which the quote parity cannot see in a
-// console line), the region is parsed again on one thread.
-// `parts` are kept from one region to the next.
-RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx,
-                                std::vector<Part>& parts, std::string_view region, std::int64_t first_line,
-                                std::uint64_t file_offset, bool last) {
-  const ReadOptions defaults;
-  const ReadOptions& options = ctx.options ? *ctx.options : defaults;
-  const unsigned threads = options.threads ? options.threads : default_threads();
-  const std::vector<std::size_t> cuts = split_csv_records(region, threads, options.min_part_bytes);
-  if (cuts.empty()) return main.parse(region, first_line, file_offset, last);
+// The parts of the regions of one file, kept from one region to the next (their tables keep
+// their room), and whether cuts are still guessed (guess_csv_record_cuts) for this file.
+struct Parts {
+  std::vector<Part> parts;
+  bool guess_cuts = true;
+};
+
+// Parses `region` in parts cut at `cuts`, each on a thread of its own, and shifts what each
+// read to the file's lines. False when a part does not end where the next begins: a cut fell
+// inside a record (a line break in a quoted field, or a stray quote in a console line).
+bool parse_parts(const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx, std::vector<Part>& parts,
+                 std::string_view region, const std::vector<std::size_t>& cuts, std::int64_t first_line, bool last) {
   parts.resize(cuts.size() + 1);
   std::size_t begin = 0;
   for (std::size_t i = 0; i < parts.size(); ++i) {
@@ -404,15 +402,41 @@ RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const 
     part.shift_lines(line_shift, ctx.input_index);
     line_shift = part.out.next_line - 1;
   }
-  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
-    if (parts[i].out.status && parts[i].out.consumed != parts[i].text.size()) {
-      return main.parse(region, first_line, file_offset, last);  // a cut fell inside a record
+  // A part that stopped at an error began where a record began: the parts after it do not matter.
+  for (std::size_t i = 0; i + 1 < parts.size() && parts[i].out.status; ++i) {
+    if (parts[i].out.consumed != parts[i].text.size()) return false;
+  }
+  return true;
+}
+
+// Reads the rows of `region` as main.parse does, on up to `threads` threads: the region is
+// cut at record boundaries, each part parsed into a profile of its own, and the parts merged
+// in order, so the profile is the one a single thread makes. Cuts are guessed first; when a
+// part does not end where the next begins, the region is cut again where the quotes allow,
+// and the file's later regions too; when even those cuts fail (a stray quote in a console
+// line, which the quote parity cannot see), the region is parsed on one thread.
+RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx,
+                                Parts& parts, std::string_view region, std::int64_t first_line,
+                                std::uint64_t file_offset, bool last) {
+  const ReadOptions defaults;
+  const ReadOptions& options = ctx.options ? *ctx.options : defaults;
+  const unsigned threads = options.threads ? options.threads : default_threads();
+  bool joined = false;
+  if (parts.guess_cuts) {
+    const auto cuts = guess_csv_record_cuts(region, threads, options.min_part_bytes);
+    if (cuts.empty()) return main.parse(region, first_line, file_offset, last);
+    joined = parse_parts(layout, columns, ctx, parts.parts, region, cuts, first_line, last);
+    parts.guess_cuts = joined;
+  }
+  if (!joined) {
+    const auto cuts = split_csv_records(region, threads, options.min_part_bytes);
+    if (cuts.empty() || !parse_parts(layout, columns, ctx, parts.parts, region, cuts, first_line, last)) {
+      return main.parse(region, first_line, file_offset, last);
     }
-    if (!parts[i].out.status) break;
   }
   RowParser::Outcome out;
   std::size_t consumed = 0;
-  for (Part& part : parts) {
+  for (Part& part : parts.parts) {
     merge_part(part, main, ctx);
     if (!part.out.status) return part.out;
     out.consumed = consumed + part.out.consumed;
@@ -480,7 +504,7 @@ Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx) {
   auto start = read_start(bytes, ctx);
   if (!start) return start.error();
   RowParser parser(start->layout, start->columns, ctx, bytes.size());
-  std::vector<Part> parts;
+  Parts parts;
   auto out = parse_region(parser, start->layout, start->columns, ctx, parts, bytes.substr(start->rows_at),
                           start->rows_line, start->rows_at, true);
   if (!out.status) return out.status;
@@ -512,7 +536,7 @@ Status read_mapped(FileMapping& file, ReadContext& ctx, std::size_t window_bytes
   if (!start) return start.error();
   if (start->rows_at > window_bytes) window_bytes = bytes.size();
   RowParser parser(start->layout, start->columns, ctx, bytes.size());
-  std::vector<Part> parts;
+  Parts parts;
   std::size_t begin = start->rows_at;
   std::size_t end = start->rows_at / window_bytes * window_bytes;
   std::int64_t line = start->rows_line;
@@ -547,7 +571,7 @@ Status read_streamed(const std::string& path, std::uint64_t file_bytes, ReadCont
   }
   RowParser parser(start->layout, start->columns, ctx, static_cast<std::size_t>(file_bytes));
   std::string_view region = window->substr(start->rows_at);
-  std::vector<Part> parts;
+  Parts parts;
   std::int64_t line = start->rows_line;
   std::uint64_t offset = start->rows_at;
   while (true) {
