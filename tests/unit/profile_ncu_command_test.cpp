@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "kernlens/common/shell.h"
+
 namespace kernlens::profile {
 namespace {
 

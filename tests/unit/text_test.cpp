@@ -26,5 +26,12 @@ TEST(TextTest, ControlCharactersAreEscaped) {
   EXPECT_EQ(escape_controls_but_newlines("two\nlines\x1b"), "two\nlines\\x1b");
 }
 
+TEST(TextTest, FileNameSafeKeepsOnlyPortableCharacters) {
+  EXPECT_EQ(file_name_safe("train-7.b_2"), "train-7.b_2");
+  EXPECT_EQ(file_name_safe("job 12/rank:3"), "job_12_rank_3");
+  EXPECT_EQ(file_name_safe("caf\xC3\xA9"), "caf__");  // each byte of a non-ASCII letter
+  EXPECT_EQ(file_name_safe(""), "");
+}
+
 }  // namespace
 }  // namespace kernlens

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/cli/commands.h"
+#include "kernlens/common/shell.h"
 #include "kernlens/profile/ncu_command.h"
 #include "kernlens/store/database.h"
 #include "kernlens/sweep/ingest.h"
@@ -121,7 +122,7 @@ int run_submit(const SweepOptions& opt) {
     if (opt.local) {  // the commands, in the order they would run
       std::string lines;
       for (std::size_t i = 0; i < points.size(); ++i) {
-        lines += fmt::format("{}\n", profile::shell_join(sweep::with_env(plan->points[points[i]], argvs[i])));
+        lines += fmt::format("{}\n", shell_join(sweep::with_env(plan->points[points[i]], argvs[i])));
       }
       return write_output("-", lines);
     }

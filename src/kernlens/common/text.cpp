@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <utf8.h>
 
+#include "kernlens/common/ascii.h"
+
 namespace kernlens {
 
 std::optional<std::string> repaired_utf8(std::string_view s) {
@@ -53,5 +55,12 @@ std::string escaped(std::string_view s, bool keep_newlines) {
 std::string escape_controls(std::string_view s) { return escaped(s, false); }
 
 std::string escape_controls_but_newlines(std::string_view s) { return escaped(s, true); }
+
+std::string file_name_safe(std::string text) {
+  for (char& c : text) {
+    if (!is_ascii_alnum(c) && c != '-' && c != '.' && c != '_') c = '_';
+  }
+  return text;
+}
 
 }  // namespace kernlens

@@ -22,4 +22,7 @@ std::string escape_controls(std::string_view s);
 // The same, keeping line breaks: for whole messages of several lines.
 std::string escape_controls_but_newlines(std::string_view s);
 
+// `text` fit for a file name: every byte but ASCII letters, digits, '-', '.' and '_' becomes '_'.
+std::string file_name_safe(std::string text);
+
 }  // namespace kernlens

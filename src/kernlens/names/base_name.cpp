@@ -78,7 +78,7 @@ bool contains(const std::string_view (&list)[N], std::string_view s) {
 }
 
 bool is_ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+  return is_ascii_alnum(c) || c == '_';
 }
 
 std::string_view trim_blanks(std::string_view s) {

@@ -13,7 +13,7 @@ namespace {
 // all, which costs ten times what the base name of most kernels needs: their prefix.
 
 bool is_upper(char c) { return c >= 'A' && c <= 'Z'; }
-bool starts_identifier(char c) { return (c >= 'a' && c <= 'z') || is_upper(c) || c == '_'; }
+bool starts_identifier(char c) { return is_ascii_alpha(c) || c == '_'; }
 
 // The <length><identifier> at `p` (advanced past it); empty when there is none, or it is cut short.
 std::string_view source_name(std::string_view m, std::size_t& p) {

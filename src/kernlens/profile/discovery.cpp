@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/file.h"
+#include "kernlens/common/shell.h"
 #include "kernlens/load/timeline.h"
 #include "kernlens/profile/tools.h"
 #include "kernlens/rundir/layout.h"

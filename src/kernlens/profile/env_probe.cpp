@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/ascii.h"
 #include "kernlens/profile/process.h"
 
 namespace kernlens::profile {
@@ -52,7 +53,7 @@ std::optional<std::string> parse_driver_cuda_version(std::string_view banner) {
   if (at == std::string_view::npos) return std::nullopt;
   std::string_view rest = trim_blanks(banner.substr(at + key.size()));
   std::size_t end = 0;
-  while (end < rest.size() && ((rest[end] >= '0' && rest[end] <= '9') || rest[end] == '.')) ++end;
+  while (end < rest.size() && (is_ascii_digit(rest[end]) || rest[end] == '.')) ++end;
   if (end == 0) return std::nullopt;
   return std::string(rest.substr(0, end));
 }
@@ -76,7 +77,7 @@ bool is_python_interpreter(std::string_view program) {
   if (auto slash = program.rfind('/'); slash != std::string_view::npos) program.remove_prefix(slash + 1);
   if (!program.starts_with("python")) return false;
   for (char c : program.substr(6)) {
-    if (!((c >= '0' && c <= '9') || c == '.')) return false;
+    if (!is_ascii_digit(c) && c != '.') return false;
   }
   return true;
 }

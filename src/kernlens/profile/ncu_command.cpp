@@ -39,11 +39,6 @@ constexpr std::array<TierSpec, 6> kTiers = {{
     {Tier::kFull, "full", "full", {}},
 }};
 
-// Characters a POSIX shell leaves alone in an unquoted word.
-bool shell_safe(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         std::string_view("_@%+=:,./-").find(c) != std::string_view::npos;
-}
 
 void append(std::vector<std::string>& argv, std::initializer_list<std::string_view> args) {
   for (auto a : args) argv.emplace_back(a);
@@ -235,28 +230,6 @@ std::string nvtx_start_end_filter(std::string_view domain, std::span<const std::
     body += nvtx_escape(ranges[i]);
   }
   return with_domain(domain, std::move(body));
-}
-
-std::string shell_quote(std::string_view arg) {
-  if (!arg.empty() && std::all_of(arg.begin(), arg.end(), shell_safe)) return std::string(arg);
-  std::string out = "'";
-  for (char c : arg) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
-}
-
-std::string shell_join(std::span<const std::string> argv) {
-  std::string line;
-  for (const auto& arg : argv) {
-    if (!line.empty()) line += ' ';
-    line += shell_quote(arg);
-  }
-  return line;
 }
 
 }  // namespace kernlens::profile

@@ -8,7 +8,6 @@
 //   export_argvs()     the report to the raw page (base units) and the details page, as CSV
 //   nvtx_*_filter()    --nvtx-include expressions for push/pop and start/end ranges, names
 //                      escaped
-//   shell_quote(), shell_join()   argv for reading (--dry-run): POSIX single quotes
 //
 // Tiers are a table (kTiers), not code.
 #pragma once
@@ -98,10 +97,5 @@ std::string nvtx_push_pop_filter(std::string_view domain, std::span<const std::s
 // Kernels inside all the start/end ranges `ranges` of `domain`.
 std::string nvtx_start_end_filter(std::string_view domain, std::span<const std::string> ranges);
 
-// `arg` as a POSIX shell word: unchanged when it has only safe characters, else in single
-// quotes (a quote inside written '\'').
-std::string shell_quote(std::string_view arg);
-// The argv as one line a shell would split back into the same argv.
-std::string shell_join(std::span<const std::string> argv);
 
 }  // namespace kernlens::profile

@@ -13,6 +13,7 @@
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/common/exit_codes.h"
 #include "kernlens/common/file.h"
+#include "kernlens/common/shell.h"
 #include "kernlens/profile/comm_kernels.h"
 #include "kernlens/profile/deep_pass.h"
 #include "kernlens/profile/discovery.h"

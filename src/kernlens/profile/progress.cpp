@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/ascii.h"
 #include "kernlens/names/mangled.h"
 
 namespace kernlens::profile {
@@ -44,7 +45,7 @@ std::pair<std::size_t, std::size_t> next_marker(std::string_view line, std::size
 std::string_view name_of_kernel_id(std::string_view printed) {
   auto digits_then_colon = [](std::string_view s, std::size_t& at) {
     std::size_t start = at;
-    while (at < s.size() && s[at] >= '0' && s[at] <= '9') ++at;
+    while (at < s.size() && is_ascii_digit(s[at])) ++at;
     if (at == start || at >= s.size() || s[at] != ':') return false;
     ++at;
     return true;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/file.h"
+#include "kernlens/common/text.h"
 
 namespace kernlens::profile {
 namespace fs = std::filesystem;
@@ -53,15 +54,6 @@ std::optional<int> to_int(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
-}
-
-std::string file_name_safe(std::string text) {
-  for (char& c : text) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-                      c == '.' || c == '_';
-    if (!keep) c = '_';
-  }
-  return text;
 }
 
 std::string host_name() {

@@ -87,33 +87,4 @@ std::string first_sentence(std::string_view text) {
   return std::string(end == std::string_view::npos ? text : text.substr(0, end + 1));
 }
 
-namespace {
-
-bool shell_safe(std::string_view arg) {
-  if (arg.empty()) return false;
-  for (char c : arg) {
-    bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 std::string_view("-_./=:,+@%").find(c) != std::string_view::npos;
-    if (!plain) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-std::string shell_command_line(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& arg : argv) {
-    if (!out.empty()) out += ' ';
-    if (shell_safe(arg)) {
-      out += arg;
-      continue;
-    }
-    out += '\'';
-    for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    out += '\'';
-  }
-  return out;
-}
-
 }  // namespace kernlens::report

@@ -32,7 +32,5 @@ std::string flops_ratio_text(const analysis::StageWork& work);
 std::string analytic_note(const analysis::StageWork& work);
 // ncu's rule texts run to a paragraph; the first sentence says what it found.
 std::string first_sentence(std::string_view text);
-// The argv as a shell would take it back ("python3 run.py --name 'a b'"); "" when empty.
-std::string shell_command_line(const std::vector<std::string>& argv);
 
 }  // namespace kernlens::report

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/shell.h"
 #include "kernlens/report/format.h"
 #include "kernlens/report/summary.h"
 
@@ -83,7 +84,7 @@ Table summary_table(const model::Profile& profile, const analysis::Analysis& ana
   };
   for (const auto& in : profile.inputs) add("Input", fmt::format("{} ({})", in.path, describe_input(in)), true);
   if (std::string gpu = device_line(profile, analysis); !gpu.empty()) add("GPU", gpu);
-  if (!ctx.command.empty()) add("Command", shell_command_line(ctx.command), true);
+  if (!ctx.command.empty()) add("Command", shell_join(ctx.command), true);
   const auto& totals = analysis.agg.totals;
   add("Kernel time", totals.kernel_time_ns ? human_duration_ns(*totals.kernel_time_ns) : std::string(kMissing));
   add("Launches", fmt::format("{} launches of {} kernels", totals.launches, totals.unique_kernels));

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/file.h"
+#include "kernlens/common/text.h"
 namespace kernlens::rundir {
 namespace fs = std::filesystem;
 namespace {
@@ -58,12 +59,8 @@ std::string make_run_id(std::chrono::system_clock::time_point now, std::string_v
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
   std::tm utc{};
   gmtime_r(&t, &utc);
-  std::string name(program.substr(program.rfind('/') == std::string_view::npos ? 0 : program.rfind('/') + 1));
-  for (char& c : name) {
-    const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                      c == '-' || c == '_' || c == '.';
-    if (!keep) c = '_';
-  }
+  std::string name = file_name_safe(
+      std::string(program.substr(program.rfind('/') == std::string_view::npos ? 0 : program.rfind('/') + 1)));
   if (name.empty() || name == "." || name == "..") name = "run";
   return fmt::format("{:04}{:02}{:02}-{:02}{:02}{:02}-{}", utc.tm_year + 1900, utc.tm_mon + 1, utc.tm_mday,
                      utc.tm_hour, utc.tm_min, utc.tm_sec, name);

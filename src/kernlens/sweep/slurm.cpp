@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/shell.h"
 #include "kernlens/profile/ncu_command.h"
 #include "kernlens/profile/process.h"
 
@@ -103,10 +104,10 @@ Result<std::string> sbatch_script(const Plan& plan, const std::vector<std::size_
       "# Written by `kernlens sweep submit`; `kernlens sweep status` reads what the tasks leave.\n{}",
       plan.spec.name, points.size(), fs::absolute(plan.spec.path).lexically_normal().string(), *header);
   for (const auto& line : plan.spec.slurm.setup) out += line + "\n";
-  out += fmt::format("cd {} || exit 2\ncase \"${{SLURM_ARRAY_TASK_ID:-}}\" in\n", profile::shell_quote(plan.spec.workdir));
+  out += fmt::format("cd {} || exit 2\ncase \"${{SLURM_ARRAY_TASK_ID:-}}\" in\n", shell_quote(plan.spec.workdir));
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Point& p = plan.points[points[i]];
-    out += fmt::format("  {})  # {}\n    exec {} ;;\n", p.index, p.id, profile::shell_join(with_env(p, argvs[i])));
+    out += fmt::format("  {})  # {}\n    exec {} ;;\n", p.index, p.id, shell_join(with_env(p, argvs[i])));
   }
   out += "  *) echo \"kernlens sweep: no point ${SLURM_ARRAY_TASK_ID:-} in this script\" >&2; exit 2 ;;\nesac\n";
   return out;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/common/shell.h"
 #include "kernlens/profile/ncu_command.h"
 
 namespace kernlens::sweep {
@@ -46,7 +47,7 @@ std::string plan_text(const Plan& plan, bool with_tags) {
   for (const auto& p : plan.points) {
     out += fmt::format("[{}] {}  {}\n    tags: {}\n", p.index, p.id, p.run_dir(), joined(p.tags));
     if (!p.env.empty()) out += fmt::format("    env:  {}\n", joined(p.env));
-    out += fmt::format("    {}\n", profile::shell_join(profile_argv(plan, p, with_tags)));
+    out += fmt::format("    {}\n", shell_join(profile_argv(plan, p, with_tags)));
   }
   return out;
 }
