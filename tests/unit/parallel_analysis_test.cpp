@@ -1,5 +1,6 @@
-// The analysis works out kernels and families (analysis.cpp, insights_in_parallel) and the
-// stage rows' timeline figures (timeline.cpp, add_timeline_figures) on several threads: its
+// The analysis works out kernels and families (analysis.cpp, insights_in_parallel), each
+// launch's measured FLOPs (flops.cpp, measure_launches) and the stage rows' timeline figures
+// (timeline.cpp, add_timeline_figures) on several threads: its
 // result, written out whole as analyze's JSON, is the one a single thread gives, on fixtures
 // large enough to use every thread asked for (the nsys export has stage rows and a timeline).
 #include <gtest/gtest.h>
@@ -36,7 +37,9 @@ std::string analysis_on(const model::Profile& p, unsigned threads) {
 }
 
 TEST(ParallelAnalysis, TheSameOnAnyNumberOfThreads) {
-  for (const char* fixture : {"ncu/qwen_decode_raw.csv", "ncu/gpt2_prefill_raw.csv", "nsys/llama_stages.sqlite"}) {
+  // FLOPs not measured (qwen), measured for some kernels (gpt2) and for all (llama decode).
+  for (const char* fixture : {"ncu/qwen_decode_raw.csv", "ncu/gpt2_prefill_raw.csv", "ncu/llama_decode_raw.csv",
+                              "nsys/llama_stages.sqlite"}) {
     const model::Profile p = repeated(fixture, 4 * 4096);
     ASSERT_GT(p.launches.size(), 3u * 4096) << fixture;  // enough for several threads
     const std::string one = analysis_on(p, 1);

@@ -152,8 +152,12 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   }
   a.kernels.assign(std::make_move_iterator(insights.begin()),
                    std::make_move_iterator(insights.begin() + static_cast<std::ptrdiff_t>(a.agg.kernels.size())));
+  // Every kernel launch is in one kernel's insight: the launch counts are theirs summed, not
+  // resolved again launch by launch.
   for (const KernelInsight& k : a.kernels) {
     const KernelMetrics& m = k.metrics;
+    a.coverage.launches += m.launches;
+    a.coverage.deep_launches += m.deep_launches;
     a.coverage.kernel_time_ns += m.time_ns;
     a.coverage.deep_time_ns += m.deep_time_ns;
     ++a.coverage.kernels;
@@ -161,11 +165,6 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
       ++a.coverage.measured_kernels;
       a.coverage.measured_kernel_time_ns += m.time_ns;
     }
-  }
-  for (const auto& launch : profile.launches) {
-    if (launch.kind != model::LaunchKind::kKernel) continue;
-    a.coverage.launches += launch.count;
-    if (launch.metrics_count && resolver.get(launch, Figure::kSmPct)) a.coverage.deep_launches += launch.count;
   }
   MfuInput mfu{profile, resolver, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
   auto stages = timed_step(times, "MFU", [&] { return stage_work(mfu, a.agg.stages, options.work); });

@@ -167,6 +167,8 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
     const model::Launch& launch = ctx.profile.launches[index];
     if (launch.kind != model::LaunchKind::kKernel) continue;
     m.launches += launch.count;
+    const bool deep = launch.metrics_count > 0 && r.get(launch, Figure::kSmPct);
+    if (deep) m.deep_launches += launch.count;
     // Every figure is weighted by time, so a launch without a duration cannot be averaged in.
     auto w = launch.total_duration_ns();
     if (!w || *w <= 0) continue;
@@ -178,7 +180,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
     for (std::size_t f = 0; f < kFigureCount; ++f) {
       if (auto v = r.get(launch, static_cast<Figure>(f))) means[f].add(v->value, *w, v->source);
     }
-    if (r.get(launch, Figure::kSmPct)) m.deep_time_ns += *w;
+    if (deep) m.deep_time_ns += *w;
     auto sm_clock = r.get(launch, Figure::kSmClockHz);
     for (std::size_t p = 0; p < kFlopPathCount; ++p) {
       add_launch_roof(flops_peaks[p], r.peak_flops_per_cycle(launch, static_cast<FlopPath>(p)), sm_clock, *w);

@@ -29,6 +29,7 @@ struct StallShare {
 
 struct KernelMetrics {
   std::uint64_t launches = 0;        // kernel launches in the group
+  std::uint64_t deep_launches = 0;   // of those, launches with throughput figures (SOL), timed or not
   double time_ns = 0;                // their total duration
   double deep_time_ns = 0;           // of launches with throughput figures (SOL)
   std::array<std::optional<Figured>, kFigureCount> figures;  // duration-weighted means
