@@ -28,12 +28,8 @@ die() { echo "fuzz.sh: $*" >&2; exit 2; }
 for t in $targets; do
   [[ " $all_targets " == *" $t "* ]] || die "unknown target '$t' (known: $all_targets)"
 done
-cxx=${FUZZ_CXX:-}
-if [[ -z $cxx ]]; then
-  for c in clang++ clang++-14; do
-    if command -v "$c" >/dev/null; then cxx=$c && break; fi
-  done
-fi
+# The same lookup as scripts/test.sh's, which passes its choice as FUZZ_CXX.
+cxx=${FUZZ_CXX:-$(command -v clang++ || command -v clang++-14 || true)}
 [[ -n $cxx ]] || die "clang++ not found (Debian: apt-get install clang-14 libclang-rt-14-dev)"
 for tool in cmake ninja gzip truncate python3; do command -v $tool >/dev/null || die "$tool not found"; done
 
