@@ -266,5 +266,47 @@ TEST(Flops, CommittedH100RunsHoldTheirAnalyticCount) {
   }
 }
 
+// Each figure is answered by the most preferred of its names a launch has (here the 2025.3
+// name before the older one, whatever the samples' order), a metric given twice by its first
+// sample, nothing by a launch without it; moving between launches answers for each its own.
+TEST(MetricResolver, ThePreferredNameAnswersEachLaunchForItself) {
+  model::Profile p;
+  const model::MetricId older = p.metrics.intern("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%");
+  const model::MetricId newer = p.metrics.intern("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%");
+  const model::MetricId stall_wait = p.metrics.intern("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "");
+  const model::MetricId stall_long =
+      p.metrics.intern("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "");
+  auto launch = [&](std::vector<model::MetricSample> samples) {
+    model::Launch& l = p.launches.emplace_back();
+    for (const auto& s : samples) p.add_metric(l, s);
+  };
+  launch({{older, 10}, {newer, 20}, {stall_wait, 0.5}, {stall_long, 3}});
+  launch({{older, 30}});
+  launch({{newer, 40}, {newer, 50}});
+  launch({});
+  const MetricResolver r(p);
+  auto dram = [&](std::size_t i) { return r.get(p.launches[i], Figure::kDramPct); };
+  for (int pass = 0; pass < 2; ++pass) {  // again, each launch's index made anew
+    ASSERT_TRUE(dram(0));
+    EXPECT_EQ(dram(0)->value, 20);
+    EXPECT_EQ(dram(0)->source, "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed");
+    ASSERT_TRUE(dram(1));
+    EXPECT_EQ(dram(1)->value, 30);
+    EXPECT_EQ(dram(1)->source, "dram__throughput.avg.pct_of_peak_sustained_elapsed");
+    ASSERT_TRUE(dram(2));
+    EXPECT_EQ(dram(2)->value, 40);
+    EXPECT_FALSE(dram(3));
+    EXPECT_FALSE(r.get(p.launches[0], Figure::kSmPct));
+  }
+  std::vector<std::pair<std::size_t, double>> stalls;
+  r.stalls(p.launches[0], stalls);
+  ASSERT_EQ(stalls.size(), 2u);
+  EXPECT_EQ(MetricResolver::stall_reason(stalls[0].first), "long_scoreboard");  // largest first
+  EXPECT_EQ(stalls[0].second, 3);
+  EXPECT_EQ(MetricResolver::stall_reason(stalls[1].first), "wait");
+  r.stalls(p.launches[1], stalls);
+  EXPECT_TRUE(stalls.empty());
+}
+
 }  // namespace
 }  // namespace kernlens::analysis
