@@ -1,7 +1,6 @@
 #include "kernlens/analysis/analysis.h"
 
 #include <algorithm>
-#include <atomic>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -68,8 +67,7 @@ struct InsightJob {
   std::string_view op_class;
 };
 
-// The insights of `jobs`, in their order, worked out on up to default_threads() threads (each
-// with a MetricResolver of its own: its cache of one launch's samples is not thread-safe).
+// The insights of `jobs`, in their order, worked out on up to default_threads() threads.
 // Each insight is computed whole by one thread, as one thread alone computes it, so the result
 // is the same on any number of threads. The largest jobs are handed out first.
 std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs, const MetricsContext& ctx,
@@ -83,15 +81,11 @@ std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs
   for (const auto& job : jobs) launches += job.launches.size();
   // A thread is worth starting for a few thousand launches (a profile of a few hundred is read
   // in a millisecond).
-  const std::size_t threads = std::min<std::size_t>({default_threads(), jobs.size(), 1 + launches / 4096});
-  std::atomic<std::size_t> next{0};
-  run_parallel(std::max<std::size_t>(threads, 1), [&](std::size_t) {
-    const MetricResolver resolver(ctx.profile);
+  const std::size_t threads = std::min<std::size_t>(default_threads(), 1 + launches / 4096);
+  for_each_with_resolver(ctx.resolver, order.size(), threads, [&](const MetricResolver& resolver, std::size_t n) {
     const MetricsContext own{ctx.profile, resolver, ctx.device_peaks, ctx.top_stalls};
-    for (std::size_t n; (n = next.fetch_add(1)) < order.size();) {
-      const InsightJob& job = jobs[order[n]];
-      out[order[n]] = insight(own, flops, job.launches, *job.row, options, job.op_class);
-    }
+    const InsightJob& job = jobs[order[n]];
+    out[order[n]] = insight(own, flops, job.launches, *job.row, options, job.op_class);
   });
   return out;
 }

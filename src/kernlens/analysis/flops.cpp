@@ -1,7 +1,6 @@
 #include "kernlens/analysis/flops.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <unordered_map>
 
@@ -170,25 +169,14 @@ MeasuredRange measure_range(const model::Profile& profile, const MetricResolver&
 }
 
 // Every launch's measured FLOPs, in ranges of launches worked out on up to default_threads()
-// threads, each with a MetricResolver of its own (its cache of one launch's samples is not
-// thread-safe). Resolving each launch's counters on one thread was a tenth of `analyze` of a
-// 1 GB raw page on 16; what the ranges hold is summed in launch order after, as before.
+// threads. Resolving each launch's counters on one thread was a tenth of `analyze` of a 1 GB
+// raw page on 16; what the ranges hold is summed in launch order after, as before.
 std::vector<MeasuredRange> measure_launches(const model::Profile& profile, const MetricResolver& resolver) {
   constexpr std::size_t kRangeLaunches = 4096;
   const std::size_t n = profile.launches.size();
   std::vector<MeasuredRange> ranges((n + kRangeLaunches - 1) / kRangeLaunches);
-  auto range = [&](const MetricResolver& r, std::size_t k) {
+  for_each_with_resolver(resolver, ranges.size(), default_threads(), [&](const MetricResolver& r, std::size_t k) {
     ranges[k] = measure_range(profile, r, k * kRangeLaunches, std::min(n, (k + 1) * kRangeLaunches));
-  };
-  const std::size_t threads = std::min<std::size_t>(default_threads(), ranges.size());
-  if (threads <= 1) {
-    for (std::size_t k = 0; k < ranges.size(); ++k) range(resolver, k);
-    return ranges;
-  }
-  std::atomic<std::size_t> next{0};
-  run_parallel(threads, [&](std::size_t) {
-    const MetricResolver own(profile);
-    for (std::size_t k; (k = next.fetch_add(1)) < ranges.size();) range(own, k);
   });
   return ranges;
 }

@@ -1,6 +1,9 @@
 #include "kernlens/analysis/metrics.h"
 
 #include <algorithm>
+#include <atomic>
+
+#include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens::analysis {
 namespace {
@@ -288,6 +291,17 @@ std::vector<std::string> MetricResolver::metric_names() {
   names.emplace_back(kDramPeak);
   for (auto reason : kStallReasons) names.push_back(stall_name(reason));
   return names;
+}
+
+void for_each_with_resolver(const MetricResolver& resolver, std::size_t items, std::size_t threads,
+                            const std::function<void(const MetricResolver&, std::size_t)>& work) {
+  std::atomic<std::size_t> next{0};
+  run_parallel(std::max<std::size_t>(1, std::min(threads, items)), [&](std::size_t thread) {
+    std::optional<MetricResolver> own;
+    if (thread > 0) own.emplace(resolver.profile());
+    const MetricResolver& r = own ? *own : resolver;
+    for (std::size_t i; (i = next.fetch_add(1)) < items;) work(r, i);
+  });
 }
 
 }  // namespace kernlens::analysis

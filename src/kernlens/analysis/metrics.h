@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -92,6 +93,8 @@ class MetricResolver {
   // Every metric name any figure may read (what a reader needs to keep).
   static std::vector<std::string> metric_names();
 
+  const model::Profile& profile() const { return profile_; }
+
  private:
   std::optional<Sourced> first(const model::Launch& launch, std::span<const model::MetricId> ids) const;
   std::vector<model::MetricId> ids_of(std::span<const std::string_view> names) const;
@@ -117,5 +120,11 @@ class MetricResolver {
   std::vector<std::pair<std::size_t, model::MetricId>> stall_ids_;  // (reason index, id)
   std::vector<bool> deep_;  // by metric id: not a timing or launch statistic
 };
+
+// Runs work(resolver, i) for every i in [0, items) on up to `threads` threads, each taking the
+// next item as it comes free. A resolver's cache of one launch is not thread-safe: the calling
+// thread works with `resolver`, every other thread with a resolver of its own.
+void for_each_with_resolver(const MetricResolver& resolver, std::size_t items, std::size_t threads,
+                            const std::function<void(const MetricResolver&, std::size_t)>& work);
 
 }  // namespace kernlens::analysis
