@@ -345,46 +345,74 @@ TEST(NsysSqlite, TruncatedAndDamagedFiles) {
   }
 }
 
-// The call of each operation, whether the API rows come in key order (one process,
-// correlation ids rising: matched without an index) or not (sorted through one): the same
-// calls, the inner one of a launch recorded twice, none for an operation without a row.
-TEST(NsysCallMatcher, RowsInKeyOrderOrNotMatchTheSameCalls) {
+// The call of each operation, whether the API rows come in key order and in time order on
+// each thread (kept as they come) or not (read whole and sorted): the same calls, the inner one
+// of a launch recorded twice, none for an operation without a row, the same ranges around each.
+TEST(NsysApiCalls, RowsInOrderOrNotGiveTheSameCalls) {
+  using ingest::nsys::ApiRow;
   const std::int64_t process = std::int64_t{4242} << 24, other = std::int64_t{77} << 24;
-  const std::vector<ingest::nsys::ApiRow> in_order = {
+  const std::vector<ApiRow> in_order = {
       {process | 1, 10, 100, 200},  // correlation 10: cudaLaunchKernel ...
       {process | 1, 10, 110, 190},  // ... wrapping cudaLaunchKernel_v7000: the inner call
       {process | 2, 11, 300, 320},
       {process | 1, 13, 400, 420},  // no operation of its own
       {other | 5, 10, 500, 530},    // another process's correlation 10
   };
-  auto match = [&](std::vector<ingest::nsys::ApiRow> rows) {
-    ingest::nsys::CallMatcher m;
-    std::vector<ingest::nsys::Keyed> ops;
-    std::uint32_t index = 0;
-    for (auto [pid, correlation] : {std::pair{process, 11}, {process, 10}, {process, 12}, {other, 10}}) {
-      ops.push_back({*m.key(pid, correlation), index++});
+  // Thread 1 of the process: "step" [0, 450) around "layer" [105, 195).
+  const std::vector<ingest::RangeInstance> ranges = {
+      {process | 1, 105, 195, model::NvtxRange{"", "layer", model::RangeKind::kPushPop}},
+      {process | 1, 0, 450, model::NvtxRange{"", "step", model::RangeKind::kPushPop}}};
+  auto match = [&](const std::vector<ApiRow>& rows, bool kept_in_order) {
+    ingest::nsys::ApiCalls calls = ingest::nsys::api_calls_of(rows, ranges);
+    EXPECT_EQ(calls.kept_in_order(), kept_in_order);
+    const std::vector<ingest::RangeSet> sets = calls.take_sets();
+    std::map<int, std::string> call_of;  // operation -> "tid ranges"
+    int op = 0;
+    for (auto [pid, correlation] : {std::pair{process, std::int64_t{11}}, {process, 10}, {process, 12}, {other, 10}, {std::int64_t{9} << 24, 10}}) {
+      auto entry = calls.find(pid, correlation);
+      std::string& out = call_of[op++];
+      if (!entry || *entry == ingest::nsys::ApiCalls::kNoCall) {
+        out = entry ? "none" : "no key";
+        continue;
+      }
+      const auto& place = calls.place(*entry);
+      out = std::to_string(ingest::nsys::tid_of(place.thread));
+      for (auto r : sets[place.set]) out += " " + ranges[r].range.name;
     }
-    ingest::nsys::ApiRows columns;
-    for (const auto& r : rows) columns.add(r);
-    m.match(std::move(columns), ops);
-    std::map<std::uint32_t, std::string> call_of;  // operation -> "tid start end"
-    for (std::size_t i = 0; i < ops.size(); ++i) {
-      const auto c = static_cast<std::uint32_t>(ops[i].key);  // the key is now the call
-      call_of[ops[i].index] = c == ingest::nsys::CallMatcher::kNoCall
-                                  ? "none"
-                                  : fmt::format("{} {} {}", ingest::nsys::tid_of(m.calls()[c].thread),
-                                                m.calls()[c].start_ns, m.calls()[c].end_ns);
-    }
+    EXPECT_FALSE(calls.find(process, std::int64_t{1} << 40).has_value());  // no key: beyond 32 bits
     return call_of;
   };
-  const std::map<std::uint32_t, std::string> expected = {
-      {0, "2 300 320"}, {1, "1 110 190"}, {2, "none"}, {3, "5 500 530"}};
-  EXPECT_EQ(match(in_order), expected);
-  std::vector<ingest::nsys::ApiRow> shuffled = {in_order[4], in_order[2], in_order[1], in_order[3], in_order[0]};
-  EXPECT_EQ(match(shuffled), expected);
-  std::vector<ingest::nsys::ApiRow> with_a_keyless_row = in_order;
+  const std::map<int, std::string> expected = {
+      {0, "2"}, {1, "1 step layer"}, {2, "none"}, {3, "5"}, {4, "none"}};
+  EXPECT_EQ(match(in_order, true), expected);
+  std::vector<ApiRow> shuffled = {in_order[4], in_order[2], in_order[1], in_order[3], in_order[0]};
+  EXPECT_EQ(match(shuffled, false), expected);
+  std::vector<ApiRow> with_a_keyless_row = in_order;
   with_a_keyless_row.insert(with_a_keyless_row.begin() + 2, {process | 1, std::int64_t{1} << 40, 0, 1});
-  EXPECT_EQ(match(with_a_keyless_row), expected);
+  EXPECT_EQ(match(with_a_keyless_row, true), expected);
+  // Keys in order, but thread 1 goes back in time: the rows are read whole.
+  std::vector<ApiRow> back_in_time = in_order;
+  back_in_time[3].start = 50;
+  back_in_time[3].end = 60;
+  EXPECT_EQ(match(back_in_time, false), expected);
+}
+
+// A call's rank orders the calls of its thread by (start, end), on either path.
+TEST(NsysApiCalls, RankIsTheCallsPlaceInTimeOnItsThread) {
+  using ingest::nsys::ApiRow;
+  const std::int64_t t1 = (std::int64_t{7} << 24) | 1, t2 = (std::int64_t{7} << 24) | 2;
+  for (bool sorted : {true, false}) {
+    std::vector<ApiRow> rows = {{t1, 1, 10, 20}, {t2, 2, 12, 13}, {t1, 3, 30, 40}, {t2, 4, 50, 60}};
+    if (!sorted) std::swap(rows[0].correlation, rows[2].correlation);  // correlation 1 is now the later call
+    ingest::nsys::ApiCalls calls = ingest::nsys::api_calls_of(rows, {});
+    EXPECT_EQ(calls.kept_in_order(), sorted);
+    auto rank = [&](std::int64_t correlation) { return calls.rank(*calls.find(t1, correlation)); };
+    if (sorted) {
+      EXPECT_LT(rank(1), rank(3));
+    } else {
+      EXPECT_GT(rank(1), rank(3));
+    }
+  }
 }
 
 }  // namespace

@@ -2,44 +2,170 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_map>
 
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/parallel_chunks.h"
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 
 namespace kernlens::ingest::nsys {
+
+std::optional<std::uint64_t> ApiCalls::key(std::int64_t global_id, std::int64_t correlation, bool add) {
+  if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  const std::int64_t process = process_of(global_id);
+  if (last_process_ >= processes_.size() || processes_[last_process_] != process) {  // rows come in runs
+    auto it = std::find(processes_.begin(), processes_.end(), process);
+    if (it == processes_.end()) {
+      if (!add) return UINT64_MAX;  // no call has this process: no key matches
+      it = processes_.insert(it, process);
+    }
+    last_process_ = static_cast<std::size_t>(it - processes_.begin());
+  }
+  return std::uint64_t{last_process_} << 32 | static_cast<std::uint64_t>(correlation);
+}
+
+std::optional<std::uint32_t> ApiCalls::find(std::int64_t global_id, std::int64_t correlation) {
+  auto k = key(global_id, correlation, false);
+  if (!k) return std::nullopt;
+  const std::uint32_t next = last_found_ + 1;
+  if (next < keys_.size() && keys_[next] == *k) return last_found_ = next;
+  auto it = std::lower_bound(keys_.begin(), keys_.end(), *k);
+  if (it == keys_.end() || *it != *k) return kNoCall;
+  return last_found_ = static_cast<std::uint32_t>(it - keys_.begin());
+}
+
 namespace {
 
-// Sorts by key, unless already sorted: both tables usually come in correlation-id order.
-void sort_by_key(std::vector<Keyed>& v) {
-  auto by_key = [](const Keyed& a, const Keyed& b) { return a.key < b.key; };
-  if (!std::is_sorted(v.begin(), v.end(), by_key)) std::sort(v.begin(), v.end(), by_key);
+// The rows read whole, in two columns (for the sort by key), or the error that stopped them.
+struct ApiRows {
+  std::vector<ApiCall> calls;
+  std::vector<std::int64_t> correlations;
+  std::optional<Error> error;
+};
+
+// Of two rows of one key, whether `r` is the inner call: the later to start, then the first
+// to end.
+bool inner(const ApiCall& r, const ApiCall& than) {
+  return r.start_ns > than.start_ns || (r.start_ns == than.start_ns && r.end_ns < than.end_ns);
 }
 
-// Of the rows from `at` on with its key (rows(j), key(j) for j < n), the last to start
-// (then the first to end).
-template <class KeyAt, class RowAt>
-ApiCall innermost_call(std::size_t n, const KeyAt& key, const RowAt& row, std::size_t at) {
-  const ApiCall* best = &row(at);
-  for (std::size_t j = at + 1; j < n && key(j) == key(at); ++j) {
-    const ApiCall& r = row(j);
-    if (r.start_ns > best->start_ns || (r.start_ns == best->start_ns && r.end_ns < best->end_ns))
-      best = &r;
-  }
-  return *best;
-}
-
-// The rows of `stmt` with both ids, each to `emit`. With `order`, the rowid (column 4) of
-// every row must be in it; false when one is not.
+// The rows of `stmt` with both ids, each to `emit` (false from emit stops). With `order`, the
+// rowid (column 4) of every row must be in it; false when one is not.
 template <class Emit>
 bool read_api_rows(SqliteStatement& stmt, RowidOrder* order, std::uint64_t& rows, Emit emit) {
   for (; stmt.step(); ++rows) {
     if (order && !order->next(stmt.int64(4))) return false;
     if (stmt.is_null(0) || stmt.is_null(1)) continue;
-    emit(ApiRow{stmt.int64(0), stmt.int64(1), stmt.int64(2), stmt.int64(3)});
+    if (!emit(ApiRow{stmt.int64(0), stmt.int64(1), stmt.int64(2), stmt.int64(3)})) return false;
   }
   return true;
 }
+
+}  // namespace
+
+class ApiCallsBuilder {
+ public:
+  explicit ApiCallsBuilder(const std::vector<RangeInstance>& ranges) : enclosing_(ranges) {}
+
+  // One pass over the rows, each call kept as it comes: nullopt (start again with from_rows) at
+  // a key that falls or a call earlier on its thread than the one before. `for_each_row(emit)`
+  // gives each row with both ids to emit, and stops (returning false) when emit returns false.
+  template <class ForEachRow>
+  std::optional<ApiCalls> in_order(const ForEachRow& for_each_row, std::size_t estimate) {
+    reserve_huge(out_.keys_, estimate);
+    reserve_huge(out_.place_of_, estimate);
+    ApiCall kept{};  // the call of the last key
+    bool in_order = for_each_row([&](const ApiRow& r) {
+      out_.latest_end_ns_ = std::max(out_.latest_end_ns_, r.end);
+      auto key = out_.key(r.global_tid, r.correlation, true);
+      if (!key) return true;
+      const ApiCall call{r.global_tid, r.start, r.end};
+      auto set = enclosing_.set_of(call);
+      if (!set || (!out_.keys_.empty() && *key < out_.keys_.back())) return false;
+      if (!out_.keys_.empty() && *key == out_.keys_.back()) {
+        if (inner(call, kept)) {
+          kept = call;
+          out_.place_of_.back() = place(CallPlace{call.thread, *set});
+        }
+        return true;
+      }
+      kept = call;
+      out_.keys_.push_back(*key);
+      out_.place_of_.push_back(place(CallPlace{call.thread, *set}));
+      return true;
+    });
+    if (!in_order) return std::nullopt;
+    return finish();
+  }
+
+  // Every row at once: sorted by key, the inner call of each key, then the calls in (thread,
+  // start, end) order through the ranges.
+  ApiCalls from_rows(ApiRows rows) {
+    out_.error_ = std::move(rows.error);
+    struct Keyed {
+      std::uint64_t key;
+      std::uint32_t row;
+    };
+    std::vector<Keyed> by_key;
+    by_key.reserve(rows.calls.size());
+    for (std::uint32_t i = 0; i < rows.calls.size(); ++i) {
+      out_.latest_end_ns_ = std::max(out_.latest_end_ns_, rows.calls[i].end_ns);
+      if (auto k = out_.key(rows.calls[i].thread, rows.correlations[i], true)) by_key.push_back(Keyed{*k, i});
+    }
+    rows.correlations = {};
+    std::stable_sort(by_key.begin(), by_key.end(), [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
+    std::vector<ApiCall> calls;  // the inner call of each key
+    for (const Keyed& k : by_key) {
+      const ApiCall& call = rows.calls[k.row];
+      if (!out_.keys_.empty() && out_.keys_.back() == k.key) {
+        if (inner(call, calls.back())) calls.back() = call;
+      } else {
+        out_.keys_.push_back(k.key);
+        calls.push_back(call);
+      }
+    }
+    by_key = {};
+    rows.calls = {};
+    const std::vector<std::uint32_t> order = sweep_order(calls);
+    out_.ranks_.resize(calls.size());
+    out_.place_of_.resize(calls.size());
+    for (std::uint32_t rank = 0; rank < order.size(); ++rank) {
+      const ApiCall& call = calls[order[rank]];
+      out_.ranks_[order[rank]] = rank;
+      out_.place_of_[order[rank]] = place(CallPlace{call.thread, *enclosing_.set_of(call)});  // in order: a set
+    }
+    return finish();
+  }
+
+  static void set_error(ApiCalls& calls, Error e) { calls.error_ = std::move(e); }
+
+ private:
+  std::uint32_t place(const CallPlace& p) {
+    if (!out_.places_.empty() && out_.places_[last_place_] == p) return last_place_;
+    auto [it, is_new] = place_index_.try_emplace(std::pair{p.thread, p.set}, static_cast<std::uint32_t>(out_.places_.size()));
+    if (is_new) out_.places_.push_back(p);
+    return last_place_ = it->second;
+  }
+
+  ApiCalls finish() {
+    out_.sets_ = enclosing_.take_sets();
+    out_.last_process_ = 0;
+    return std::move(out_);
+  }
+
+  struct PairHash {
+    std::size_t operator()(const std::pair<std::int64_t, std::uint32_t>& p) const {
+      return std::hash<std::int64_t>()(p.first) * 31 + p.second;
+    }
+  };
+
+  EnclosingRanges enclosing_;
+  ApiCalls out_;
+  std::unordered_map<std::pair<std::int64_t, std::uint32_t>, std::uint32_t, PairHash> place_index_;
+  std::uint32_t last_place_ = 0;
+};
+
+namespace {
 
 ApiRows read_whole_table(const DbSource& source, const std::string& sql, std::size_t estimate) {
   auto db = source.open_for_a_scan();
@@ -49,7 +175,11 @@ ApiRows read_whole_table(const DbSource& source, const std::string& sql, std::si
   reserve_huge(read.calls, estimate);
   reserve_huge(read.correlations, estimate);
   std::uint64_t rows = 0;
-  read_api_rows(*stmt, nullptr, rows, [&](const ApiRow& r) { read.add(r); });
+  read_api_rows(*stmt, nullptr, rows, [&](const ApiRow& r) {
+    read.calls.push_back(ApiCall{r.global_tid, r.start, r.end});
+    read.correlations.push_back(r.correlation);
+    return true;
+  });
   if (stmt->error()) read.error = make_error("", 0, *stmt->error());
   return read;
 }
@@ -88,6 +218,7 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
     whole[i] = read_api_rows(*stmt, &order, rows[i], [&](const ApiRow& r) {
                  read.calls[slot + counts[i]] = ApiCall{r.global_tid, r.start, r.end};
                  read.correlations[slot + counts[i]++] = r.correlation;
+                 return true;
                }) && !stmt->error();
   });
   std::uint64_t total = 0;
@@ -113,95 +244,66 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   return read;
 }
 
+struct ApiCallsPlan {
+  DbSource source;
+  std::string sql, range_sql;
+  Ranges ranges;
+  std::size_t rows;
+};
+
+ApiCalls read_api_calls(const ApiCallsPlan& plan, const std::vector<RangeInstance>& nvtx) {
+  {
+    auto db = plan.source.open_for_a_scan();
+    auto stmt = db ? db->prepare(plan.sql) : Result<SqliteStatement>(db.error());
+    if (!stmt) return ApiCallsBuilder(nvtx).from_rows(ApiRows{{}, {}, stmt.error()});
+    auto scan = [&](const auto& emit) {
+      std::uint64_t rows = 0;
+      return read_api_rows(*stmt, nullptr, rows, emit);
+    };
+    if (auto calls = ApiCallsBuilder(nvtx).in_order(scan, plan.rows)) {
+      if (stmt->error()) ApiCallsBuilder::set_error(*calls, make_error("", 0, *stmt->error()));
+      return std::move(*calls);
+    }
+  }
+  std::optional<ApiRows> rows;
+  if (!plan.ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, plan.ranges);
+  return ApiCallsBuilder(nvtx).from_rows(rows ? std::move(*rows) : read_whole_table(plan.source, plan.sql, plan.rows));
+}
+
 }  // namespace
 
-std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source,
-                                            std::uint64_t file_bytes, unsigned threads) {
+ApiCalls api_calls_of(const std::vector<ApiRow>& rows, const std::vector<RangeInstance>& ranges) {
+  auto each = [&](const auto& emit) {
+    return std::all_of(rows.begin(), rows.end(), [&](const ApiRow& r) { return emit(r); });
+  };
+  if (auto calls = ApiCallsBuilder(ranges).in_order(each, rows.size())) return std::move(*calls);
+  ApiRows columns;
+  for (const ApiRow& r : rows) {
+    columns.calls.push_back(ApiCall{r.global_tid, r.start, r.end});
+    columns.correlations.push_back(r.correlation);
+  }
+  return ApiCallsBuilder(ranges).from_rows(std::move(columns));
+}
+
+std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
+                                              std::uint64_t file_bytes, unsigned threads,
+                                              const std::vector<RangeInstance>& ranges) {
   static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
                                           Column{"start", true}, Column{"end", true}};
-  if (!schema.has(kRuntime)) return std::async(std::launch::deferred, [] { return ApiRows{}; });
-  // A call row is about a third of a kernel row's work: a third of the threads read calls.
-  Ranges ranges = schema.rowid_ranges(kRuntime, (threads + 2) / 3, file_bytes, sizeof(ApiRow));
+  if (!schema.has(kRuntime)) return std::async(std::launch::deferred, [] { return ApiCalls{}; });
   auto sql = schema.select_sql(kRuntime, kColumns);
   auto range_sql = schema.select_range_sql(kRuntime, kColumns);
   if (!sql || !range_sql) {
-    return std::async(std::launch::deferred,
-                      [e = sql ? range_sql.error() : sql.error()] { return ApiRows{{}, {}, e}; });
+    return std::async(std::launch::deferred, [&ranges, e = sql ? range_sql.error() : sql.error()] {
+      return ApiCallsBuilder(ranges).from_rows(ApiRows{{}, {}, e});
+    });
   }
+  // A call row is about a third of a kernel row's work: a third of the threads read calls.
+  ApiCallsPlan plan{source, *sql, *range_sql,
+                    schema.rowid_ranges(kRuntime, (threads + 2) / 3, file_bytes, sizeof(ApiRow)),
+                    schema.row_estimate(kRuntime, file_bytes)};
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
-  return std::async(policy, [source, sql = *sql, range_sql = *range_sql, ranges,
-                             rows = schema.row_estimate(kRuntime, file_bytes)] {
-    std::optional<ApiRows> read;
-    if (!ranges.empty()) read = read_in_ranges(source, range_sql, ranges);
-    return read ? std::move(*read) : read_whole_table(source, sql, rows);
-  });
-}
-
-std::optional<std::uint64_t> CallMatcher::key(std::int64_t global_id, std::int64_t correlation) {
-  if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
-  const std::int64_t process = process_of(global_id);
-  if (last_process_ >= process_keys_.size() || process_keys_[last_process_] != process) {  // rows come in runs
-    auto it = std::find(process_keys_.begin(), process_keys_.end(), process);
-    if (it == process_keys_.end()) it = process_keys_.insert(it, process);
-    last_process_ = static_cast<std::size_t>(it - process_keys_.begin());
-  }
-  return std::uint64_t{last_process_} << 32 | static_cast<std::uint64_t>(correlation);
-}
-
-void CallMatcher::match(ApiRows rows, std::vector<Keyed>& ops) {
-  sort_by_key(ops);
-  const std::vector<ApiCall>& in = rows.calls;
-  const std::size_t n = in.size();
-  if (keyed_in_order(rows)) {  // the usual export: one process, correlation ids rising
-    const auto& correlations = rows.correlations;
-    std::size_t count = merge(
-        ops, n, [&](std::size_t j) { return *key(in[j].thread, correlations[j]); },
-        [&](std::size_t j) -> const ApiCall& { return in[j]; }, rows.calls);
-    rows.correlations = {};  // freed before the calls might move to a smaller buffer
-    calls_ = std::move(rows.calls);
-    calls_.resize(count);
-    if (calls_.capacity() / 4 > calls_.size()) calls_.shrink_to_fit();  // mostly other API calls
-    return;
-  }
-  std::vector<Keyed> by_key;
-  by_key.reserve(n);
-  for (std::uint32_t i = 0; i < n; ++i) {
-    if (auto k = key(in[i].thread, rows.correlations[i])) by_key.push_back(Keyed{*k, i});
-  }
-  sort_by_key(by_key);
-  calls_.resize(std::min(by_key.size(), ops.size()));  // at most one call per operation
-  calls_.resize(merge(ops, by_key.size(), [&](std::size_t j) { return by_key[j].key; },
-                      [&](std::size_t j) -> const ApiCall& { return in[by_key[j].index]; },
-                      calls_));
-}
-
-bool CallMatcher::keyed_in_order(const ApiRows& rows) {
-  std::uint64_t last = 0;
-  for (std::size_t j = 0; j < rows.calls.size(); ++j) {
-    // Numbers the processes as the sorted path would.
-    auto k = key(rows.calls[j].thread, rows.correlations[j]);
-    if (!k || *k < last) return false;
-    last = *k;
-  }
-  return true;
-}
-
-// Writing out[count] in place is safe: every call written consumed at least one row before it
-// (count <= r), and the rows read later lie past the ones just read. An operation's key is
-// replaced by its call once read, and never read again.
-template <class KeyAt, class RowAt>
-std::size_t CallMatcher::merge(std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
-                               const RowAt& row_at, std::vector<ApiCall>& out) {
-  std::size_t r = 0, count = 0;
-  for (std::size_t i = 0; i < ops.size();) {
-    const std::uint64_t op_key = ops[i].key;
-    while (r < n && key_at(r) < op_key) ++r;
-    bool found = r < n && key_at(r) == op_key;
-    if (found) out[count++] = innermost_call(n, key_at, row_at, r);
-    // Every operation of one call (a CUDA graph launch starts many kernels) shares it.
-    for (; i < ops.size() && ops[i].key == op_key; ++i) ops[i].key = found ? count - 1 : kNoCall;
-  }
-  return count;
+  return std::async(policy, [plan = std::move(plan), &ranges] { return read_api_calls(plan, ranges); });
 }
 
 }  // namespace kernlens::ingest::nsys

@@ -1,5 +1,6 @@
 // The CUDA API call of each GPU operation of an nsys export: the CUPTI_ACTIVITY_KIND_RUNTIME
-// row with the operation's process and correlation id. Internal to ingest/nsys.
+// row with the operation's process and correlation id, kept as no more than what attribution
+// needs (the call's thread and the NVTX ranges around it). Internal to ingest/nsys.
 #pragma once
 
 #include <cstdint>
@@ -19,74 +20,73 @@ struct ApiRow {
   std::int64_t global_tid, correlation, start, end;
 };
 
-// A GPU operation (index into profile.launches) or an API call (index into the rows read),
-// with its call key: (process, correlation id) as one number, to sort and merge on. Packed to
-// 12 bytes: a million-kernel export holds one per operation at the reader's peak.
-#pragma pack(push, 4)
-struct Keyed {
-  std::uint64_t key;
-  std::uint32_t index;
+// Where a call was made: its thread (the globalTid) and the set of NVTX ranges around it
+// (EnclosingRanges).
+struct CallPlace {
+  std::int64_t thread;
+  std::uint32_t set;
+  bool operator==(const CallPlace&) const = default;
 };
-#pragma pack(pop)
-static_assert(sizeof(Keyed) == 12);
 
-// The API calls read, in two columns: the calls (`thread`: the globalTid) and their
-// correlation ids, which matching drops while the matched calls close up in place; or the
-// error that stopped reading them. Not a Result: GCC 12 takes a Result destroyed inside
-// std::future's task setter for a free of a stack object (-Wfree-nonheap-object, a false
-// positive that -Werror turns into a failed build).
-struct ApiRows {
-  std::vector<ApiCall> calls;
-  std::vector<std::int64_t> correlations;
-  std::optional<Error> error;
+// The API calls of an export by call key, (process, correlation id) as one number: processes
+// are few and CUPTI's correlation ids 32-bit, and 12 bytes a key are kept where the calls'
+// rows are 32. A launch recorded twice (cudaLaunchKernel wrapping cudaLaunchKernel_v7000 on
+// the same thread) keeps the inner call, the one any enclosing range must contain.
+class ApiCalls {
+ public:
+  static constexpr std::uint32_t kNoCall = std::numeric_limits<std::uint32_t>::max();
 
-  void add(const ApiRow& r) {
-    calls.push_back(ApiCall{r.global_tid, r.start, r.end});
-    correlations.push_back(r.correlation);
-  }
+  // The entry of the call with the operation's process (any global id of it) and correlation
+  // id: nullopt when the pair has no key (a correlation id beyond 32 bits), kNoCall when no
+  // call has it. Operations mostly come in key order: the entry after the last one found is
+  // tried first.
+  std::optional<std::uint32_t> find(std::int64_t global_id, std::int64_t correlation);
+  const CallPlace& place(std::uint32_t entry) const { return places_[place_of_[entry]]; }
+  std::uint32_t place_index(std::uint32_t entry) const { return place_of_[entry]; }
+  const std::vector<CallPlace>& places() const { return places_; }
+  // The entry's place among the calls of its thread in (start, end) order.
+  std::uint64_t rank(std::uint32_t entry) const { return ranks_.empty() ? entry : ranks_[entry]; }
+  std::uint64_t key_of(std::uint32_t entry) const { return keys_[entry]; }
+  std::vector<RangeSet> take_sets() { return std::move(sets_); }
+  std::size_t size() const { return keys_.size(); }
+  std::int64_t latest_end_ns() const { return latest_end_ns_; }
+  const std::optional<Error>& error() const { return error_; }
+  // Whether the calls were kept as they came (else the rows were read whole and sorted).
+  bool kept_in_order() const { return ranks_.empty(); }
+
+ private:
+  friend class ApiCallsBuilder;
+  // The key of (process of global_id, correlation); numbers a new process when `add`.
+  std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation, bool add);
+
+  std::vector<std::uint64_t> keys_;      // rising
+  std::vector<std::uint32_t> place_of_;  // per key: index into places_
+  std::vector<std::uint32_t> ranks_;     // per key; empty when keys are in (start, end) order on each thread
+  std::vector<CallPlace> places_;        // distinct
+  std::vector<RangeSet> sets_{RangeSet{}};
+  std::vector<std::int64_t> processes_;  // the process of each key's process number
+  std::size_t last_process_ = 0;
+  std::uint32_t last_found_ = 0;
+  std::int64_t latest_end_ns_ = std::numeric_limits<std::int64_t>::min();
+  std::optional<Error> error_;
 };
 
 class Schema;
 struct DbSource;
 
 // The CUDA API calls (globalTid, correlationId, start, end), read on a connection of their own
-// and on another CPU when there is one (in rowid ranges on several with `threads` of 3 and
-// more): the table is about as long as the kernel table and independent of it. No rows when
-// the export has no runtime table.
-std::future<ApiRows> start_reading_api_rows(Schema& schema, const DbSource& source,
-                                            std::uint64_t file_bytes, unsigned threads);
+// and on another CPU when there is one: the table is about as long as the kernel table and
+// independent of it. `ranges` (which must outlive the future) are the export's NVTX ranges.
+// One scan keeps each call as it comes when the rows come in key order and in time order on
+// each thread (every nsys export we have); else the rows are read whole (in rowid ranges on
+// several threads with `threads` of 3 and more) and sorted. No calls when the export has no
+// runtime table.
+std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
+                                              std::uint64_t file_bytes, unsigned threads,
+                                              const std::vector<RangeInstance>& ranges);
 
-class CallMatcher {
- public:
-  static constexpr std::uint32_t kNoCall = std::numeric_limits<std::uint32_t>::max();
-
-  // Processes are few and CUPTI's correlation ids 32-bit: (process, correlation id) fits one
-  // 64-bit key, and sorting keys is several times cheaper than sorting the rows. nullopt for a
-  // correlation id out of range.
-  std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation);
-
-  // Matches the operations `ops` (sorted here by key) with the API calls `rows`, whose storage
-  // becomes calls(), and replaces each operation's key by its call: an index into calls(), or
-  // kNoCall (in place: a list beside them would be 4 bytes an operation more at the peak). A
-  // launch recorded twice (cudaLaunchKernel wrapping cudaLaunchKernel_v7000 on the same
-  // thread) keeps the inner call, the one any enclosing range must contain.
-  void match(ApiRows rows, std::vector<Keyed>& ops);
-
-  const std::vector<ApiCall>& calls() const { return calls_; }
-
- private:
-  // Whether every row has a key and the keys never fall: then the rows need no sorted index
-  // (16 bytes a row) and the calls close up in place. Numbers the rows' processes.
-  bool keyed_in_order(const ApiRows& rows);
-  // The operations' calls, from the n rows in key order that key_at(j) and row_at(j) give,
-  // into out[0..) (out may be the rows themselves when row_at(j) is out[j]); their count.
-  template <class KeyAt, class RowAt>
-  std::size_t merge(std::vector<Keyed>& ops, std::size_t n, const KeyAt& key_at,
-                    const RowAt& row_at, std::vector<ApiCall>& out);
-
-  std::vector<std::int64_t> process_keys_;  // call keys number the processes in first-seen order
-  std::size_t last_process_ = 0;            // the index key() found last
-  std::vector<ApiCall> calls_;
-};
+// The calls of `rows`, a runtime table's rows in rowid order, as start_reading_api_calls keeps
+// them (the rows with both ids; for tests).
+ApiCalls api_calls_of(const std::vector<ApiRow>& rows, const std::vector<RangeInstance>& ranges);
 
 }  // namespace kernlens::ingest::nsys

@@ -92,12 +92,6 @@ Status NvtxRanges::read() {
   return schema_.finished(*stmt, kNvtx);
 }
 
-void NvtxRanges::close(std::int64_t trace_end) {
-  for (auto& r : ranges_) {
-    if (r.end_ns == kOpenEnd) r.end_ns = trace_end;
-  }
-}
-
 void NvtxRanges::warn(ReadContext& ctx, std::int64_t trace_end) const {
   for (const auto& [label, count] : unended_) {
     ctx.warn(0, "NVTX range '" + label + "' never ends" +

@@ -30,10 +30,9 @@ class NvtxRanges {
 
   NvtxRanges(Schema& schema, Strings& strings) : schema_(schema), strings_(strings) {}
 
-  // Reads the ranges; one that never ends gets kOpenEnd, for close() to end.
+  // Reads the ranges; one that never ends keeps kOpenEnd (it encloses every later call of
+  // its thread, as it would ending with the trace, which is not known yet).
   Status read();
-  // Ends the ranges that never ended at `trace_end`.
-  void close(std::int64_t trace_end);
   // Warns about ranges that never ended and those that ended on another thread.
   void warn(ReadContext& ctx, std::int64_t trace_end) const;
 

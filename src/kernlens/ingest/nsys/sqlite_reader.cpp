@@ -70,14 +70,17 @@ class NsysReader {
     if (auto s = check_is_nsys_export(); !s) return s;
     if (auto s = strings_.open(schema_); !s) return s;
     reserve();
-    auto api_calls =
-        start_reading_api_rows(schema_, source_, file_bytes_, reader_threads(ctx_, file_bytes_));
-    for (auto step :
-         {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
-          &NsysReader::read_memcpys, &NsysReader::read_memsets, &NsysReader::read_nvtx}) {
-      if (auto s = (this->*step)(); !s) return s;
+    // The ranges first: the calls are kept as the ranges around them, not as rows.
+    if (auto s = read_nvtx(); !s) return s;
+    api_calls_ = start_reading_api_calls(schema_, source_, file_bytes_,
+                                         reader_threads(ctx_, file_bytes_), nvtx_.ranges());
+    for (auto step : {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
+                      &NsysReader::read_memcpys, &NsysReader::read_memsets}) {
+      if (auto s = (this->*step)(); !s) return unattributed(s);
     }
-    if (auto s = match_api_calls(api_calls.get()); !s) return s;
+    if (const auto& error = calls().error())
+      return unattributed(schema_.unreadable("table " + std::string(kRuntime) + ": " + error->message));
+    trace_end_ = std::max(trace_end_, calls().latest_end_ns());
     attribute_to_stages();
     fill_devices();
     if (ctx_.progress) ctx_.progress(file_bytes_);
@@ -85,6 +88,17 @@ class NsysReader {
   }
 
  private:
+  // The launches read before an error, as attributed before attribution was finished: to no
+  // stage and no thread.
+  Status unattributed(Status s) {
+    auto& launches = ctx_.profile.launches;
+    for (std::size_t i = first_launch_; i < launches.size(); ++i) {
+      launches[i].stage = 0;
+      launches[i].thread_id = model::kUnknown;
+    }
+    return s;
+  }
+
   Status check_is_nsys_export() {
     bool nsys = std::any_of(kMetadataTables.begin(), kMetadataTables.end(),
                             [&](auto t) { return schema_.has(t); }) ||
@@ -112,8 +126,8 @@ class NsysReader {
     std::size_t ops = schema_.row_estimate(kKernels, file_bytes_) +
                       schema_.row_estimate(kMemcpy, file_bytes_) +
                       schema_.row_estimate(kMemset, file_bytes_);
+    first_launch_ = ctx_.profile.launches.size();
     reserve_huge(ctx_.profile.launches, ctx_.profile.launches.size() + ops);
-    reserve_huge(ops_, ops);
   }
 
   Error row_error(std::string_view table, std::uint64_t row, const std::string& what) const {
@@ -167,19 +181,44 @@ class NsysReader {
     if (auto bad = read_op_row(stmt, ctx_.input_index, l, ids)) return row_error(table, row, *bad);
     trace_end_ = std::max(trace_end_, ids.end);
     if (ids.global_pid) l.process = process_index(*ids.global_pid);
-    add_op(l, ids.global_pid, ctx_.profile.launches.size());
+    add_op(l, ids.global_pid);
     return ok_status();
   }
 
-  // Records the device launch `index` ran on and its call key.
-  void add_op(const model::Launch& l, std::optional<std::int64_t> global_pid, std::size_t index) {
+  // Records the device the launch ran on and attributes it to its call: the call's thread,
+  // and for now the index of the call's place as its stage (attribute_to_stages makes that a
+  // stage once every set of ranges that launched work is known).
+  void add_op(model::Launch& l, std::optional<std::int64_t> global_pid) {
     if (l.device_ordinal >= 0 && std::find(devices_used_.begin(), devices_used_.end(),
                                            l.device_ordinal) == devices_used_.end()) {
       devices_used_.push_back(l.device_ordinal);
     }
-    if (auto key = global_pid ? calls_.key(*global_pid, l.id) : std::nullopt) {
-      ops_.push_back(Keyed{*key, static_cast<std::uint32_t>(index)});
+    if (!global_pid) return;
+    auto entry = calls().find(*global_pid, l.id);
+    if (!entry) return;
+    const bool kernel = l.kind == model::LaunchKind::kKernel;
+    if (*entry == ApiCalls::kNoCall) {
+      unmatched_kernels_ += kernel;
+      return;
     }
+    const CallPlace& place = calls_->place(*entry);
+    l.thread_id = tid_of(place.thread);
+    l.stage = calls_->place_index(*entry) + 1;
+    StageProjection& p = projection();
+    p.add_call(place.set, place.thread, calls_->rank(*entry));
+    // Kernels by call key: the order the ranges' stages were always named in.
+    if (kernel)
+      p.add_kernel(place.set, calls_->key_of(*entry), *l.start_ns, *l.start_ns + static_cast<std::int64_t>(*l.duration_ns));
+  }
+
+  ApiCalls& calls() {
+    if (!calls_) calls_ = api_calls_.get();
+    return *calls_;
+  }
+
+  StageProjection& projection() {
+    if (!projection_) projection_.emplace(nvtx_.ranges(), calls().take_sets());
+    return *projection_;
   }
 
   // The kernel table, in rowid ranges on as many threads as --threads allows, merged in rowid
@@ -303,7 +342,7 @@ class NsysReader {
         std::optional<std::int64_t> pid;
         if (l.process > 0) pid = part.pids[l.process - 1];
         l.process = pid ? processes[l.process - 1] : 0;
-        add_op(l, pid, at + i);
+        add_op(l, pid);
       }
       at += rows;
       rows_before += part.rows + (part.bad_row ? 1 : 0);
@@ -393,44 +432,22 @@ class NsysReader {
 
   // ---- CUDA API calls and NVTX ranges -------------------------------------------------------
 
-  Status match_api_calls(ApiRows read) {
-    if (read.error)
-      return schema_.unreadable("table " + std::string(kRuntime) + ": " + read.error->message);
-    for (const ApiCall& c : read.calls) trace_end_ = std::max(trace_end_, c.end_ns);
-    calls_.match(std::move(read), ops_);
-    return ok_status();
-  }
-
   Status read_nvtx() {
     if (auto s = nvtx_.read(); !s) return s;
     trace_end_ = std::max(trace_end_, nvtx_.latest_ns());
     return ok_status();
   }
 
-  // Kernels are fed to the projection one by one: a list of them would be the reader's peak.
+  // Each attributed launch's place becomes its stage.
   void attribute_to_stages() {
-    nvtx_.close(trace_end_);
-    // After matching, an operation's key is its call (CallMatcher::match).
-    auto call_of = [](const Keyed& op) { return static_cast<std::uint32_t>(op.key); };
-    NvtxProjection projection(calls_.calls(), nvtx_.ranges(), ctx_.profile);
-    for (const Keyed& op : ops_) {
-      const model::Launch& l = ctx_.profile.launches[op.index];
-      if (call_of(op) == CallMatcher::kNoCall || l.kind != model::LaunchKind::kKernel) continue;
-      projection.add_kernel(KernelSpan{call_of(op), *l.start_ns,
-                                       *l.start_ns + static_cast<std::int64_t>(*l.duration_ns)});
+    if (!projection_) projection();  // names the stage outside every range, as always
+    const std::vector<model::StageId> stage_of_set = projection_->finish(ctx_.profile);
+    const auto& places = calls().places();
+    auto& launches = ctx_.profile.launches;
+    for (std::size_t i = first_launch_; i < launches.size(); ++i) {
+      if (launches[i].stage > 0) launches[i].stage = stage_of_set[places[launches[i].stage - 1].set];
     }
-    std::vector<model::StageId> stage_of_call = projection.finish();
-    std::size_t unmatched = 0;
-    for (const Keyed& op : ops_) {
-      model::Launch& l = ctx_.profile.launches[op.index];
-      if (call_of(op) == CallMatcher::kNoCall) {
-        unmatched += l.kind == model::LaunchKind::kKernel;
-        continue;
-      }
-      l.stage = stage_of_call[call_of(op)];
-      l.thread_id = tid_of(calls_.calls()[call_of(op)].thread);
-    }
-    warn_about_ranges(unmatched);
+    warn_about_ranges(unmatched_kernels_);
   }
 
   void warn_about_ranges(std::size_t unmatched_kernels) {
@@ -454,7 +471,11 @@ class NsysReader {
   Schema schema_;
   Strings strings_;
   NvtxRanges nvtx_{schema_, strings_};
-  CallMatcher calls_;
+  std::future<ApiCalls> api_calls_;  // after source_ and nvtx_, which its reading uses
+  std::optional<ApiCalls> calls_;
+  std::optional<StageProjection> projection_;
+  std::size_t first_launch_ = 0;
+  std::size_t unmatched_kernels_ = 0;
   std::map<std::int64_t, model::Device> gpus_;  // TARGET_INFO_GPU id -> device
   std::vector<std::int32_t> devices_used_;
   std::unordered_map<std::int64_t, std::string> process_names_;  // globalPid -> name
@@ -462,7 +483,6 @@ class NsysReader {
       process_index_;  // globalPid -> Profile::processes
   std::unordered_map<std::int64_t, model::NameId> name_of_demangled_;
   std::map<std::int64_t, std::string> memcpy_labels_;
-  std::vector<Keyed> ops_;
   std::int64_t trace_end_ = std::numeric_limits<std::int64_t>::min();
 };
 

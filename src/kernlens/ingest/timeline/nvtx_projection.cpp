@@ -1,23 +1,10 @@
 #include "kernlens/ingest/timeline/nvtx_projection.h"
 
 #include <algorithm>
-#include <limits>
-#include <map>
 #include <numeric>
 #include <tuple>
 
 namespace kernlens::ingest {
-
-using RangeSet = std::vector<std::uint32_t>;  // indices into the ranges, in StageKey order
-
-// Every call's enclosing ranges as an index into a list of distinct sets (set 0 is empty).
-// Outside the anonymous namespace: NvtxProjection::State holds one, and a member of a class
-// with linkage must have a type with linkage too.
-struct NvtxEnclosingSets {
-  std::vector<std::uint32_t> set_of_call;
-  std::vector<RangeSet> sets{RangeSet{}};
-};
-
 namespace {
 
 bool is_push_pop(const RangeInstance& r) {
@@ -36,74 +23,6 @@ std::vector<std::uint32_t> order_by(const std::vector<T>& items, Less less) {
   if (!std::is_sorted(order.begin(), order.end(), by)) std::sort(order.begin(), order.end(), by);
   return order;
 }
-
-class Sweep {
- public:
-  Sweep(const std::vector<ApiCall>& calls, const std::vector<RangeInstance>& ranges)
-      : calls_(calls), ranges_(ranges) {
-    out_.set_of_call.assign(calls.size(), 0);
-    index_.emplace(RangeSet{}, 0);
-  }
-
-  // Per thread, calls and ranges both in start order: a range that started before a call
-  // is kept active until a call starts after its end; the active ranges that also end after
-  // the call's end enclose it.
-  NvtxEnclosingSets run() {
-    auto calls_order = order_by(calls_, [](const ApiCall& a, const ApiCall& b) {
-      return std::tie(a.thread, a.start_ns, a.end_ns) < std::tie(b.thread, b.start_ns, b.end_ns);
-    });
-    // On equal starts the longer range first: an enclosing range precedes what it encloses.
-    auto ranges_order = order_by(ranges_, [](const RangeInstance& a, const RangeInstance& b) {
-      return std::tie(a.thread, a.start_ns, b.end_ns) < std::tie(b.thread, b.start_ns, a.end_ns);
-    });
-    std::size_t r = 0;
-    for (std::size_t i = 0; i < calls_order.size();) {
-      const std::int64_t thread = calls_[calls_order[i]].thread;
-      while (r < ranges_order.size() && ranges_[ranges_order[r]].thread < thread) ++r;
-      active_.clear();
-      current_.clear();
-      std::uint32_t current_id = 0;
-      for (; i < calls_order.size() && calls_[calls_order[i]].thread == thread; ++i) {
-        const ApiCall& call = calls_[calls_order[i]];
-        while (r < ranges_order.size() && ranges_[ranges_order[r]].thread == thread &&
-               ranges_[ranges_order[r]].start_ns <= call.start_ns) {
-          active_.push_back(ranges_order[r++]);
-        }
-        std::erase_if(active_, [&](std::uint32_t a) { return ranges_[a].end_ns < call.start_ns; });
-        enclosing(call, scratch_);
-        if (scratch_ != current_) {
-          current_.swap(scratch_);
-          current_id = intern(current_);
-        }
-        out_.set_of_call[calls_order[i]] = current_id;
-      }
-    }
-    return std::move(out_);
-  }
-
- private:
-  void enclosing(const ApiCall& call, RangeSet& set) const {
-    set.clear();
-    for (std::uint32_t a : active_) {
-      if (ranges_[a].end_ns >= call.end_ns) set.push_back(a);
-    }
-    std::stable_partition(set.begin(), set.end(),
-                          [&](std::uint32_t a) { return is_push_pop(ranges_[a]); });
-  }
-
-  std::uint32_t intern(const RangeSet& set) {
-    auto [it, is_new] = index_.try_emplace(set, static_cast<std::uint32_t>(out_.sets.size()));
-    if (is_new) out_.sets.push_back(set);
-    return it->second;
-  }
-
-  const std::vector<ApiCall>& calls_;
-  const std::vector<RangeInstance>& ranges_;
-  NvtxEnclosingSets out_;
-  std::map<RangeSet, std::uint32_t> index_;
-  std::vector<std::uint32_t> active_;  // ranges started and not yet known to have ended
-  RangeSet current_, scratch_;
-};
 
 model::StageKey key_of(const std::vector<RangeInstance>& ranges, const RangeSet& set,
                        std::size_t count) {
@@ -125,70 +44,129 @@ model::StageKey instance_key(const std::vector<RangeInstance>& ranges, const Ran
   return key;
 }
 
-constexpr model::StageId kNoStage = std::numeric_limits<model::StageId>::max();
-
 }  // namespace
 
-struct NvtxProjection::State {
-  struct Extent {
-    std::int64_t start = std::numeric_limits<std::int64_t>::max();
-    std::int64_t end = std::numeric_limits<std::int64_t>::min();
-    model::StageId stage = kNoStage;
-  };
-
-  const std::vector<ApiCall>& calls;
-  const std::vector<RangeInstance>& ranges;
-  model::Profile& profile;
-  NvtxEnclosingSets enc;
-  std::vector<model::StageId> stage_of_set;
-  std::vector<Extent> extents;
-};
-
-NvtxProjection::NvtxProjection(const std::vector<ApiCall>& calls,
-                               const std::vector<RangeInstance>& ranges, model::Profile& profile)
-    : state_(new State{calls, ranges, profile, Sweep(calls, ranges).run(), {}, {}}) {
-  State& s = *state_;
-  // The sets' stages first: stage ids follow the order project_nvtx always interned them in.
-  s.stage_of_set.resize(s.enc.sets.size());
-  for (std::size_t i = 0; i < s.enc.sets.size(); ++i) {
-    s.stage_of_set[i] = profile.intern_stage(key_of(ranges, s.enc.sets[i], s.enc.sets[i].size()));
-  }
-  s.extents.resize(ranges.size());
+std::vector<std::uint32_t> sweep_order(const std::vector<ApiCall>& calls) {
+  return order_by(calls, [](const ApiCall& a, const ApiCall& b) {
+    return std::tie(a.thread, a.start_ns, a.end_ns) < std::tie(b.thread, b.start_ns, b.end_ns);
+  });
 }
 
-NvtxProjection::~NvtxProjection() = default;
+EnclosingRanges::EnclosingRanges(const std::vector<RangeInstance>& ranges) : ranges_(ranges) {
+  // On equal starts the longer range first: an enclosing range precedes what it encloses.
+  order_ = order_by(ranges_, [](const RangeInstance& a, const RangeInstance& b) {
+    return std::tie(a.thread, a.start_ns, b.end_ns) < std::tie(b.thread, b.start_ns, a.end_ns);
+  });
+  index_.emplace(RangeSet{}, 0);
+}
 
-void NvtxProjection::add_kernel(const KernelSpan& k) {
-  State& s = *state_;
-  if (k.call >= s.calls.size()) return;
-  const RangeSet& set = s.enc.sets[s.enc.set_of_call[k.call]];
-  for (std::size_t at = 0; at < set.size(); ++at) {
-    State::Extent& e = s.extents[set[at]];
-    if (e.stage == kNoStage) e.stage = s.profile.intern_stage(instance_key(s.ranges, set, at));
-    e.start = std::min(e.start, k.start_ns);
-    e.end = std::max(e.end, k.end_ns);
+EnclosingRanges::Thread& EnclosingRanges::thread(std::int64_t id) {
+  if (last_thread_ < threads_.size() && threads_[last_thread_].id == id) return threads_[last_thread_];
+  auto it = std::find_if(threads_.begin(), threads_.end(), [&](const Thread& t) { return t.id == id; });
+  if (it == threads_.end()) {
+    auto first = std::partition_point(order_.begin(), order_.end(), [&](std::uint32_t r) { return ranges_[r].thread < id; });
+    auto last = std::partition_point(first, order_.end(), [&](std::uint32_t r) { return ranges_[r].thread <= id; });
+    threads_.push_back(Thread{id, static_cast<std::size_t>(first - order_.begin()),
+                              static_cast<std::size_t>(last - order_.begin()), {}, {}, 0, false, 0, 0});
+    it = threads_.end() - 1;
+  }
+  last_thread_ = static_cast<std::size_t>(it - threads_.begin());
+  return *it;
+}
+
+std::optional<std::uint32_t> EnclosingRanges::set_of(const ApiCall& call) {
+  Thread& t = thread(call.thread);
+  if (t.seen && std::tie(call.start_ns, call.end_ns) < std::tie(t.last_start, t.last_end)) return std::nullopt;
+  t.seen = true;
+  t.last_start = call.start_ns;
+  t.last_end = call.end_ns;
+  while (t.next < t.end && ranges_[order_[t.next]].start_ns <= call.start_ns) t.active.push_back(order_[t.next++]);
+  std::erase_if(t.active, [&](std::uint32_t a) { return ranges_[a].end_ns < call.start_ns; });
+  scratch_.clear();
+  for (std::uint32_t a : t.active) {
+    if (ranges_[a].end_ns >= call.end_ns) scratch_.push_back(a);
+  }
+  std::stable_partition(scratch_.begin(), scratch_.end(), [&](std::uint32_t a) { return is_push_pop(ranges_[a]); });
+  if (scratch_ != t.current) {
+    t.current.swap(scratch_);
+    t.current_id = intern(t.current);
+  }
+  return t.current_id;
+}
+
+std::uint32_t EnclosingRanges::intern(const RangeSet& set) {
+  auto [it, is_new] = index_.try_emplace(set, static_cast<std::uint32_t>(sets_.size()));
+  if (is_new) sets_.push_back(set);
+  return it->second;
+}
+
+StageProjection::StageProjection(const std::vector<RangeInstance>& ranges, std::vector<RangeSet> sets)
+    : ranges_(ranges), sets_(std::move(sets)), first_use_(sets_.size()), extents_(ranges.size()) {}
+
+void StageProjection::add_call(std::uint32_t set, std::int64_t thread, std::uint64_t rank) {
+  FirstUse& f = first_use_[set];
+  if (std::tie(thread, rank) < std::tie(f.thread, f.rank)) f = FirstUse{thread, rank};
+}
+
+void StageProjection::add_kernel(std::uint32_t set, std::uint64_t order, std::int64_t start_ns, std::int64_t end_ns) {
+  const RangeSet& ranges = sets_[set];
+  for (std::uint32_t at = 0; at < ranges.size(); ++at) {
+    Extent& e = extents_[ranges[at]];
+    e.start = std::min(e.start, start_ns);
+    e.end = std::max(e.end, end_ns);
+    if (std::tie(order, at) < std::tie(e.first_order, e.first_at)) {
+      e.first_order = order;
+      e.first_set = set;
+      e.first_at = at;
+    }
   }
 }
 
-std::vector<model::StageId> NvtxProjection::finish() {
-  State& s = *state_;
-  for (const State::Extent& e : s.extents) {
-    if (e.stage != kNoStage)
-      s.profile.stage_ranges.push_back(model::StageRange{e.stage, e.start, e.end, 0});
+std::vector<model::StageId> StageProjection::finish(model::Profile& profile) {
+  std::vector<model::StageId> stage_of_set(sets_.size(), 0);
+  stage_of_set[0] = profile.intern_stage(model::StageKey{});
+  std::vector<std::uint32_t> used;
+  for (std::uint32_t s = 1; s < sets_.size(); ++s) {
+    if (first_use_[s].rank != UINT64_MAX) used.push_back(s);
   }
-  std::vector<model::StageId> stage_of_call(s.calls.size());
-  for (std::size_t c = 0; c < s.calls.size(); ++c)
-    stage_of_call[c] = s.stage_of_set[s.enc.set_of_call[c]];
-  return stage_of_call;
+  std::sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return std::tie(first_use_[a].thread, first_use_[a].rank) < std::tie(first_use_[b].thread, first_use_[b].rank);
+  });
+  for (std::uint32_t s : used) stage_of_set[s] = profile.intern_stage(key_of(ranges_, sets_[s], sets_[s].size()));
+  std::vector<std::uint32_t> hit;
+  for (std::uint32_t r = 0; r < extents_.size(); ++r) {
+    if (extents_[r].first_order != UINT64_MAX) hit.push_back(r);
+  }
+  auto first_kernel = [&](std::uint32_t r) { return std::tie(extents_[r].first_order, extents_[r].first_at); };
+  std::vector<std::uint32_t> by_first = hit;
+  std::stable_sort(by_first.begin(), by_first.end(), [&](std::uint32_t a, std::uint32_t b) { return first_kernel(a) < first_kernel(b); });
+  std::vector<model::StageId> stage_of_range(extents_.size(), 0);
+  for (std::uint32_t r : by_first) {
+    stage_of_range[r] = profile.intern_stage(instance_key(ranges_, sets_[extents_[r].first_set], extents_[r].first_at));
+  }
+  for (std::uint32_t r : hit) profile.stage_ranges.push_back(model::StageRange{stage_of_range[r], extents_[r].start, extents_[r].end, 0});
+  return stage_of_set;
 }
 
 std::vector<model::StageId> project_nvtx(const std::vector<ApiCall>& calls,
                                          const std::vector<RangeInstance>& ranges,
                                          const std::vector<KernelSpan>& kernels,
                                          model::Profile& profile) {
-  NvtxProjection projection(calls, ranges, profile);
-  for (const KernelSpan& k : kernels) projection.add_kernel(k);
-  return projection.finish();
+  const std::vector<std::uint32_t> order = sweep_order(calls);
+  EnclosingRanges enclosing(ranges);
+  std::vector<std::uint32_t> set_of_call(calls.size());
+  for (std::uint32_t c : order) set_of_call[c] = *enclosing.set_of(calls[c]);  // in order: never nullopt
+  StageProjection projection(ranges, enclosing.take_sets());
+  for (std::size_t rank = 0; rank < order.size(); ++rank) {
+    projection.add_call(set_of_call[order[rank]], calls[order[rank]].thread, rank);
+  }
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    if (kernels[k].call < calls.size()) projection.add_kernel(set_of_call[kernels[k].call], k, kernels[k].start_ns, kernels[k].end_ns);
+  }
+  const std::vector<model::StageId> stage_of_set = projection.finish(profile);
+  std::vector<model::StageId> stage_of_call(calls.size());
+  for (std::size_t c = 0; c < calls.size(); ++c) stage_of_call[c] = stage_of_set[set_of_call[c]];
+  return stage_of_call;
 }
 
 }  // namespace kernlens::ingest

@@ -4,11 +4,14 @@
 // a stage per call (the enclosing ranges) and, per range instance, its GPU extent: from the
 // first start to the last end of the kernels it launched.
 //
-// Pure logic over plain vectors (no database), so that it is tested and timed on its own.
+// Pure logic over plain vectors (no database), so that it is tested and timed on its own. In
+// steps (EnclosingRanges, StageProjection) for a reader that keeps no list of its calls: an
+// nsys export's million launch calls would be 24 MB more at its peak.
 #pragma once
 
 #include <cstdint>
-#include <memory>
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "kernlens/model/profile.h"
@@ -22,8 +25,8 @@ struct ApiCall {
   std::int64_t end_ns;
 };
 
-// One NVTX range instance, with its end already resolved (a range that never ends is given
-// the end of the trace by the caller).
+// One NVTX range instance. A range that never ends may keep INT64_MAX as its end: it then
+// encloses every later call of its thread, as it would ending with the trace.
 struct RangeInstance {
   std::int64_t thread;  // where it started
   std::int64_t start_ns;
@@ -38,34 +41,88 @@ struct KernelSpan {
   std::int64_t end_ns;
 };
 
-// For each call, the stage of its enclosing ranges: push/pop ranges outermost first (by start,
-// the longer first on a tie), then start/end ranges by start. Interns the stages in `profile`
-// and appends one StageRange per range instance that launched a kernel, keyed by the
-// instance's own path (its enclosing push/pop ranges and itself; a start/end range alone).
+// The ranges around one call: indices into the ranges, push/pop ranges first (outermost first:
+// by start, the longer first on a tie), then start/end ranges by start.
+using RangeSet = std::vector<std::uint32_t>;
+
+// The calls' indices in (thread, start, end) order, ties in input order: the order
+// EnclosingRanges takes calls in.
+std::vector<std::uint32_t> sweep_order(const std::vector<ApiCall>& calls);
+
+// The ranges enclosing each call, for calls that come in (start, end) order on each thread
+// (threads may interleave). Per thread, a range that started before a call stays active until
+// a call starts after its end; the active ranges that also end after the call's end enclose it.
+class EnclosingRanges {
+ public:
+  explicit EnclosingRanges(const std::vector<RangeInstance>& ranges);  // must outlive this
+
+  // The call's set: an index into sets() (0: no range). nullopt when the call comes before
+  // the previous call of its thread in (start, end) order: the sweep only moves forward.
+  std::optional<std::uint32_t> set_of(const ApiCall& call);
+  std::vector<RangeSet> take_sets() { return std::move(sets_); }
+
+ private:
+  struct Thread {
+    std::int64_t id;
+    std::size_t next, end;              // the thread's ranges not yet started: order_[next, end)
+    std::vector<std::uint32_t> active;  // started, and not yet known to have ended
+    RangeSet current;                   // the set of the thread's last call, and its index
+    std::uint32_t current_id = 0;
+    bool seen = false;
+    std::int64_t last_start = 0, last_end = 0;
+  };
+  Thread& thread(std::int64_t id);
+  std::uint32_t intern(const RangeSet& set);
+
+  const std::vector<RangeInstance>& ranges_;
+  std::vector<std::uint32_t> order_;  // the ranges by (thread, start, longer first)
+  std::vector<Thread> threads_;
+  std::size_t last_thread_ = 0;
+  std::vector<RangeSet> sets_{RangeSet{}};
+  std::map<RangeSet, std::uint32_t> index_;
+  RangeSet scratch_;
+};
+
+// The stages of the sets that launched work and the GPU extent of each range instance. Stage
+// ids come in one order whatever order the work is added in: sets by their first call in
+// (thread, start, end) order, then the range instances of which no set is the whole path, by
+// their first kernel.
+class StageProjection {
+ public:
+  StageProjection(const std::vector<RangeInstance>& ranges, std::vector<RangeSet> sets);  // ranges must outlive this
+
+  // A call in set `set` on `thread` launched work; `rank` orders the calls of a thread by
+  // (start, end).
+  void add_call(std::uint32_t set, std::int64_t thread, std::uint64_t rank);
+  // A kernel launched by a call in set `set` widens the extent of each range of the set;
+  // `order` orders the kernels (the first kernel of an instance names its stage first).
+  void add_kernel(std::uint32_t set, std::uint64_t order, std::int64_t start_ns, std::int64_t end_ns);
+  // Interns the stages and appends a StageRange per range instance that launched a kernel;
+  // the stage of each set.
+  std::vector<model::StageId> finish(model::Profile& profile);
+
+ private:
+  struct FirstUse {
+    std::int64_t thread = INT64_MAX;
+    std::uint64_t rank = UINT64_MAX;
+  };
+  struct Extent {
+    std::int64_t start = INT64_MAX, end = INT64_MIN;
+    std::uint64_t first_order = UINT64_MAX;  // the first kernel's order, and where its set put this range
+    std::uint32_t first_set = 0, first_at = 0;
+  };
+
+  const std::vector<RangeInstance>& ranges_;
+  std::vector<RangeSet> sets_;
+  std::vector<FirstUse> first_use_;  // per set
+  std::vector<Extent> extents_;      // per range instance
+};
+
+// The whole projection over lists: the stage of each call (keyed by the instance's own path:
+// its enclosing push/pop ranges and itself, or a start/end range alone, for the StageRanges).
 std::vector<model::StageId> project_nvtx(const std::vector<ApiCall>& calls,
                                          const std::vector<RangeInstance>& ranges,
                                          const std::vector<KernelSpan>& kernels,
                                          model::Profile& profile);
-
-// project_nvtx in steps, for a reader that visits its kernels once and keeps no list of them
-// (a million-kernel export would hold 24 MB more at its peak). `calls` and `ranges` must
-// outlive it.
-class NvtxProjection {
- public:
-  NvtxProjection(const std::vector<ApiCall>& calls, const std::vector<RangeInstance>& ranges,
-                 model::Profile& profile);
-  ~NvtxProjection();
-  NvtxProjection(const NvtxProjection&) = delete;
-  NvtxProjection& operator=(const NvtxProjection&) = delete;
-
-  // Widens the GPU extent of every range instance enclosing the kernel's call.
-  void add_kernel(const KernelSpan& kernel);
-  // Appends the StageRanges of the instances that launched a kernel; the stage per call.
-  std::vector<model::StageId> finish();
-
- private:
-  struct State;
-  std::unique_ptr<State> state_;
-};
 
 }  // namespace kernlens::ingest
