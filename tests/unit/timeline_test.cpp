@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "kernlens/analysis/aggregate.h"
 #include "test_util.h"
 
@@ -33,6 +36,82 @@ TEST(Intervals, CoverageCountsIdleGapsInsideExtentsOnly) {
   EXPECT_EQ(c.gaps.count, 3u);
   EXPECT_EQ(c.gaps.total_ns, 80);
   EXPECT_EQ(c.gaps.largest_ns, 40);
+}
+
+// Coverage counted cell by cell over [0, 120): each 1-ns cell in an extent is wall, busy when
+// an interval covers it; a gap is a run of idle cells inside one extent (extents are merged,
+// so two of them never touch).
+Coverage coverage_by_cells(const std::vector<Interval>& busy, const std::vector<Interval>& extents) {
+  constexpr int kCells = 120;
+  auto in = [](const std::vector<Interval>& v, int x) {
+    return std::any_of(v.begin(), v.end(), [&](const Interval& i) { return i.begin_ns <= x && x < i.end_ns; });
+  };
+  Coverage c;
+  double run = 0;
+  auto end_run = [&] {
+    if (run == 0) return;
+    ++c.gaps.count;
+    c.gaps.total_ns += run;
+    c.gaps.largest_ns = std::max(c.gaps.largest_ns, run);
+    run = 0;
+  };
+  for (int x = 0; x < kCells; ++x) {
+    if (!in(extents, x)) {
+      end_run();
+      continue;
+    }
+    ++c.wall_ns;
+    if (in(busy, x)) {
+      ++c.busy_ns;
+      end_run();
+    } else {
+      ++run;
+    }
+  }
+  end_run();
+  return c;
+}
+
+// Random intervals of 1 to 20 ns in [0, 100); `count` of them.
+std::vector<Interval> random_intervals(std::mt19937& rng, int count) {
+  std::vector<Interval> v;
+  for (int i = 0; i < count; ++i) {
+    const int begin = static_cast<int>(rng() % 100), length = 1 + static_cast<int>(rng() % 20);
+    v.push_back(Interval{begin, begin + length});
+  }
+  return v;
+}
+
+// The sweep, fed the kernels one by one in start order (BusyUnion merges them), against
+// extents or inside its own span, agrees with counting cell by cell.
+TEST(Intervals, BusyUnionAsKernelsComeAgreesWithCountingCells) {
+  std::mt19937 rng(7);
+  for (int round = 0; round < 500; ++round) {
+    std::vector<Interval> kernels = random_intervals(rng, static_cast<int>(rng() % 12));
+    std::vector<Interval> extents = random_intervals(rng, static_cast<int>(rng() % 4));
+    merge_intervals(extents);
+    std::sort(kernels.begin(), kernels.end(), [](const Interval& a, const Interval& b) { return a.begin_ns < b.begin_ns; });
+    BusyUnion inside(&extents), own(nullptr);
+    for (const Interval& k : kernels) {
+      inside.add(k);
+      own.add(k);
+    }
+    auto expect_same = [&](const Coverage& got, const Coverage& want, const char* what) {
+      EXPECT_EQ(got.wall_ns, want.wall_ns) << what << " round " << round;
+      EXPECT_EQ(got.busy_ns, want.busy_ns) << what << " round " << round;
+      EXPECT_EQ(got.gaps.count, want.gaps.count) << what << " round " << round;
+      EXPECT_EQ(got.gaps.total_ns, want.gaps.total_ns) << what << " round " << round;
+      EXPECT_EQ(got.gaps.largest_ns, want.gaps.largest_ns) << what << " round " << round;
+    };
+    expect_same(inside.finish(), coverage_by_cells(kernels, extents), "inside extents");
+    std::vector<Interval> span;
+    if (!kernels.empty()) {
+      std::int64_t end = 0;
+      for (const Interval& k : kernels) end = std::max(end, k.end_ns);
+      span.push_back(Interval{kernels.front().begin_ns, end});
+    }
+    expect_same(own.finish(), coverage_by_cells(kernels, span), "own span");
+  }
 }
 
 struct TimelineBuilder {
@@ -89,6 +168,31 @@ TEST(Timeline, StageFiguresFromExtentsAndOverlappingKernels) {
   EXPECT_EQ(*a.wall_ns, 100);
   EXPECT_EQ(*a.busy_fraction(), 1.0);
   EXPECT_EQ(a.gaps->count, 0u);
+}
+
+// Kernels listed out of start order (streams of one GPU interleaved as a trace lists them)
+// give the figures of the same kernels in order.
+TEST(Timeline, KernelsOutOfStartOrderGiveTheFiguresOfTheSortedOnes) {
+  auto figures = [](bool sorted) {
+    TimelineBuilder b;
+    auto decode = b.stage({"decode"});
+    std::vector<std::pair<std::int64_t, double>> kernels = {{100, 50}, {120, 100}, {300, 100}, {1100, 50}, {90, 5}};
+    if (sorted) std::sort(kernels.begin(), kernels.end());
+    for (auto [start, ns] : kernels) b.kernel("k", start, ns, decode);
+    b.p.stage_ranges.push_back({decode, 80, 400});
+    b.p.stage_ranges.push_back({decode, 1100, 1150});
+    Aggregate agg = aggregate(b.p, test::builtin_classifier());
+    std::vector<double> out;
+    for (const auto& row : agg.stages) {
+      out.insert(out.end(), {*row.wall_ns, *row.busy_ns, static_cast<double>(row.gaps->count), row.gaps->total_ns, row.gaps->largest_ns});
+    }
+    return out;
+  };
+  const std::vector<double> in_order = figures(true);
+  // The whole run [90, 1150): busy 5 + 120 + 100 + 50, gaps 5, 80, 700; decode inside its
+  // two instances [80, 400) and [1100, 1150): gaps 10, 5, 80.
+  EXPECT_EQ(in_order, (std::vector<double>{1060, 275, 3, 785, 700, 370, 275, 3, 95, 80}));
+  EXPECT_EQ(figures(false), in_order);
 }
 
 TEST(Timeline, WithoutRangesAStageSpansItsKernels) {

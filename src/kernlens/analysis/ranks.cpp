@@ -289,17 +289,15 @@ namespace {
 // Busy, wall and gaps of each lane, and the overlap of each communication launch with the
 // compute kernels of its lane.
 struct LaneTimeline {
-  std::vector<Interval> compute, all;
-  bool has_comm = false;  // compute is filled only then: otherwise it would copy `all`
+  std::vector<Interval> compute;
+  bool has_comm = false;  // compute is filled only then: otherwise it would be every kernel
 };
 
-void fill_lane_figures(LaneRow& row, std::vector<Interval> all) {
-  if (all.empty()) return;
-  merge_intervals(all);
-  Coverage c = coverage(all, {Interval{all.front().begin_ns, all.back().end_ns}});
-  row.busy_ns = c.busy_ns;
-  row.wall_ns = c.wall_ns;
-  row.gaps = c.gaps;
+void fill_lane_figures(LaneRow& row, const std::optional<Coverage>& c) {
+  if (!c) return;
+  row.busy_ns = c->busy_ns;
+  row.wall_ns = c->wall_ns;
+  row.gaps = c->gaps;
 }
 
 void add_gaps(GapStats& into, const GapStats& g) {
@@ -382,7 +380,6 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
       lane.launches += l.count;
       lane.kernel_time_ns += l.total_duration_ns().value_or(0);
     }
-    if (auto iv = interval_of(l); iv && l.kind == LaunchKind::kKernel) t.all.push_back(*iv);
   }
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {  // lanes with communication only
     auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
@@ -451,12 +448,13 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
       s.comm += comm;
     }
   }
+  timelines = {};
+  const std::vector<std::optional<Coverage>> lane_figures = lane_coverages(profile, lanes);
   for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
     RankRow& rank = out.ranks[lanes.lanes[k].unit];
     LaneRow& lane = lane_rows[k];
     lane.device = lanes.lanes[k].device;
-    timelines[k].compute = {};
-    fill_lane_figures(lane, std::move(timelines[k].all));
+    fill_lane_figures(lane, lane_figures[k]);
     if (lane.busy_ns) {
       rank.busy_ns = rank.busy_ns.value_or(0) + *lane.busy_ns;
       rank.wall_ns = rank.wall_ns.value_or(0) + *lane.wall_ns;

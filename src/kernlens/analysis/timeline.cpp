@@ -1,10 +1,8 @@
 #include "kernlens/analysis/timeline.h"
 
 #include "kernlens/analysis/ranks.h"
-#include "kernlens/common/parallel_chunks.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <optional>
@@ -28,33 +26,77 @@ void merge_intervals(std::vector<Interval>& intervals) {
   intervals.resize(out);
 }
 
-Coverage coverage(const std::vector<Interval>& busy, const std::vector<Interval>& extents) {
-  Coverage c;
-  std::size_t k = 0;  // first busy interval that may overlap the current extent
-  for (const Interval& e : extents) {
-    c.wall_ns += static_cast<double>(e.end_ns - e.begin_ns);
-    while (k < busy.size() && busy[k].end_ns <= e.begin_ns) ++k;
-    std::int64_t cursor = e.begin_ns;  // covered up to here
-    for (std::size_t j = k; j < busy.size() && busy[j].begin_ns < e.end_ns; ++j) {
-      const std::int64_t b = std::max(busy[j].begin_ns, e.begin_ns);
-      const std::int64_t end = std::min(busy[j].end_ns, e.end_ns);
-      if (b > cursor) {
-        const auto gap = static_cast<double>(b - cursor);
-        ++c.gaps.count;
-        c.gaps.total_ns += gap;
-        c.gaps.largest_ns = std::max(c.gaps.largest_ns, gap);
-      }
-      c.busy_ns += static_cast<double>(end - b);
-      cursor = std::max(cursor, end);
-    }
-    if (cursor < e.end_ns) {
-      const auto gap = static_cast<double>(e.end_ns - cursor);
-      ++c.gaps.count;
-      c.gaps.total_ns += gap;
-      c.gaps.largest_ns = std::max(c.gaps.largest_ns, gap);
-    }
+void CoverageSweep::gap(std::int64_t ns) {
+  const auto g = static_cast<double>(ns);
+  ++c_.gaps.count;
+  c_.gaps.total_ns += g;
+  c_.gaps.largest_ns = std::max(c_.gaps.largest_ns, g);
+}
+
+CoverageSweep::CoverageSweep(const std::vector<Interval>* extents) : extents_(extents) {
+  if (extents_ && !extents_->empty()) cursor_ = extents_->front().begin_ns;
+}
+
+// Each busy interval credits the extents it overlaps (begin before the extent's end, end after
+// its begin), clipped to them; an extent is done once an interval reaches its end.
+void CoverageSweep::add(const Interval& b) {
+  if (!extents_) {  // the intervals' own span: from the first begin to the last end
+    if (!any_) first_begin_ = b.begin_ns;
+    else gap(b.begin_ns - last_end_);
+    any_ = true;
+    c_.busy_ns += static_cast<double>(b.end_ns - b.begin_ns);
+    last_end_ = b.end_ns;
+    return;
   }
-  return c;
+  const std::vector<Interval>& e = *extents_;
+  while (k_ < e.size() && e[k_].end_ns <= b.begin_ns) close_extent();
+  while (k_ < e.size() && e[k_].begin_ns < b.end_ns) {
+    const std::int64_t begin = std::max(b.begin_ns, e[k_].begin_ns);
+    const std::int64_t end = std::min(b.end_ns, e[k_].end_ns);
+    if (begin > cursor_) gap(begin - cursor_);
+    c_.busy_ns += static_cast<double>(end - begin);
+    cursor_ = std::max(cursor_, end);
+    if (b.end_ns < e[k_].end_ns) break;
+    close_extent();
+  }
+}
+
+void CoverageSweep::close_extent() {
+  const Interval& e = (*extents_)[k_];
+  c_.wall_ns += static_cast<double>(e.end_ns - e.begin_ns);
+  if (cursor_ < e.end_ns) gap(e.end_ns - cursor_);
+  if (++k_ < extents_->size()) cursor_ = (*extents_)[k_].begin_ns;
+}
+
+Coverage CoverageSweep::finish() {
+  if (!extents_) {
+    if (any_) c_.wall_ns = static_cast<double>(last_end_ - first_begin_);
+    return c_;
+  }
+  while (k_ < extents_->size()) close_extent();
+  return c_;
+}
+
+void BusyUnion::add(const Interval& iv) {
+  if (open_ && iv.begin_ns <= current_.end_ns) {
+    current_.end_ns = std::max(current_.end_ns, iv.end_ns);
+    return;
+  }
+  if (open_) sweep_.add(current_);
+  current_ = iv;
+  open_ = true;
+}
+
+Coverage BusyUnion::finish() {
+  if (open_) sweep_.add(current_);
+  open_ = false;
+  return sweep_.finish();
+}
+
+Coverage coverage(const std::vector<Interval>& busy, const std::vector<Interval>& extents) {
+  CoverageSweep sweep(&extents);
+  for (const Interval& b : busy) sweep.add(b);
+  return sweep.finish();
 }
 
 namespace {
@@ -84,89 +126,142 @@ void add_coverage(StageRow& row, const Coverage& c) {
   row.gaps = g;
 }
 
-// One lane's figures for a row: its kernels inside the extents (or their own span).
-Coverage lane_coverage(std::vector<Interval> kernels, std::vector<Interval> spans) {
-  merge_intervals(kernels);
-  if (spans.empty() && !kernels.empty()) spans.push_back(Interval{kernels.front().begin_ns, kernels.back().end_ns});
-  merge_intervals(spans);
-  return coverage(kernels, spans);
+// A row's stage range instances of one input: how many, and merged (the spans its lanes'
+// figures are taken inside).
+struct RowExtents {
+  std::size_t instances = 0;
+  std::vector<Interval> merged;
+};
+using RowsOfInput = std::unordered_map<std::string, RowExtents>;
+
+std::unordered_map<std::uint32_t, RowsOfInput> extents_by_input(const model::Profile& profile) {
+  std::unordered_map<std::uint32_t, RowsOfInput> extents;
+  for (const auto& r : profile.stage_ranges) {
+    if (r.stage < profile.stages.size() && r.end_ns >= r.start_ns) {
+      RowExtents& row = extents[r.input][instance_row(profile.stages[r.stage])];
+      ++row.instances;
+      row.merged.push_back(Interval{r.start_ns, r.end_ns});
+    }
+  }
+  for (auto& [input, rows] : extents) {
+    for (auto& [name, row] : rows) merge_intervals(row.merged);
+  }
+  return extents;
 }
 
-using RowIntervals = std::unordered_map<std::string, std::vector<Interval>>;
+// Calls visit(i) for each kernel launch with a time, in an order that has each lane's kernels
+// by start: the launches' own order when it already does (a timeline's usual order, and then
+// no list), else sorted.
+template <class Visit>
+void for_each_kernel_by_start(const model::Profile& profile, const Lanes& lanes, Visit visit) {
+  std::vector<std::int64_t> last(lanes.lanes.size(), INT64_MIN);
+  bool in_order = true;
+  for (std::size_t i = 0; i < profile.launches.size() && in_order; ++i) {
+    auto iv = kernel_interval(profile.launches[i]);
+    if (!iv) continue;
+    std::int64_t& lane_last = last[static_cast<std::size_t>(lanes.lane_of_launch[i])];
+    in_order = iv->begin_ns >= lane_last;
+    lane_last = iv->begin_ns;
+  }
+  if (in_order) {
+    for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+      if (auto iv = kernel_interval(profile.launches[i])) visit(i, *iv);
+    }
+    return;
+  }
+  std::vector<std::uint32_t> order;
+  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+    if (kernel_interval(profile.launches[i])) order.push_back(static_cast<std::uint32_t>(i));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return *profile.launches[a].start_ns < *profile.launches[b].start_ns;
+  });
+  for (std::uint32_t i : order) visit(i, *kernel_interval(profile.launches[i]));
+}
 
 }  // namespace
 
+std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profile, const Lanes& lanes) {
+  std::vector<BusyUnion> unions(lanes.lanes.size(), BusyUnion(nullptr));
+  std::vector<char> any(lanes.lanes.size(), 0);
+  for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
+    const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
+    any[lane] = 1;
+    unions[lane].add(iv);
+  });
+  std::vector<std::optional<Coverage>> out(lanes.lanes.size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (any[k]) out[k] = unions[k].finish();
+  }
+  return out;
+}
+
 // Each lane (one GPU of one rank, ranks.h) is its own timeline: a row's figures are the sums
 // of its lanes' figures, so two GPUs busy half the time each are busy half the time, not all
-// of it. A lane takes the stage extents of its input.
+// of it. A lane takes the stage extents of its input. One pass over the kernels feeds the
+// union of every (lane, row) and of every lane as a whole, kernel by kernel: no list of
+// intervals, whose million kernels would be 16 bytes each in every row they are in.
 void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const LaneMap* given) {
   std::optional<LaneMap> own;
   const LaneMap& mapped = given_or_mapped(profile, given, own);
   const RankMap& ranks = mapped.ranks;
   const Lanes& lanes = mapped.lanes;
   const StageStrings stage_rows = intern_stage_strings(profile, stage_row_names);
-  // Each lane's kernels as launch indices (4 bytes, not a 16-byte interval: a launch is in
-  // a row per enclosing range), all of them and by row id; intervals one row at a time.
-  std::vector<std::unordered_map<std::uint32_t, std::vector<std::uint32_t>>> busy(lanes.lanes.size());
-  std::vector<std::vector<std::uint32_t>> all(lanes.lanes.size());
+  const auto extents = extents_by_input(profile);
+  auto input_of_lane = [&](std::size_t k) { return ranks.units[lanes.lanes[k].unit].input; };
+  auto extents_of = [&](std::size_t lane, const std::string& row) -> const RowExtents* {
+    auto in = extents.find(input_of_lane(lane));
+    if (in == extents.end()) return nullptr;
+    auto e = in->second.find(row);
+    return e == in->second.end() ? nullptr : &e->second;
+  };
+  // A row's union in a lane: inside the row's extents in the lane's input, else the own span.
+  std::vector<std::unordered_map<std::uint32_t, BusyUnion>> rows_of_lane(lanes.lanes.size());
   bool any = false;
-  // Launches come in runs of one lane and stage: the rows' lists are looked up once a run
+  // Launches come in runs of one lane and stage: the rows' unions are looked up once a run
   // (references to an unordered_map's values stay valid as it grows).
   std::size_t run_lane = SIZE_MAX;
   model::StageId run_stage = 0;
-  std::vector<std::vector<std::uint32_t>*> run_rows;
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    if (!kernel_interval(profile.launches[i])) continue;
+  std::vector<BusyUnion*> run_rows;
+  for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
     any = true;
     const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
-    const auto index = static_cast<std::uint32_t>(i);
-    all[lane].push_back(index);
     const model::StageId stage = profile.launches[i].stage;
     if (lane != run_lane || stage != run_stage) {
       run_lane = lane;
       run_stage = stage;
       run_rows.clear();
-      for (std::uint32_t row : stage_rows.of_stage[stage]) run_rows.push_back(&busy[lane][row]);
+      for (std::uint32_t row : stage_rows.of_stage[stage]) {
+        auto it = rows_of_lane[lane].find(row);
+        if (it == rows_of_lane[lane].end()) {
+          const RowExtents* e = extents_of(lane, stage_rows.names[row]);
+          it = rows_of_lane[lane].emplace(row, BusyUnion(e ? &e->merged : nullptr)).first;
+        }
+        run_rows.push_back(&it->second);
+      }
     }
-    for (auto* row : run_rows) row->push_back(index);
-  }
-  auto intervals = [&](const std::vector<std::uint32_t>* launches) {
-    std::vector<Interval> out;
-    if (!launches) return out;
-    out.reserve(launches->size());
-    for (std::uint32_t i : *launches) out.push_back(*kernel_interval(profile.launches[i]));
-    return out;
-  };
+    for (BusyUnion* row : run_rows) row->add(iv);
+  });
   if (!any) return;
-  std::unordered_map<std::uint32_t, RowIntervals> extents;  // by input
-  for (const auto& r : profile.stage_ranges) {
-    if (r.stage < profile.stages.size() && r.end_ns >= r.start_ns) {
-      extents[r.input][instance_row(profile.stages[r.stage])].push_back(Interval{r.start_ns, r.end_ns});
-    }
-  }
   // The first lane of each input takes the input's extents of a row no lane of it ran in.
   std::unordered_map<std::uint32_t, std::size_t> first_lane;
-  for (std::size_t k = 0; k < lanes.lanes.size(); ++k) first_lane.try_emplace(ranks.units[lanes.lanes[k].unit].input, k);
-
-  auto add_row_figures = [&](StageRow& row) {
+  for (std::size_t k = 0; k < lanes.lanes.size(); ++k) first_lane.try_emplace(input_of_lane(k), k);
+  for (StageRow& row : agg.stages) {
     for (const auto& [input, rows] : extents) {
-      if (auto e = rows.find(row.name); e != rows.end()) row.instances = row.instances.value_or(0) + e->second.size();
+      if (auto e = rows.find(row.name); e != rows.end()) row.instances = row.instances.value_or(0) + e->second.instances;
     }
     const auto id = stage_rows.ids.find(row.name);
     for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
-      const std::uint32_t input = ranks.units[lanes.lanes[k].unit].input;
-      const std::vector<std::uint32_t>* kernels = nullptr;
       if (id != stage_rows.ids.end()) {
-        if (auto b = busy[k].find(id->second); b != busy[k].end()) kernels = &b->second;
+        if (auto u = rows_of_lane[k].find(id->second); u != rows_of_lane[k].end()) {
+          add_coverage(row, u->second.finish());
+          continue;
+        }
       }
-      const std::vector<Interval>* spans = nullptr;
-      if (auto in = extents.find(input); in != extents.end()) {
-        if (auto e = in->second.find(row.name); e != in->second.end()) spans = &e->second;
-      }
-      if (!kernels && !(spans && first_lane.at(input) == k)) continue;
-      add_coverage(row, lane_coverage(intervals(kernels), spans ? *spans : std::vector<Interval>{}));
+      const RowExtents* e = extents_of(k, row.name);
+      if (e && first_lane.at(input_of_lane(k)) == k) add_coverage(row, coverage({}, e->merged));
     }
-  };
+  }
   StageRow whole;
   whole.name = whole.label = std::string(kWholeRunStage);
   for (const auto& l : profile.launches) {
@@ -176,25 +271,9 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const L
     whole.kernel_time_ns = *agg.totals.kernel_time_ns;
     whole.has_kernel_time = true;
   }
-  auto add_whole_figures = [&] {
-    for (auto& lane : all) {
-      if (!lane.empty()) add_coverage(whole, lane_coverage(intervals(&lane), {}));
-    }
-  };
-  // Rows are independent: each is worked out whole by one thread, as threads come free (a row
-  // of a million-kernel export unions hundreds of thousands of intervals), so the figures are
-  // the same on any number of threads. A thread is worth starting for a few thousand kernels.
-  std::size_t kernels = 0;
-  for (const auto& lane : all) kernels += lane.size();
-  const std::size_t rows = agg.stages.size() + 1;  // and the whole run
-  const std::size_t threads = std::min<std::size_t>({default_threads(), rows, 1 + kernels / 4096});
-  std::atomic<std::size_t> next{0};
-  run_parallel(std::max<std::size_t>(threads, 1), [&](std::size_t) {
-    for (std::size_t r; (r = next.fetch_add(1)) < rows;) {
-      if (r < agg.stages.size()) add_row_figures(agg.stages[r]);
-      else add_whole_figures();
-    }
-  });
+  for (const auto& lane : lane_coverages(profile, lanes)) {
+    if (lane) add_coverage(whole, *lane);
+  }
   agg.stages.insert(agg.stages.begin(), std::move(whole));
 }
 

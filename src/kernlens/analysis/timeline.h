@@ -5,9 +5,13 @@
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/model/profile.h"
 
+#include <optional>
+#include <vector>
+
 namespace kernlens::analysis {
 
 struct LaneMap;
+struct Lanes;
 
 // Fills wall_ns, busy_ns and gaps of `agg.stages` from the launches' start times and the
 // profile's stage ranges, and adds a kWholeRunStage row first. Does nothing when no kernel
@@ -30,5 +34,44 @@ struct Coverage {
   GapStats gaps;
 };
 Coverage coverage(const std::vector<Interval>& busy, const std::vector<Interval>& extents);
+
+// Each lane's kernels (those with a start time) as one timeline: busy time, wall and gaps
+// inside their own span, from the first start to the last end; nullopt for a lane without one.
+std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profile, const Lanes& lanes);
+
+// coverage() as the busy intervals come (merged, in begin order), so that a million kernels
+// need no list of intervals: against `extents` (merged; must outlive the sweep), or without
+// them (nullptr) inside the intervals' own span, from the first begin to the last end.
+class CoverageSweep {
+ public:
+  explicit CoverageSweep(const std::vector<Interval>* extents);
+  void add(const Interval& busy);
+  Coverage finish();
+
+ private:
+  void gap(std::int64_t ns);
+  void close_extent();
+
+  const std::vector<Interval>* extents_;
+  std::size_t k_ = 0;        // the first extent not yet done
+  std::int64_t cursor_ = 0;  // the current extent is covered up to here
+  bool any_ = false;
+  std::int64_t first_begin_ = 0, last_end_ = 0;
+  Coverage c_;
+};
+
+// Merges intervals that come in begin order (overlapping or touching ones become one) into a
+// CoverageSweep.
+class BusyUnion {
+ public:
+  explicit BusyUnion(const std::vector<Interval>* extents) : sweep_(extents) {}
+  void add(const Interval& interval);
+  Coverage finish();
+
+ private:
+  CoverageSweep sweep_;
+  Interval current_{0, 0};
+  bool open_ = false;
+};
 
 }  // namespace kernlens::analysis
