@@ -108,10 +108,10 @@ const std::vector<OwnRule>& own_rules() {
 
 }  // namespace
 
-std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const std::size_t> launch_indices) {
+std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices) {
   std::map<std::string, RuleTotals> by_rule;  // ordered: ties in speedup stay stable
   double measured_ns = 0;  // time of the launches that carry rule results
-  for (std::size_t index : launch_indices) {
+  for (model::LaunchIndex index : launch_indices) {
     const model::Launch& launch = profile.launches[index];
     const auto rules = profile.rules_of(launch);
     if (rules.empty()) continue;

@@ -25,7 +25,7 @@ struct Advice {
 
 // ncu's rule results of type OPT and WRN on the launches at `launch_indices`, one entry per
 // rule (its message with the largest estimated speedup), largest speedup first.
-std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const std::size_t> launch_indices);
+std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices);
 
 // What kernlens sees about one kernel (or family).
 struct AdviceInput {

@@ -1,6 +1,7 @@
 #include "kernlens/analysis/analysis.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -33,12 +34,38 @@ std::optional<PeakRates> device_peaks(const model::Profile& profile, const Aggre
 
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
-std::vector<std::vector<std::size_t>> launches_by_name(const model::Profile& profile) {
-  std::vector<std::vector<std::size_t>> by_name(profile.names.size());
+using LaunchList = std::vector<model::LaunchIndex>;
+
+// Each name's kernel launches, in launch order; counted first, so that no list grows past its
+// size (a million launches).
+std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
+  std::vector<std::size_t> counts(profile.names.size(), 0);
+  for (const auto& l : profile.launches) counts[l.name] += l.kind == model::LaunchKind::kKernel;
+  std::vector<LaunchList> by_name(profile.names.size());
+  for (std::size_t n = 0; n < by_name.size(); ++n) by_name[n].reserve(counts[n]);
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    if (profile.launches[i].kind == model::LaunchKind::kKernel) by_name[profile.launches[i].name].push_back(i);
+    if (profile.launches[i].kind == model::LaunchKind::kKernel) by_name[profile.launches[i].name].push_back(static_cast<model::LaunchIndex>(i));
   }
   return by_name;
+}
+
+// The launches of each family of several kernel rows, in launch order (a family of one row
+// has that row's list, and none here).
+std::vector<LaunchList> launches_by_family(const Aggregate& agg, const std::vector<LaunchList>& by_name) {
+  std::vector<std::size_t> rows(agg.families.size(), 0), launches(agg.families.size(), 0);
+  for (const auto& row : agg.kernels) {
+    ++rows[row.family];
+    launches[row.family] += by_name[row.name].size();
+  }
+  std::vector<LaunchList> by_family(agg.families.size());
+  for (std::size_t f = 0; f < by_family.size(); ++f) {
+    if (rows[f] > 1) by_family[f].reserve(launches[f]);
+  }
+  for (const auto& row : agg.kernels) {
+    if (rows[row.family] > 1) by_family[row.family].insert(by_family[row.family].end(), by_name[row.name].begin(), by_name[row.name].end());
+  }
+  for (auto& f : by_family) std::sort(f.begin(), f.end());  // launch order, as for a kernel
+  return by_family;
 }
 
 // The op class of every kernel name, for the FLOPs of kernels never measured.
@@ -48,11 +75,11 @@ std::vector<names::OpClass> op_class_by_name(const model::Profile& profile, cons
   return out;
 }
 
-KernelInsight insight(const MetricsContext& ctx, const FlopsEstimates& flops, std::span<const std::size_t> launches,
+KernelInsight insight(const MetricsContext& ctx, const FlopsEstimates& flops, std::span<const model::LaunchIndex> launches,
                       const TimeStats& row, const AnalysisOptions& options, std::string_view op_class) {
   KernelInsight k;
   k.metrics = summarize_launches(ctx, launches);
-  for (std::size_t i : launches) k.flops.add(flops.launch(i), ctx.profile.launches[i].total_duration_ns());
+  for (model::LaunchIndex i : launches) k.flops.add(flops.launch(i), ctx.profile.launches[i].total_duration_ns());
   k.verdict = classify_bottleneck(k.metrics, row.mean_ns, options.thresholds);
   k.advice = kernlens_advice(AdviceInput{k.metrics, k.verdict, op_class, row.launches, row.mean_ns});
   auto from_ncu = ncu_advice(ctx.profile, launches);
@@ -62,7 +89,7 @@ KernelInsight insight(const MetricsContext& ctx, const FlopsEstimates& flops, st
 
 // One kernel's or family's insight to work out: its launches, its row, its op class.
 struct InsightJob {
-  std::span<const std::size_t> launches;
+  std::span<const model::LaunchIndex> launches;
   const TimeStats* row;
   std::string_view op_class;
 };
@@ -94,11 +121,17 @@ std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs
 
 Result<Analysis> analyze(const model::Profile& profile, const names::KernelClassifier& classifier,
                          const AnalysisOptions& options) {
+  if (profile.launches.size() > std::numeric_limits<model::LaunchIndex>::max()) {
+    return make_error("", 0, fmt::format("more than {} launches: too many to analyse in one profile",
+                                         std::numeric_limits<model::LaunchIndex>::max()));
+  }
   Analysis a;
   StepTimes* times = options.step_times;
-  const LaneMap lanes = timed_step(times, "ranks and GPU lanes", [&] { return map_rank_lanes(profile); });
-  a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes); });
-  a.ranks = timed_step(times, "ranks", [&] { return analyze_ranks(profile, a.agg, &lanes); });
+  {  // the lanes (8 bytes a launch) go before the insights' launch lists come
+    const LaneMap lanes = timed_step(times, "ranks and GPU lanes", [&] { return map_rank_lanes(profile); });
+    a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes); });
+    a.ranks = timed_step(times, "ranks", [&] { return analyze_ranks(profile, a.agg, &lanes); });
+  }
   MetricResolver resolver(profile);
   a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
   MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
@@ -106,18 +139,16 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
     return estimate_flops(profile, resolver, op_class_by_name(profile, a.agg), a.peaks ? &*a.peaks : nullptr);
   });
   a.flops_measured = flops.any_measured;
-  auto by_name = launches_by_name(profile);
-  std::vector<std::vector<std::size_t>> by_family(a.agg.families.size());
-  for (const auto& row : a.agg.kernels) {
-    auto& f = by_family[row.family];
-    f.insert(f.end(), by_name[row.name].begin(), by_name[row.name].end());
-  }
-  for (auto& f : by_family) std::sort(f.begin(), f.end());  // launch order, as for a kernel
+  const std::vector<LaunchList> by_name = launches_by_name(profile);
+  const std::vector<LaunchList> by_family = launches_by_family(a.agg, by_name);
   std::vector<InsightJob> jobs;
   jobs.reserve(a.agg.kernels.size() + a.agg.families.size());
+  // A family of one row has that row's launches, in the same order.
+  std::vector<std::span<const model::LaunchIndex>> family_launches(by_family.begin(), by_family.end());
   for (const auto& row : a.agg.kernels) {
     const FamilyRow& family = a.agg.families[row.family];
     jobs.push_back({by_name[row.name], &row, names::to_string(family.cls.op_class)});
+    if (by_family[row.family].empty()) family_launches[row.family] = by_name[row.name];
   }
   // A family of one kernel has that kernel's launches, in the same order, and so the same time
   // figures: its insight is the kernel's (most families of a raw page are such), not worked out
@@ -125,17 +156,14 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   std::vector<std::size_t> kernel_of_family(a.agg.families.size(), kNone);
   for (std::size_t k = 0; k < a.agg.kernels.size(); ++k) {
     const KernelRow& row = a.agg.kernels[k];
-    const FamilyRow& family = a.agg.families[row.family];
-    if (family.kernels == 1 && by_family[row.family] == by_name[row.name]) {
-      kernel_of_family[row.family] = k;
-    }
+    if (a.agg.families[row.family].kernels == 1 && by_family[row.family].empty()) kernel_of_family[row.family] = k;
   }
   std::vector<std::size_t> family_job(a.agg.families.size(), kNone);
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
     if (kernel_of_family[i] != kNone) continue;
     const FamilyRow& family = a.agg.families[i];
     family_job[i] = jobs.size();
-    jobs.push_back({by_family[i], &family, names::to_string(family.cls.op_class)});
+    jobs.push_back({family_launches[i], &family, names::to_string(family.cls.op_class)});
   }
   std::vector<KernelInsight> insights =
       timed_step(times, "bottlenecks and advice", [&] { return insights_in_parallel(jobs, ctx, flops, options); });

@@ -148,7 +148,7 @@ std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const m
   return std::nullopt;
 }
 
-KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std::size_t> launch_indices) {
+KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices) {
   const MetricResolver& r = ctx.resolver;
   KernelMetrics m;
   std::array<WeightedMean, kFigureCount> means;
@@ -163,7 +163,7 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std:
   double stall_weight = 0;
   const model::Launch* longest_with_limits = nullptr;
   std::string why;
-  for (std::size_t index : launch_indices) {
+  for (model::LaunchIndex index : launch_indices) {
     const model::Launch& launch = ctx.profile.launches[index];
     if (launch.kind != model::LaunchKind::kKernel) continue;
     m.launches += launch.count;

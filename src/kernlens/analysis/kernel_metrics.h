@@ -73,7 +73,7 @@ struct MetricsContext {
 };
 
 // Sums up the launches at `launch_indices` (indices into profile.launches).
-KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const std::size_t> launch_indices);
+KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices);
 
 // The FLOPs of one launch, when its work was measured completely: tensor paths (or a tensor
 // pipe that was idle) and the fp32 SIMT path at least. `why_not` says what is missing.

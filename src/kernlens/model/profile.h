@@ -90,6 +90,9 @@ struct Dim3 {
 
 using NameId = std::uint32_t;
 using StageId = std::uint32_t;
+// A launch's index in Profile::launches, where an analysis keeps lists of them (a million
+// launches: 4 bytes each, not 8). Analysis refuses a profile of more launches than it holds.
+using LaunchIndex = std::uint32_t;
 using MetricId = std::uint32_t;
 
 // A metric as a source names it, with the base unit its values were converted to
