@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
+#include <tuple>
+
 namespace kernlens::ingest {
 namespace {
 
@@ -94,6 +98,59 @@ TEST(NvtxProjection, InstanceKeyOfAStartEndRangeIsItselfAlone) {
   for (const auto& r : p.stage_ranges) keys.push_back(path_of(p, r.stage));
   std::sort(keys.begin(), keys.end());
   EXPECT_EQ(keys, (std::vector<std::string>{" [io]", "step"}));
+}
+
+// Calls of several threads interleaved, each thread's in time order: the sets of the whole
+// projection. A call earlier on its thread than the one before is refused, not guessed.
+TEST(EnclosingRanges, ThreadsInterleaveButEachGoesForwardOnly) {
+  std::vector<RangeInstance> ranges = {push(1, 0, 100, "step"), push(2, 0, 100, "other"), push(1, 10, 20, "layer")};
+  EnclosingRanges sweep(ranges);
+  auto set1 = sweep.set_of({1, 12, 13});
+  auto set2 = sweep.set_of({2, 5, 6});
+  auto set3 = sweep.set_of({1, 30, 31});
+  auto again = sweep.set_of({2, 50, 51});
+  EXPECT_FALSE(sweep.set_of({1, 11, 12}).has_value());  // thread 1 was at 30 already
+  EXPECT_FALSE(sweep.set_of({1, 30, 30}).has_value());  // same start, earlier end
+  ASSERT_TRUE(set1 && set2 && set3 && again);
+  const std::vector<RangeSet> sets = sweep.take_sets();
+  auto names = [&](std::uint32_t set) {
+    std::string out;
+    for (auto r : sets[set]) out += ranges[r].range.name + " ";
+    return out;
+  };
+  EXPECT_EQ(names(*set1), "step layer ");
+  EXPECT_EQ(names(*set2), "other ");
+  EXPECT_EQ(names(*set3), "step ");
+  EXPECT_EQ(*again, *set2);  // one set, held once
+  EXPECT_EQ(sets.size(), 4u);  // and the empty set
+}
+
+// Stage ids come in one order whatever order calls and kernels are added in: the sets by
+// their first call on each thread, then the range instances by their first kernel.
+TEST(StageProjection, StageIdsDoNotDependOnTheOrderWorkIsAdded) {
+  std::vector<RangeInstance> ranges = {push(1, 0, 100, "a"), push(1, 200, 300, "b"), push(1, 210, 220, "c")};
+  auto stage_names = [&](bool reversed) {
+    EnclosingRanges sweep(ranges);
+    const std::uint32_t in_a = *sweep.set_of({1, 10, 11}), in_c = *sweep.set_of({1, 212, 213});
+    StageProjection projection(ranges, sweep.take_sets());
+    std::vector<std::function<void()>> steps = {
+        [&] { projection.add_call(in_a, 1, 0); }, [&] { projection.add_call(in_c, 1, 1); },
+        [&] { projection.add_kernel(in_a, 5, 20, 30); }, [&] { projection.add_kernel(in_c, 7, 230, 240); }};
+    if (reversed) std::reverse(steps.begin(), steps.end());
+    for (auto& step : steps) step();
+    model::Profile p;
+    projection.finish(p);
+    std::vector<std::string> names;
+    for (std::size_t s = 0; s < p.stages.size(); ++s) names.push_back(path_of(p, static_cast<model::StageId>(s)));
+    std::vector<std::tuple<std::string, std::int64_t, std::int64_t>> extents;
+    for (const auto& r : p.stage_ranges) extents.emplace_back(path_of(p, r.stage), r.start_ns, r.end_ns);
+    return std::pair{names, extents};
+  };
+  const auto in_order = stage_names(false);
+  EXPECT_EQ(in_order.first, (std::vector<std::string>{"", "a", "b/c", "b"}));
+  EXPECT_EQ(in_order.second, (std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>{
+                                 {"a", 20, 30}, {"b", 230, 240}, {"b/c", 230, 240}}));
+  EXPECT_EQ(stage_names(true), in_order);
 }
 
 TEST(NvtxProjection, NoRangesNoCalls) {

@@ -27,11 +27,33 @@ std::optional<std::uint64_t> ApiCalls::key(std::int64_t global_id, std::int64_t 
 std::optional<std::uint32_t> ApiCalls::find(std::int64_t global_id, std::int64_t correlation) {
   auto k = key(global_id, correlation, false);
   if (!k) return std::nullopt;
+  const std::size_t process = *k >> 32;
+  const auto c = static_cast<std::uint32_t>(*k);
+  if (process >= process_end_.size()) return kNoCall;
+  const std::uint32_t begin = process == 0 ? 0 : process_end_[process - 1], end_at = process_end_[process];
   const std::uint32_t next = last_found_ + 1;
-  if (next < keys_.size() && keys_[next] == *k) return last_found_ = next;
-  auto it = std::lower_bound(keys_.begin(), keys_.end(), *k);
-  if (it == keys_.end() || *it != *k) return kNoCall;
-  return last_found_ = static_cast<std::uint32_t>(it - keys_.begin());
+  if (next >= begin && next < end_at && correlations_[next] == c) return last_found_ = next;
+  const auto first = correlations_.begin() + begin, end = correlations_.begin() + end_at;
+  auto it = std::lower_bound(first, end, c);
+  if (it == end || *it != c) return kNoCall;
+  return last_found_ = static_cast<std::uint32_t>(it - correlations_.begin());
+}
+
+std::uint64_t ApiCalls::key_of(std::uint32_t entry) const {
+  const auto process = std::upper_bound(process_end_.begin(), process_end_.end(), entry) - process_end_.begin();
+  return std::uint64_t(process) << 32 | correlations_[entry];
+}
+
+std::optional<std::uint64_t> ApiCalls::last_key() const {
+  if (correlations_.empty()) return std::nullopt;
+  return std::uint64_t(process_end_.size() - 1) << 32 | correlations_.back();
+}
+
+void ApiCalls::append(std::uint64_t key) {
+  const std::size_t process = key >> 32;
+  while (process_end_.size() <= process) process_end_.push_back(static_cast<std::uint32_t>(correlations_.size()));
+  correlations_.push_back(static_cast<std::uint32_t>(key));
+  process_end_.back() = static_cast<std::uint32_t>(correlations_.size());
 }
 
 namespace {
@@ -72,7 +94,7 @@ class ApiCallsBuilder {
   // gives each row with both ids to emit, and stops (returning false) when emit returns false.
   template <class ForEachRow>
   std::optional<ApiCalls> in_order(const ForEachRow& for_each_row, std::size_t estimate) {
-    reserve_huge(out_.keys_, estimate);
+    reserve_huge(out_.correlations_, estimate);
     reserve_huge(out_.place_of_, estimate);
     ApiCall kept{};  // the call of the last key
     bool in_order = for_each_row([&](const ApiRow& r) {
@@ -81,8 +103,9 @@ class ApiCallsBuilder {
       if (!key) return true;
       const ApiCall call{r.global_tid, r.start, r.end};
       auto set = enclosing_.set_of(call);
-      if (!set || (!out_.keys_.empty() && *key < out_.keys_.back())) return false;
-      if (!out_.keys_.empty() && *key == out_.keys_.back()) {
+      const auto last = out_.last_key();
+      if (!set || (last && *key < *last)) return false;
+      if (last && *key == *last) {
         if (inner(call, kept)) {
           kept = call;
           out_.place_of_.back() = place(CallPlace{call.thread, *set});
@@ -90,7 +113,7 @@ class ApiCallsBuilder {
         return true;
       }
       kept = call;
-      out_.keys_.push_back(*key);
+      out_.append(*key);
       out_.place_of_.push_back(place(CallPlace{call.thread, *set}));
       return true;
     });
@@ -117,10 +140,10 @@ class ApiCallsBuilder {
     std::vector<ApiCall> calls;  // the inner call of each key
     for (const Keyed& k : by_key) {
       const ApiCall& call = rows.calls[k.row];
-      if (!out_.keys_.empty() && out_.keys_.back() == k.key) {
+      if (out_.last_key() == k.key) {
         if (inner(call, calls.back())) calls.back() = call;
       } else {
-        out_.keys_.push_back(k.key);
+        out_.append(k.key);
         calls.push_back(call);
       }
     }

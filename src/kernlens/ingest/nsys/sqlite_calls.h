@@ -29,7 +29,7 @@ struct CallPlace {
 };
 
 // The API calls of an export by call key, (process, correlation id) as one number: processes
-// are few and CUPTI's correlation ids 32-bit, and 12 bytes a key are kept where the calls'
+// are few and CUPTI's correlation ids 32-bit, and 8 bytes a key are kept where the calls'
 // rows are 32. A launch recorded twice (cudaLaunchKernel wrapping cudaLaunchKernel_v7000 on
 // the same thread) keeps the inner call, the one any enclosing range must contain.
 class ApiCalls {
@@ -46,9 +46,9 @@ class ApiCalls {
   const std::vector<CallPlace>& places() const { return places_; }
   // The entry's place among the calls of its thread in (start, end) order.
   std::uint64_t rank(std::uint32_t entry) const { return ranks_.empty() ? entry : ranks_[entry]; }
-  std::uint64_t key_of(std::uint32_t entry) const { return keys_[entry]; }
+  std::uint64_t key_of(std::uint32_t entry) const;
   std::vector<RangeSet> take_sets() { return std::move(sets_); }
-  std::size_t size() const { return keys_.size(); }
+  std::size_t size() const { return correlations_.size(); }
   std::int64_t latest_end_ns() const { return latest_end_ns_; }
   const std::optional<Error>& error() const { return error_; }
   // Whether the calls were kept as they came (else the rows were read whole and sorted).
@@ -58,8 +58,14 @@ class ApiCalls {
   friend class ApiCallsBuilder;
   // The key of (process of global_id, correlation); numbers a new process when `add`.
   std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation, bool add);
+  // The last entry's key; a new entry, whose key must not be below it.
+  std::optional<std::uint64_t> last_key() const;
+  void append(std::uint64_t key);
 
-  std::vector<std::uint64_t> keys_;      // rising
+  // The keys, rising, as 4 bytes each: the correlation ids, and where each process's run ends
+  // (the entries of process number p are [process_end_[p - 1], process_end_[p])).
+  std::vector<std::uint32_t> correlations_;
+  std::vector<std::uint32_t> process_end_;
   std::vector<std::uint32_t> place_of_;  // per key: index into places_
   std::vector<std::uint32_t> ranks_;     // per key; empty when keys are in (start, end) order on each thread
   std::vector<CallPlace> places_;        // distinct

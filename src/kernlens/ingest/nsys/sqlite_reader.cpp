@@ -487,7 +487,9 @@ class NsysReader {
 };
 
 Status read_database(DbSource source, std::uint64_t file_bytes, ReadContext& ctx) {
-  auto db = source.open();
+  // The first connection scans too (the schema, the kernels on one thread, memory operations,
+  // NVTX): a scan's small page cache, not SQLite's 2 MB default.
+  auto db = source.open_for_a_scan();
   if (!db) return ctx.error(0, "cannot open the SQLite database: " + db.error().message);
   return NsysReader(std::move(*db), std::move(source), file_bytes, ctx).read();
 }

@@ -57,7 +57,13 @@ EnclosingRanges::EnclosingRanges(const std::vector<RangeInstance>& ranges) : ran
   order_ = order_by(ranges_, [](const RangeInstance& a, const RangeInstance& b) {
     return std::tie(a.thread, a.start_ns, b.end_ns) < std::tie(b.thread, b.start_ns, a.end_ns);
   });
-  index_.emplace(RangeSet{}, 0);
+  index_.insert(0);
+}
+
+std::size_t EnclosingRanges::SetHash::operator()(std::uint32_t s) const {
+  std::size_t h = 0;
+  for (std::uint32_t r : (*sets)[s]) h = h * 1000003 + r;
+  return h;
 }
 
 EnclosingRanges::Thread& EnclosingRanges::thread(std::int64_t id) {
@@ -95,9 +101,10 @@ std::optional<std::uint32_t> EnclosingRanges::set_of(const ApiCall& call) {
 }
 
 std::uint32_t EnclosingRanges::intern(const RangeSet& set) {
-  auto [it, is_new] = index_.try_emplace(set, static_cast<std::uint32_t>(sets_.size()));
-  if (is_new) sets_.push_back(set);
-  return it->second;
+  sets_.push_back(set);  // a candidate, found through its index
+  auto [it, is_new] = index_.insert(static_cast<std::uint32_t>(sets_.size() - 1));
+  if (!is_new) sets_.pop_back();
+  return *it;
 }
 
 StageProjection::StageProjection(const std::vector<RangeInstance>& ranges, std::vector<RangeSet> sets)

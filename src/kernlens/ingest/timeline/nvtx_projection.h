@@ -10,7 +10,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <unordered_set>
 #include <optional>
 #include <vector>
 
@@ -55,11 +55,17 @@ std::vector<std::uint32_t> sweep_order(const std::vector<ApiCall>& calls);
 class EnclosingRanges {
  public:
   explicit EnclosingRanges(const std::vector<RangeInstance>& ranges);  // must outlive this
+  EnclosingRanges(const EnclosingRanges&) = delete;  // the index points at the sets
+  EnclosingRanges& operator=(const EnclosingRanges&) = delete;
 
   // The call's set: an index into sets() (0: no range). nullopt when the call comes before
   // the previous call of its thread in (start, end) order: the sweep only moves forward.
   std::optional<std::uint32_t> set_of(const ApiCall& call);
-  std::vector<RangeSet> take_sets() { return std::move(sets_); }
+  // The sets, after the last call.
+  std::vector<RangeSet> take_sets() {
+    index_.clear();
+    return std::move(sets_);
+  }
 
  private:
   struct Thread {
@@ -78,8 +84,17 @@ class EnclosingRanges {
   std::vector<std::uint32_t> order_;  // the ranges by (thread, start, longer first)
   std::vector<Thread> threads_;
   std::size_t last_thread_ = 0;
+  // Distinct sets, each held once: the index hashes and compares the sets by their index.
+  struct SetHash {
+    const std::vector<RangeSet>* sets;
+    std::size_t operator()(std::uint32_t s) const;
+  };
+  struct SetEqual {
+    const std::vector<RangeSet>* sets;
+    bool operator()(std::uint32_t a, std::uint32_t b) const { return (*sets)[a] == (*sets)[b]; }
+  };
   std::vector<RangeSet> sets_{RangeSet{}};
-  std::map<RangeSet, std::uint32_t> index_;
+  std::unordered_set<std::uint32_t, SetHash, SetEqual> index_{16, SetHash{&sets_}, SetEqual{&sets_}};
   RangeSet scratch_;
 };
 
