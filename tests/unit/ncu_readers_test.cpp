@@ -231,6 +231,10 @@ TEST(NcuRaw, BadInputsFailWithFileAndLine) {
       {"bad grid", replace_once(ok, "\"(8, 1, 1)\"", "\"(8, x, 1)\""), 3,
        "column 'Grid Size': expected dimensions"},
       {"bad id", replace_once(ok, "\n\"0\",", "\n\"zero\","), 3, "column 'ID': expected an integer"},
+      // A launch ID is kept in 32 bits (model::Id32): a wider or negative one is an error.
+      {"id beyond 32 bits", replace_once(ok, "\n\"0\",", "\n\"4294967295\","), 3,
+       "column 'ID': 4294967295 is no launch ID (0 to 2^32 - 2)"},
+      {"negative id", replace_once(ok, "\n\"0\",", "\n\"-2\","), 3, "column 'ID': -2 is no launch ID"},
       // A launch keeps CUPTI's 32-bit stream id: a wider one is an error, not a wrapped number.
       {"stream beyond 32 bits", replace_once(ok, "\"1\",\"7\",\"(128, 1, 1)\"", "\"1\",\"4294967303\",\"(128, 1, 1)\""), 3,
        "column 'Stream': 4294967303 needs more than CUPTI's 32 bits"},

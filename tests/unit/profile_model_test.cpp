@@ -48,6 +48,23 @@ TEST(PackedOptional, BehavesAsStdOptionalForEveryValueASourceGives) {
   EXPECT_FALSE(duration);
 }
 
+// A launch's id and thread in 4 bytes each: every value from 0 to 2^32 - 2 reads back as it
+// was; unknown, negative and wider values read as unknown, never as a wrapped number.
+TEST(Id32, HoldsThirtyTwoBitIdsAndNothingWrapped) {
+  for (std::int64_t v : {std::int64_t{0}, std::int64_t{727}, std::int64_t{2147483648}, std::int64_t{4294967294}}) {
+    EXPECT_TRUE(Id32::fits(v));
+    EXPECT_EQ(std::int64_t{Id32(v)}, v);
+  }
+  for (std::int64_t v : {kUnknown, std::int64_t{-5}, std::int64_t{4294967295}, std::int64_t{1} << 40}) {
+    EXPECT_FALSE(Id32::fits(v));
+    EXPECT_EQ(std::int64_t{Id32(v)}, kUnknown) << v;
+  }
+  EXPECT_EQ(std::int64_t{Id32()}, kUnknown);
+  Launch l;
+  EXPECT_EQ(l.id, kUnknown);
+  EXPECT_EQ(l.thread_id, kUnknown);
+}
+
 TEST(Profile, LaunchesOfOneConfigurationShareItsOneCopy) {
   Profile p;
   ASSERT_EQ(p.configs.size(), 1u);  // [0]: nothing known

@@ -332,6 +332,23 @@ TEST(PytorchTrace, StreamAndContextBeyond32BitsAreUnknown) {
   EXPECT_EQ(wide, 1);
 }
 
+// A correlation id beyond CUPTI's 32 bits reads as unknown too (model::Id32), not wrapped.
+TEST(PytorchTrace, CorrelationBeyond32BitsIsUnknown) {
+  std::string trace = fixture_bytes("pytorch/nested_stages_trace.json.gz");
+  auto unknown_ids = [](const std::string& bytes) {
+    auto r = read_bytes(bytes, "t.json");
+    EXPECT_TRUE(r.status.ok()) << r.status.error().to_string();
+    return std::count_if(r.profile.launches.begin(), r.profile.launches.end(),
+                         [](const model::Launch& l) { return l.id == model::kUnknown; });
+  };
+  const auto before = unknown_ids(trace);
+  const std::string from = "\"stream\": 7, \"correlation\": 260";
+  const std::size_t at = trace.find(from);
+  ASSERT_NE(at, std::string::npos);
+  trace.replace(at, from.size(), "\"stream\": 7, \"correlation\": 4294967556");  // 2^32 + 260
+  EXPECT_EQ(unknown_ids(trace), before + 1);
+}
+
 // Events of categories the reader does not use are skipped unread when they begin
 // {"ph": "X", "cat": ...} (as Kineto writes them): malformed inside, they are no error; one
 // that names "cat" or "ph" again is decoded, and its last "cat" counts, as for any event.

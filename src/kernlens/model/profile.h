@@ -169,6 +169,22 @@ constexpr std::optional<StreamId> stream_id_of(std::int64_t id) {
   return static_cast<StreamId>(id);
 }
 
+// A launch's id (ncu's launch ID, a timeline's correlation id) or the CPU thread that launched
+// it, in 4 bytes: CUPTI numbers correlations with 32 bits and Linux numbers threads below 2^22.
+// Reads as an int64, kUnknown when unknown. A value it cannot hold (negative, or 2^32 - 1 and
+// above) is kept as unknown, never wrapped; a reader that must say so checks fits() first.
+class Id32 {
+ public:
+  constexpr Id32() = default;
+  constexpr Id32(std::int64_t v) : v_(fits(v) ? static_cast<std::uint32_t>(v) : kNone) {}  // implicit, as the int64 it was
+  static constexpr bool fits(std::int64_t v) { return v >= 0 && v < std::int64_t{kNone}; }
+  constexpr operator std::int64_t() const { return v_ == kNone ? kUnknown : std::int64_t{v_}; }
+
+ private:
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  std::uint32_t v_ = kNone;
+};
+
 struct Launch {
   NameId name = 0;                    // index into Profile::names; the name as the source spells it
   StageId stage = 0;                  // index into Profile::stages (0: outside every range)
@@ -188,9 +204,9 @@ struct Launch {
   // Executions this record stands for: 1 for a launch; a summary row's instances, which its
   // reader refuses above 2^32 - 1.
   std::uint32_t count = 1;
+  Id32 id;         // ncu launch ID, or the correlation id of a timeline
+  Id32 thread_id;  // the CPU thread of the launch call
   std::int64_t bytes = kUnknown;  // memcpy/memset size; a collective kernel's message size
-  std::int64_t id = kUnknown;  // ncu launch ID, or the correlation id of a timeline
-  std::int64_t thread_id = kUnknown;
   PackedOptional<std::int64_t> start_ns;
   PackedOptional<double> duration_ns;  // per execution (a mean when count > 1)
 
@@ -201,7 +217,7 @@ struct Launch {
 };
 
 // A launch stays small: a million-launch timeline is a million of them in memory at once.
-static_assert(sizeof(Launch) <= 88);
+static_assert(sizeof(Launch) <= 80);
 
 struct Device {
   std::int32_t ordinal = -1;

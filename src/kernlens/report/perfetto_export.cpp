@@ -274,7 +274,7 @@ class Writer {
     if (!l.start_ns) args["laid out"] = true;  // read back without a start time
     if (l.device_ordinal >= 0) args["device"] = l.device_ordinal;
     if (l.stream_id >= 0) args["stream"] = l.stream_id;
-    if (l.id >= 0) args["correlation"] = l.id;
+    if (l.id >= 0) args["correlation"] = std::int64_t{l.id};
     if (l.kind != model::LaunchKind::kKernel) {
       if (l.bytes >= 0) args["bytes"] = l.bytes;
       const char* cat = l.kind == model::LaunchKind::kMemset ? "gpu_memset" : "gpu_memcpy";

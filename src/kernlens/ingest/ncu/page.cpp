@@ -200,7 +200,12 @@ Status NcuLaunchColumns::fill(const CsvRecord& rec, model::Launch& launch) {
   launch.name = last_name_id_;
   launch.input = ctx_.input_index;
 
-  if (auto s = integer(id_, "ID", launch.id); !s) return s;
+  std::int64_t launch_id = model::kUnknown;
+  if (auto s = integer(id_, "ID", launch_id); !s) return s;
+  if (launch_id != model::kUnknown && !model::Id32::fits(launch_id)) {
+    return ctx_.error(rec.line, "column 'ID': " + std::to_string(launch_id) + " is no launch ID (0 to 2^32 - 2)");
+  }
+  launch.id = launch_id;
   for (auto [col, what, to] : {std::tuple{context_, "Context", &launch.context_id},
                                std::tuple{stream_, "Stream", &launch.stream_id}}) {
     std::int64_t id = *to;
