@@ -449,6 +449,18 @@ std::string changed_export(const std::string& sql) {
 // devices, gaps in the rowids and the first bad row come out as one scan gives them, wherever
 // the ranges are cut; so do the launch calls (CUPTI_ACTIVITY_KIND_RUNTIME), read in ranges too
 // with 4 threads and more.
+// The runtime table rewritten in start order (the fixture's rows come in two runs of time);
+// and with one call recorded twice (a wrapper around it, adjacent).
+const std::string kRuntimeByStart =
+    "DELETE FROM CUPTI_ACTIVITY_KIND_RUNTIME; INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM t "
+    "ORDER BY start, end DESC; DROP TABLE t;";
+const std::string kCallsInTimeOrder =
+    "CREATE TABLE t AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME;" + kRuntimeByStart;
+const std::string kCallsInTimeOrderOneTwice =
+    "CREATE TABLE t AS SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME UNION ALL SELECT start - 1, end + 1, eventClass, "
+    "globalTid, correlationId, nameId, returnValue, callchainId FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid = 1966;" +
+    kRuntimeByStart;
+
 TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
   const std::string k = "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET ";
   // The change, and whether the export can still be read.
@@ -486,6 +498,13 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = NULL WHERE rowid % 5 = 0;"
        "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE "
        "rowid < 300",
+       true},
+      // The launch calls in key and time order (the fixture's come in two runs of time): kept
+      // as they come in one scan beside the kernels' ranges; with a launch recorded twice; with
+      // another process's calls last.
+      {kCallsInTimeOrder, true},
+      {kCallsInTimeOrderOneTwice, true},
+      {kCallsInTimeOrder + "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + (1 << 24) WHERE rowid > 5000",
        true},
       // Rowids too sparse for a slot each: one scan.
       {"UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET rowid = 1000000000 WHERE rowid = 5592", true},
