@@ -12,8 +12,10 @@
 #     with the same md5 from build/devrun/kernlens_base where that is there (an older build).
 # Uses build/devrun (scripts/device/make_devrun.sh). About a minute on an H100.
 #   scripts/device/trace_reader_unseen.sh OUT
-# Env: FAMILIES (default "neox phi3"; also "falcon": Falcon with multi-query attention, and
-# "gemma": Gemma with 8 query / 2 KV heads of 128).
+# Env: FAMILIES (default "neox phi3"; also "falcon": Falcon with multi-query attention,
+# "gemma": Gemma with 8 query / 2 KV heads of 128, "granite": IBM Granite with 16 query / 4 KV
+# heads and its embedding, attention and residual multipliers, and "olmo2": OLMo 2 with its
+# QK norms after the projections).
 set -uo pipefail
 out=${1:?usage: trace_reader_unseen.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,6 +43,13 @@ llm_stages.CONFIGS["falcon"] = lambda: transformers.FalconConfig(
 llm_stages.CONFIGS["gemma"] = lambda: transformers.GemmaConfig(
     hidden_size=1024, intermediate_size=4096, num_hidden_layers=5, num_attention_heads=8,
     num_key_value_heads=2, head_dim=128, vocab_size=32000, max_position_embeddings=2048)
+llm_stages.CONFIGS["granite"] = lambda: transformers.GraniteConfig(
+    hidden_size=1024, intermediate_size=2816, num_hidden_layers=6, num_attention_heads=16,
+    num_key_value_heads=4, vocab_size=49152, max_position_embeddings=2048,
+    embedding_multiplier=12.0, attention_multiplier=0.0078125, residual_multiplier=0.22, logits_scaling=8.0)
+llm_stages.CONFIGS["olmo2"] = lambda: transformers.Olmo2Config(
+    hidden_size=1280, intermediate_size=3456, num_hidden_layers=5, num_attention_heads=10,
+    num_key_value_heads=10, vocab_size=50304, max_position_embeddings=2048)
 sys.argv = ["llm_stages.py", "--model", family, "--batch", "6", "--prompt", "384",
             "--decode-steps", "48", "--torch-trace", trace]
 llm_stages.main()
