@@ -310,22 +310,15 @@ void add_gaps(GapStats& into, const GapStats& g) {
 // per stage for the skew table (a late rank shows in wall time, not in kernel time).
 void add_stage_walls(const model::Profile& profile, const RankMap& map, std::vector<RankRow>& ranks,
                      TimeByRank& walls) {
-  std::map<std::pair<std::uint32_t, std::string>, std::vector<Interval>> extents;  // (input, row)
-  for (const auto& r : profile.stage_ranges) {
-    if (r.stage >= profile.stages.size() || r.end_ns < r.start_ns) continue;
-    const auto& key = profile.stages[r.stage];
-    std::string row = key.push_pop.empty() ? (key.start_end.empty() ? std::string() : model::range_label(key.start_end.front()))
-                                           : model::push_pop_path(key);
-    extents[{r.input, row}].push_back(Interval{r.start_ns, r.end_ns});
-  }
+  const StageExtents extents = stage_extents(profile);
   for (std::size_t i = 0; i < ranks.size(); ++i) {
+    auto input = extents.find(map.units[i].input);
+    if (input == extents.end()) continue;
     for (auto& s : ranks[i].stages) {
-      auto it = extents.find({map.units[i].input, s.name});
-      if (it == extents.end()) continue;
-      std::vector<Interval> spans = it->second;
-      merge_intervals(spans);
+      auto row = input->second.find(s.name);
+      if (row == input->second.end()) continue;
       double wall = 0;
-      for (const auto& iv : spans) wall += static_cast<double>(iv.end_ns - iv.begin_ns);
+      for (const auto& iv : row->second.merged) wall += static_cast<double>(iv.end_ns - iv.begin_ns);
       s.wall_ns = wall;
       walls[s.name][i] = wall;
     }

@@ -126,29 +126,6 @@ void add_coverage(StageRow& row, const Coverage& c) {
   row.gaps = g;
 }
 
-// A row's stage range instances of one input: how many, and merged (the spans its lanes'
-// figures are taken inside).
-struct RowExtents {
-  std::size_t instances = 0;
-  std::vector<Interval> merged;
-};
-using RowsOfInput = std::unordered_map<std::string, RowExtents>;
-
-std::unordered_map<std::uint32_t, RowsOfInput> extents_by_input(const model::Profile& profile) {
-  std::unordered_map<std::uint32_t, RowsOfInput> extents;
-  for (const auto& r : profile.stage_ranges) {
-    if (r.stage < profile.stages.size() && r.end_ns >= r.start_ns) {
-      RowExtents& row = extents[r.input][instance_row(profile.stages[r.stage])];
-      ++row.instances;
-      row.merged.push_back(Interval{r.start_ns, r.end_ns});
-    }
-  }
-  for (auto& [input, rows] : extents) {
-    for (auto& [name, row] : rows) merge_intervals(row.merged);
-  }
-  return extents;
-}
-
 // Calls visit(i) for each kernel launch with a time, in an order that has each lane's kernels
 // by start: the launches' own order when it already does (a timeline's usual order, and then
 // no list), else sorted.
@@ -181,6 +158,21 @@ void for_each_kernel_by_start(const model::Profile& profile, const Lanes& lanes,
 
 }  // namespace
 
+StageExtents stage_extents(const model::Profile& profile) {
+  StageExtents extents;
+  for (const auto& r : profile.stage_ranges) {
+    if (r.stage < profile.stages.size() && r.end_ns >= r.start_ns) {
+      RowExtents& row = extents[r.input][instance_row(profile.stages[r.stage])];
+      ++row.instances;
+      row.merged.push_back(Interval{r.start_ns, r.end_ns});
+    }
+  }
+  for (auto& [input, rows] : extents) {
+    for (auto& [name, row] : rows) merge_intervals(row.merged);
+  }
+  return extents;
+}
+
 std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profile, const Lanes& lanes) {
   std::vector<BusyUnion> unions(lanes.lanes.size(), BusyUnion(nullptr));
   std::vector<char> any(lanes.lanes.size(), 0);
@@ -207,7 +199,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const L
   const RankMap& ranks = mapped.ranks;
   const Lanes& lanes = mapped.lanes;
   const StageStrings stage_rows = intern_stage_strings(profile, stage_row_names);
-  const auto extents = extents_by_input(profile);
+  const StageExtents extents = stage_extents(profile);
   auto input_of_lane = [&](std::size_t k) { return ranks.units[lanes.lanes[k].unit].input; };
   auto extents_of = [&](std::size_t lane, const std::string& row) -> const RowExtents* {
     auto in = extents.find(input_of_lane(lane));

@@ -6,6 +6,8 @@
 #include "kernlens/model/profile.h"
 
 #include <optional>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace kernlens::analysis {
@@ -34,6 +36,15 @@ struct Coverage {
   GapStats gaps;
 };
 Coverage coverage(const std::vector<Interval>& busy, const std::vector<Interval>& extents);
+
+// Each input's stage range instances by row (a push/pop path, or a start/end range alone): how
+// many, and merged (the spans a row's wall time and gaps are taken inside).
+struct RowExtents {
+  std::size_t instances = 0;
+  std::vector<Interval> merged;
+};
+using StageExtents = std::unordered_map<std::uint32_t, std::unordered_map<std::string, RowExtents>>;  // input -> row ->
+StageExtents stage_extents(const model::Profile& profile);
 
 // Each lane's kernels (those with a start time) as one timeline: busy time, wall and gaps
 // inside their own span, from the first start to the last end; nullopt for a lane without one.

@@ -48,7 +48,6 @@ class ApiCalls {
   std::uint64_t rank(std::uint32_t entry) const { return ranks_.empty() ? entry : ranks_[entry]; }
   std::uint64_t key_of(std::uint32_t entry) const;
   std::vector<RangeSet> take_sets() { return std::move(sets_); }
-  std::size_t size() const { return correlations_.size(); }
   std::int64_t latest_end_ns() const { return latest_end_ns_; }
   const std::optional<Error>& error() const { return error_; }
   // Whether the calls were kept as they came (else the rows were read whole and sorted).
