@@ -8,6 +8,8 @@
 
 #include "bench_input.h"
 #include "kernlens/analysis/aggregate.h"
+#include "kernlens/analysis/analysis.h"
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/ingest/reconcile.h"
 #include "kernlens/model/profile.h"
@@ -66,6 +68,40 @@ void BM_Aggregate(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * profile->launches.size()));
 }
 BENCHMARK(BM_Aggregate)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The whole analysis of `kernlens analyze` on one thread (its per-launch "bottlenecks and
+// advice" resolve ~100 figures a launch), on the launch fields and metrics analyze reads.
+void BM_Analyze(benchmark::State& state) {
+  const Input& in = input();
+  if (!usable(state, in)) return;
+  static const std::optional<model::Profile> profile = [&]() -> std::optional<model::Profile> {
+    model::Profile p;
+    ingest::ReadOptions options;
+    options.all_metrics = false;
+    options.metrics = analysis::analysis_metric_names();
+    if (!read_as(state, in, false, options, model::InputFormat::kNcuRawCsv, p)) return std::nullopt;
+    ingest::reconcile_inputs(p);
+    return p;
+  }();
+  if (!profile) return;
+  auto classifier = names::KernelClassifier::load({});
+  if (!classifier) {
+    state.SkipWithError(classifier.error().to_string().c_str());
+    return;
+  }
+  set_default_threads(1);
+  for (auto _ : state) {
+    auto a = analysis::analyze(*profile, *classifier, {});
+    if (!a) {
+      state.SkipWithError(a.error().to_string().c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(a->kernels.data());
+  }
+  set_default_threads(0);
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * profile->launches.size()));
+}
+BENCHMARK(BM_Analyze)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace kernlens::bench

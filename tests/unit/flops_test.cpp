@@ -4,6 +4,10 @@
 // that only carry timing metrics (Nsight Compute's timing mode) are timeline launches.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/load/load.h"
 #include "test_util.h"
@@ -306,6 +310,66 @@ TEST(MetricResolver, ThePreferredNameAnswersEachLaunchForItself) {
   EXPECT_EQ(MetricResolver::stall_reason(stalls[1].first), "wait");
   r.stalls(p.launches[1], stalls);
   EXPECT_TRUE(stalls.empty());
+}
+
+// Launches that carry the same metric ids in the same order (a raw page's, one kernel's) share
+// the answers' positions, and each gives its own values; the same ids in another order, one id
+// more, or a timing-only launch between them are layouts of their own. Checked against a
+// brute-force lookup on launches drawn from a few layouts, asked in a random order.
+TEST(MetricResolver, LaunchesOfOneLayoutAnswerWithTheirOwnSamples) {
+  model::Profile p;
+  const model::MetricId sm = p.metrics.intern("sm__throughput.avg.pct_of_peak_sustained_elapsed", "%");
+  const model::MetricId older = p.metrics.intern("dram__throughput.avg.pct_of_peak_sustained_elapsed", "%");
+  const model::MetricId newer = p.metrics.intern("gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed", "%");
+  const model::MetricId stall = p.metrics.intern("smsp__average_warps_issue_stalled_wait_per_issue_active.ratio", "");
+  const model::MetricId timing = p.metrics.intern("gpu__time_duration.sum", "ns");
+  const model::MetricId regs = p.metrics.intern("launch__registers_per_thread", "");
+  const std::vector<std::vector<model::MetricId>> layouts = {
+      {timing, regs, sm, older, stall},  {timing, regs, sm, older, stall, newer}, {stall, older, sm, regs, timing},
+      {timing, regs},                    {newer, newer, older},                   {}};
+  std::mt19937 rng(7);
+  std::vector<std::size_t> layout_of;
+  for (int i = 0; i < 400; ++i) {
+    // runs of one layout, as a kernel's launches come, broken now and then
+    const std::size_t layout = (i == 0 || rng() % 4 == 0) ? rng() % layouts.size() : layout_of.back();
+    layout_of.push_back(layout);
+    model::Launch& l = p.launches.emplace_back();
+    for (model::MetricId id : layouts[layout]) p.add_metric(l, {id, static_cast<double>(rng() % 1000)});
+  }
+  auto brute = [&](const model::Launch& l, std::initializer_list<model::MetricId> preferred) -> std::optional<double> {
+    for (model::MetricId id : preferred) {
+      for (const auto& m : p.metrics_of(l)) {
+        if (m.id == id) return m.value;
+      }
+    }
+    return std::nullopt;
+  };
+  auto value = [](const std::optional<Sourced>& s) { return s ? std::optional<double>(s->value) : std::nullopt; };
+  const MetricResolver r(p);
+  std::vector<std::pair<std::size_t, double>> stalls;
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::size_t> order(p.launches.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (round > 0) std::shuffle(order.begin(), order.end(), rng);
+    for (std::size_t i : order) {
+      const model::Launch& l = p.launches[i];
+      // the questions in an order of their own at each launch
+      const int first_question = static_cast<int>(rng() % 3);
+      for (int q = 0; q < 3; ++q) {
+        switch ((first_question + q) % 3) {
+          case 0: EXPECT_EQ(value(r.get(l, Figure::kSmPct)), brute(l, {sm})) << i; break;
+          case 1: EXPECT_EQ(value(r.get(l, Figure::kDramPct)), brute(l, {newer, older})) << i; break;
+          default:
+            r.stalls(l, stalls);
+            EXPECT_EQ(stalls.empty() ? std::nullopt : std::optional<double>(stalls[0].second), brute(l, {stall})) << i;
+        }
+      }
+      EXPECT_EQ(r.has_deep_metrics(l), brute(l, {sm, older, newer, stall}).has_value()) << i;
+      if (auto d = r.get(l, Figure::kDramPct)) {
+        EXPECT_EQ(d->source, brute(l, {newer}) ? p.metrics[newer].name : p.metrics[older].name) << i;
+      }
+    }
+  }
 }
 
 }  // namespace

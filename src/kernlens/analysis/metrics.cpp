@@ -161,22 +161,23 @@ std::string_view figure_key(Figure figure) {
 std::string_view path_name(FlopPath path) { return path_names(path).name; }
 
 MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile) {
-  for (const auto& f : figure_table()) figures_[static_cast<std::size_t>(f.figure)] = ids_of(f.names);
+  for (const auto& f : figure_table()) figures_[static_cast<std::size_t>(f.figure)] = ask(f.names);
   for (std::size_t op = 0; op < kSassOps.size(); ++op) {
     std::string count = sass_name(static_cast<SassOp>(op), "");
     std::string rate = sass_name(static_cast<SassOp>(op), ".per_cycle_elapsed");
     std::string label = "Command line profiler metrics / " + count;
     std::array<std::string_view, 2> counts = {count, label};
     std::array<std::string_view, 1> rates = {rate};
-    sass_counts_[op] = ids_of(counts);
-    sass_rates_[op] = ids_of(rates);
+    sass_counts_[op] = ask(counts);
+    sass_rates_[op] = ask(rates);
   }
   for (const auto& p : path_table()) {
-    tensor_[static_cast<std::size_t>(p.path)] = ids_of(p.tensor_counts);
-    peaks_[static_cast<std::size_t>(p.path)] = ids_of(p.peaks);
+    tensor_[static_cast<std::size_t>(p.path)] = ask(p.tensor_counts);
+    peaks_[static_cast<std::size_t>(p.path)] = ask(p.peaks);
   }
   std::array<std::string_view, 1> dram = {kDramPeak};
-  dram_peak_ = ids_of(dram);
+  dram_peak_ = ask(dram);
+  answers_.resize(questions_.size());
   for (std::size_t reason = 0; reason < kStallReasons.size(); ++reason) {
     if (auto id = profile.metrics.find(stall_name(kStallReasons[reason]))) stall_ids_.emplace_back(reason, *id);
   }
@@ -185,50 +186,67 @@ MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile
     const std::string& name = profile.metrics[id].name;
     deep_[id] = !name.starts_with("launch__") && !name.starts_with("device__") && !name.starts_with("gpu__time_duration");
   }
+  by_id_.resize(profile.metrics.size());
 }
 
-bool MetricResolver::has_deep_metrics(const model::Launch& launch) const {
-  for (const auto& m : profile_.metrics_of(launch)) {
-    if (m.id < deep_.size() && deep_[m.id]) return true;
-  }
-  return false;
-}
-
-std::vector<model::MetricId> MetricResolver::ids_of(std::span<const std::string_view> names) const {
+MetricResolver::Question MetricResolver::ask(std::span<const std::string_view> names) {
   std::vector<model::MetricId> ids;
   for (auto n : names) {
     if (auto id = profile_.metrics.find(n)) ids.push_back(*id);
   }
-  return ids;
+  questions_.push_back(std::move(ids));
+  return static_cast<Question>(questions_.size() - 1);
 }
 
-const model::MetricSample* MetricResolver::sample(const model::Launch& launch, model::MetricId id) const {
-  if (indexed_ != &launch) {
-    if (++generation_ == 0) {  // wrapped: no slot may look current
-      by_id_.assign(by_id_.size(), Slot{});
-      generation_ = 1;
-    }
-    by_id_.resize(profile_.metrics.size());
-    for (const auto& m : profile_.metrics_of(launch)) {
-      Slot& slot = by_id_[m.id];
-      if (slot.generation != generation_) slot = {generation_, &m};  // the first sample wins, as in find_metric
-    }
-    indexed_ = &launch;
+void MetricResolver::index(const model::Launch& launch) const {
+  if (indexed_ == &launch) return;
+  indexed_ = &launch;
+  const auto samples = profile_.metrics_of(launch);
+  samples_ = samples.data();
+  if (samples.size() == layout_.size() &&
+      std::equal(samples.begin(), samples.end(), layout_.begin(),
+                 [](const model::MetricSample& m, model::MetricId id) { return m.id == id; })) {
+    return;  // the layout of the launch before: its answers hold
   }
+  layout_.resize(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i) layout_[i] = samples[i].id;
+  for (Answer& a : answers_) a.position = Answer::kUnasked;
+  stall_positions_.reset();
+  layout_deep_.reset();
+  if (++generation_ == 0) {  // wrapped: no slot may look current
+    by_id_.assign(by_id_.size(), Slot{});
+    generation_ = 1;
+  }
+  for (std::uint32_t i = 0; i < samples.size(); ++i) {
+    if (samples[i].id >= by_id_.size()) continue;
+    Slot& slot = by_id_[samples[i].id];
+    if (slot.generation != generation_) slot = {generation_, i};  // the first sample wins, as in find_metric
+  }
+}
+
+const model::MetricSample* MetricResolver::sample(model::MetricId id) const {
   if (id >= by_id_.size() || by_id_[id].generation != generation_) return nullptr;
-  return by_id_[id].sample;
+  return samples_ + by_id_[id].position;
 }
 
-std::optional<Sourced> MetricResolver::first(const model::Launch& launch,
-                                             std::span<const model::MetricId> ids) const {
-  for (auto id : ids) {
-    if (const auto* m = sample(launch, id)) return Sourced{m->value, profile_.metrics[id].name};
+bool MetricResolver::has_deep_metrics(const model::Launch& launch) const {
+  index(launch);
+  if (!layout_deep_) {
+    layout_deep_ = std::any_of(layout_.begin(), layout_.end(), [&](model::MetricId id) { return id < deep_.size() && deep_[id]; });
   }
-  return std::nullopt;
+  return *layout_deep_;
 }
 
-std::optional<Sourced> MetricResolver::get(const model::Launch& launch, Figure figure) const {
-  return first(launch, figures_[static_cast<std::size_t>(figure)]);
+const MetricResolver::Answer& MetricResolver::answer(Question q) const {
+  Answer& a = answers_[q];
+  a.position = Answer::kAbsent;
+  for (auto id : questions_[q]) {
+    if (const auto* m = sample(id)) {
+      a = {static_cast<std::int32_t>(m - samples_), profile_.metrics[id].name};
+      break;
+    }
+  }
+  return a;
 }
 
 std::optional<Sourced> MetricResolver::sass_count(const model::Launch& launch, SassOp op) const {
@@ -265,10 +283,15 @@ std::optional<Sourced> MetricResolver::dram_peak_bytes_per_cycle(const model::La
 }
 
 void MetricResolver::stalls(const model::Launch& launch, std::vector<std::pair<std::size_t, double>>& out) const {
-  out.clear();
-  for (const auto& [reason, id] : stall_ids_) {
-    if (const auto* m = sample(launch, id)) out.emplace_back(reason, m->value);
+  index(launch);
+  if (!stall_positions_) {
+    stall_positions_.emplace();
+    for (const auto& [reason, id] : stall_ids_) {
+      if (const auto* m = sample(id)) stall_positions_->emplace_back(reason, static_cast<std::uint32_t>(m - samples_));
+    }
   }
+  out.clear();
+  for (const auto& [reason, position] : *stall_positions_) out.emplace_back(reason, samples_[position].value);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 }
 

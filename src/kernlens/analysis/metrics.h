@@ -69,7 +69,9 @@ class MetricResolver {
  public:
   explicit MetricResolver(const model::Profile& profile);
 
-  std::optional<Sourced> get(const model::Launch& launch, Figure figure) const;
+  std::optional<Sourced> get(const model::Launch& launch, Figure figure) const {
+    return first(launch, figures_[static_cast<std::size_t>(figure)]);
+  }
   // A SASS instruction count: the counter, else its per-cycle rate × SM clock × duration.
   std::optional<Sourced> sass_count(const model::Launch& launch, SassOp op) const;
   // FLOPs of one path: SIMT from instruction counts (fadd + fmul + 2 ffma; half precision
@@ -96,29 +98,52 @@ class MetricResolver {
   const model::Profile& profile() const { return profile_; }
 
  private:
-  std::optional<Sourced> first(const model::Launch& launch, std::span<const model::MetricId> ids) const;
-  std::vector<model::MetricId> ids_of(std::span<const std::string_view> names) const;
-  const model::MetricSample* sample(const model::Launch& launch, model::MetricId id) const;
+  // A question: the metric ids that may answer it, preferred first (an index into questions_).
+  using Question = std::uint16_t;
+  Question ask(std::span<const std::string_view> names);
+  // Inline: the analysis asks ~50 questions of each launch, most of them answered by one load.
+  std::optional<Sourced> first(const model::Launch& launch, Question q) const {
+    if (indexed_ != &launch) index(launch);
+    const Answer& a = answers_[q].position == Answer::kUnasked ? answer(q) : answers_[q];
+    if (a.position < 0) return std::nullopt;
+    return Sourced{samples_[a.position].value, a.source};
+  }
+  void index(const model::Launch& launch) const;  // makes `launch` the one answered for
+  const model::MetricSample* sample(model::MetricId id) const;
 
   const model::Profile& profile_;
-  // The samples of the launch asked about last, by metric id. The analysis asks dozens of
-  // questions of one launch in a row; scanning its samples for each was a fifth of
-  // `analyze` on a big raw page (perf). A slot is the current launch's when it carries the
-  // current generation, so moving to the next launch touches only that launch's samples.
-  // Not thread-safe, like the rest of the analysis.
-  struct Slot {
-    std::uint32_t generation = 0;
-    const model::MetricSample* sample = nullptr;
-  };
-  mutable const model::Launch* indexed_ = nullptr;
-  mutable std::uint32_t generation_ = 0;
-  mutable std::vector<Slot> by_id_;
-  std::array<std::vector<model::MetricId>, static_cast<std::size_t>(Figure::kCount)> figures_;
-  std::array<std::vector<model::MetricId>, static_cast<std::size_t>(SassOp::kCount)> sass_counts_, sass_rates_;
-  std::array<std::vector<model::MetricId>, static_cast<std::size_t>(FlopPath::kCount)> tensor_, peaks_;
-  std::vector<model::MetricId> dram_peak_;
+  std::vector<std::vector<model::MetricId>> questions_;
+  std::array<Question, static_cast<std::size_t>(Figure::kCount)> figures_{};
+  std::array<Question, static_cast<std::size_t>(SassOp::kCount)> sass_counts_{}, sass_rates_{};
+  std::array<Question, static_cast<std::size_t>(FlopPath::kCount)> tensor_{}, peaks_{};
+  Question dram_peak_ = 0;
   std::vector<std::pair<std::size_t, model::MetricId>> stall_ids_;  // (reason index, id)
   std::vector<bool> deep_;  // by metric id: not a timing or launch statistic
+
+  // The analysis asks dozens of questions of one launch in a row, and the launches of a raw
+  // page (or of one kernel) carry the same metric ids in the same order: their "layout". The
+  // answers are worked out once per layout, as positions in the launch's samples, and a
+  // launch with the layout of the one before is only compared id by id (perf: resolving was a
+  // fifth of `analyze` on a big raw page, then indexing each launch's samples a third of that).
+  // Not thread-safe, like the rest of the analysis.
+  struct Answer {
+    static constexpr std::int32_t kUnasked = -2, kAbsent = -1;
+    std::int32_t position = kUnasked;  // in the launch's samples
+    std::string_view source;           // the metric's name
+  };
+  struct Slot {  // by metric id: where the layout has it
+    std::uint32_t generation = 0;
+    std::uint32_t position = 0;
+  };
+  mutable const model::Launch* indexed_ = nullptr;
+  mutable const model::MetricSample* samples_ = nullptr;  // the indexed launch's
+  mutable std::vector<model::MetricId> layout_;
+  mutable std::vector<Answer> answers_;  // by question, for layout_
+  mutable std::optional<std::vector<std::pair<std::size_t, std::uint32_t>>> stall_positions_;  // for layout_
+  mutable std::optional<bool> layout_deep_;
+  const Answer& answer(Question q) const;  // worked out for the layout, the first time asked
+  mutable std::uint32_t generation_ = 1;  // slots start at 0: none is current
+  mutable std::vector<Slot> by_id_;
 };
 
 // Runs work(resolver, i) for every i in [0, items) on up to `threads` threads, each taking the
