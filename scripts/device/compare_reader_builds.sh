@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Two kernlens builds side by side on the GPU machine's CPUs (issue 22): `kernlens analyze FILE
+# Two or more kernlens builds side by side on the GPU machine's CPUs (issue 22): `kernlens analyze FILE
 # --format json` on a 1 GB PyTorch trace (scripts/bench/make_big_trace.py), an nsys export
 # of a million kernels (scripts/fixtures/make_nsys_fixture.py bench) and, when RAW_MB names
 # sizes, ncu raw pages (scripts/bench/make_big_raw.py), at several --threads,
 # the builds interleaved round by round (scripts/bench/compare_builds.py: wall and CPU
 # medians) and each build's largest peak RSS (/usr/bin/time). Both outputs must be the same
 # JSON (md5). build/devrun holds the new build (scripts/device/make_devrun.sh); OLD is another
-# kernlens binary carried beside it.
-#   scripts/device/compare_reader_builds.sh OUT OLD_BIN     (about 4 minutes)
+# kernlens binary carried beside it, or several, comma-separated (oldest first).
+#   scripts/device/compare_reader_builds.sh OUT OLD_BIN[,OLD_BIN...]     (about 4 minutes)
 # Env: THREADS (default "1 2@0,1 16"; N@CPUS pins to CPUS with taskset), ROUNDS (default 5),
 #      RAW_MB (default ""), TRACE_MB (default 1000), NSYS_LAUNCHES (default 1000000); "" skips an input.
 set -u
@@ -22,7 +22,10 @@ export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=${TMPDIR:-/tmp}/kernlens-compare-builds
 mkdir -p "$out" "$work"
 { nproc; lscpu | head -20; cat /proc/loadavg; } > "$out/cpu.txt" 2>&1
-[[ -x $new && -x $old ]] || { echo "need $new and $old" | tee "$out/compare.txt"; exit 2; }
+IFS=, read -r -a builds <<< "$old,$new"
+for bin in "${builds[@]}"; do
+  [[ -x $bin ]] || { echo "need $bin" | tee "$out/compare.txt"; exit 2; }
+done
 
 compare() {  # LABEL FILE
   local label=$1 file=$2 threads pin bin peak m
@@ -33,7 +36,7 @@ compare() {  # LABEL FILE
     echo "== $label --threads $threads ($(stat -c %s "$file") bytes)"
     ROUNDS=${ROUNDS:-5} "${pin[@]}" python3 "$root/scripts/bench/compare_builds.py" "$old,$new" \
       analyze "$file" --format json -o /dev/null --threads "${threads%@*}"
-    for bin in "$old" "$new"; do
+    for bin in "${builds[@]}"; do
       peak=0
       for _ in 1 2; do
         m=$(/usr/bin/time -f '%M' "${pin[@]}" "$bin" analyze "$file" --format json -o /dev/null --threads "${threads%@*}" 2>&1 >/dev/null | tail -1)
@@ -42,7 +45,7 @@ compare() {  # LABEL FILE
       printf '%-40s peak %7.1f MiB\n' "$bin" "$(awk "BEGIN { print $peak / 1024 }")"
     done
   done
-  for bin in "$old" "$new"; do
+  for bin in "${builds[@]}"; do
     echo "md5 $("$bin" analyze "$file" --format json --threads 16 | md5sum | cut -d' ' -f1) $bin"
   done
 }
