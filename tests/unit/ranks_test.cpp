@@ -179,6 +179,46 @@ TEST(Ranks, WholeRunTimelineIsPerGpuNotMerged) {
   EXPECT_EQ(*a.ranks[0].lanes[1].busy_ns, 75);
 }
 
+// The lanes' figures are worked out once, with the stage figures, and the rank analysis reads
+// them from the aggregate: the same as worked out again from the launches (kernels out of
+// start order in a lane, overlapping ones, a gap, and a memcpy that is no kernel).
+TEST(Ranks, LaneFiguresFromTheAggregateAreThoseOfTheLaunches) {
+  TwoRanks t;
+  t.kernel(0, "k", 0, 100, 50);
+  t.kernel(0, "k", 0, 0, 40);
+  t.kernel(0, "k", 0, 20, 40);  // overlaps the one before: busy [0,60), then [100,150)
+  t.kernel(1, "k", 1, 10, 5);
+  model::Launch copy;
+  copy.kind = model::LaunchKind::kMemcpy;
+  copy.name = t.p.names.intern("Memcpy HtoD (Pageable -> Device)");
+  copy.start_ns = 500;
+  copy.duration_ns = 100;
+  copy.device_ordinal = 0;  // on lane 0, whose kernels' figures it does not change
+  t.p.launches.push_back(copy);
+  Aggregate agg = aggregate(t.p, test::builtin_classifier());
+  ASSERT_EQ(agg.lane_coverages.size(), 2u);
+  ASSERT_TRUE(agg.lane_coverages[0] && agg.lane_coverages[1]);
+  EXPECT_EQ(agg.lane_coverages[0]->busy_ns, 110);
+  EXPECT_EQ(agg.lane_coverages[0]->wall_ns, 150);
+  EXPECT_EQ(agg.lane_coverages[0]->gaps.count, 1u);
+  EXPECT_EQ(agg.lane_coverages[0]->gaps.largest_ns, 40);
+  const RankAnalysis shared = analyze_ranks(t.p, agg);
+  agg.lane_coverages.clear();  // as an aggregate made without them: worked out again
+  const RankAnalysis own = analyze_ranks(t.p, agg);
+  ASSERT_EQ(shared.ranks.size(), own.ranks.size());
+  for (std::size_t r = 0; r < shared.ranks.size(); ++r) {
+    ASSERT_EQ(shared.ranks[r].lanes.size(), 1u);
+    ASSERT_EQ(own.ranks[r].lanes.size(), 1u);
+    const LaneRow& a = shared.ranks[r].lanes[0];
+    const LaneRow& b = own.ranks[r].lanes[0];
+    EXPECT_EQ(a.busy_ns, b.busy_ns);
+    EXPECT_EQ(a.wall_ns, b.wall_ns);
+    EXPECT_EQ(a.gaps.count, b.gaps.count);
+    EXPECT_EQ(a.gaps.total_ns, b.gaps.total_ns);
+    EXPECT_EQ(shared.ranks[r].busy_ns, own.ranks[r].busy_ns);
+  }
+}
+
 // Real traces of two ranks of one NCCL job (Holistic Trace Analysis's test data): ranks from
 // "distributedInfo", each rank's kernel time the sum of its kernels' durations, exactly.
 TEST(Ranks, HtaTwoRankTracesKernelTimeIsTheSumOfTheRanksKernels) {

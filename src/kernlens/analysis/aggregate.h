@@ -49,6 +49,13 @@ struct GapStats {
   double largest_ns = 0;
 };
 
+// Busy time (overlaps counted once) and idle gaps of a timeline inside its wall time.
+struct Coverage {
+  double busy_ns = 0;
+  double wall_ns = 0;
+  GapStats gaps;
+};
+
 struct StageRow {
   std::string name;   // push/pop path ("step/decode") or start/end range label
   std::string label;  // the last range of the path ("decode")
@@ -90,6 +97,10 @@ struct Aggregate {
   std::vector<FamilyRow> families;      // by total time, descending; then by base name
   std::vector<StageRow> stages;         // tree order: a stage, then its nested stages
   std::vector<MemoryOpRow> memory_ops;  // by total time, descending
+  // Each GPU lane's kernels as one timeline, inside their own span (by lane of map_rank_lanes;
+  // nullopt for a lane without a timed kernel): worked out with the stage figures, read again
+  // by the rank analysis.
+  std::vector<std::optional<Coverage>> lane_coverages;
 };
 
 // The name of the stage row that covers a whole timeline (first kernel start to last end).

@@ -34,11 +34,6 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::optional<Interval> interval_of(const Launch& l) {
-  if (!l.start_ns || !l.duration_ns) return std::nullopt;
-  return Interval{*l.start_ns, *l.start_ns + std::llround(*l.duration_ns)};
-}
-
 // Length of `iv` covered by `merged` (sorted, disjoint).
 double covered_ns(const Interval& iv, const std::vector<Interval>& merged) {
   auto it = std::upper_bound(merged.begin(), merged.end(), iv.begin_ns,
@@ -378,7 +373,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
     auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
     const Launch& l = profile.launches[i];
     if (!t.has_comm || l.kind != LaunchKind::kKernel || !collectives[collective[i]].empty()) continue;
-    if (auto iv = interval_of(l)) t.compute.push_back(*iv);
+    if (auto iv = launch_interval(l)) t.compute.push_back(*iv);
   }
   for (auto& t : timelines) merge_intervals(t.compute);
 
@@ -416,7 +411,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
     if (!collective_name.empty()) {
       comm.comm_ns = *time;
       if (l.kind != LaunchKind::kKernel) comm.copy_ns = *time;
-      if (auto iv = interval_of(l)) {
+      if (auto iv = launch_interval(l)) {
         comm.overlapped_ns = covered_ns(*iv, timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])].compute);
       }
       rank.comm += comm;
@@ -442,7 +437,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
     }
   }
   timelines = {};
-  const std::vector<std::optional<Coverage>> lane_figures = lane_coverages(profile, lanes);
+  const std::vector<std::optional<Coverage>> lane_figures = lane_coverages(profile, lanes, agg);
   for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
     RankRow& rank = out.ranks[lanes.lanes[k].unit];
     LaneRow& lane = lane_rows[k];

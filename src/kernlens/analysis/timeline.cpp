@@ -99,6 +99,11 @@ Coverage coverage(const std::vector<Interval>& busy, const std::vector<Interval>
   return sweep.finish();
 }
 
+std::optional<Interval> launch_interval(const model::Launch& l) {
+  if (!l.start_ns || !l.duration_ns) return std::nullopt;
+  return Interval{*l.start_ns, *l.start_ns + std::llround(*l.duration_ns)};
+}
+
 namespace {
 
 // The one row a range instance is: its full push/pop path, or its start/end range.
@@ -108,8 +113,8 @@ std::string instance_row(const model::StageKey& key) {
 }
 
 std::optional<Interval> kernel_interval(const model::Launch& l) {
-  if (l.kind != model::LaunchKind::kKernel || !l.start_ns || !l.duration_ns) return std::nullopt;
-  return Interval{*l.start_ns, *l.start_ns + std::llround(*l.duration_ns)};
+  if (l.kind != model::LaunchKind::kKernel) return std::nullopt;
+  return launch_interval(l);
 }
 
 }  // namespace
@@ -156,6 +161,14 @@ void for_each_kernel_by_start(const model::Profile& profile, const Lanes& lanes,
   for (std::uint32_t i : order) visit(i, *kernel_interval(profile.launches[i]));
 }
 
+std::vector<std::optional<Coverage>> finish_lanes(std::vector<BusyUnion>& unions, const std::vector<char>& any) {
+  std::vector<std::optional<Coverage>> out(unions.size());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (any[k]) out[k] = unions[k].finish();
+  }
+  return out;
+}
+
 }  // namespace
 
 StageExtents stage_extents(const model::Profile& profile) {
@@ -173,7 +186,9 @@ StageExtents stage_extents(const model::Profile& profile) {
   return extents;
 }
 
-std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profile, const Lanes& lanes) {
+std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profile, const Lanes& lanes,
+                                                    const Aggregate& agg) {
+  if (agg.lane_coverages.size() == lanes.lanes.size()) return agg.lane_coverages;
   std::vector<BusyUnion> unions(lanes.lanes.size(), BusyUnion(nullptr));
   std::vector<char> any(lanes.lanes.size(), 0);
   for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
@@ -181,11 +196,7 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
     any[lane] = 1;
     unions[lane].add(iv);
   });
-  std::vector<std::optional<Coverage>> out(lanes.lanes.size());
-  for (std::size_t k = 0; k < out.size(); ++k) {
-    if (any[k]) out[k] = unions[k].finish();
-  }
-  return out;
+  return finish_lanes(unions, any);
 }
 
 // Each lane (one GPU of one rank, ranks.h) is its own timeline: a row's figures are the sums
@@ -215,9 +226,14 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const L
   std::size_t run_lane = SIZE_MAX;
   model::StageId run_stage = 0;
   std::vector<BusyUnion*> run_rows;
+  // Each lane as a whole, in the same pass (the rank analysis reads them from the aggregate).
+  std::vector<BusyUnion> whole_lanes(lanes.lanes.size(), BusyUnion(nullptr));
+  std::vector<char> lane_any(lanes.lanes.size(), 0);
   for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
     any = true;
     const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
+    lane_any[lane] = 1;
+    whole_lanes[lane].add(iv);
     const model::StageId stage = profile.launches[i].stage;
     if (lane != run_lane || stage != run_stage) {
       run_lane = lane;
@@ -234,6 +250,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const L
     }
     for (BusyUnion* row : run_rows) row->add(iv);
   });
+  agg.lane_coverages = finish_lanes(whole_lanes, lane_any);
   if (!any) return;
   // The first lane of each input takes the input's extents of a row no lane of it ran in.
   std::unordered_map<std::uint32_t, std::size_t> first_lane;
@@ -263,7 +280,7 @@ void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const L
     whole.kernel_time_ns = *agg.totals.kernel_time_ns;
     whole.has_kernel_time = true;
   }
-  for (const auto& lane : lane_coverages(profile, lanes)) {
+  for (const auto& lane : agg.lane_coverages) {
     if (lane) add_coverage(whole, *lane);
   }
   agg.stages.insert(agg.stages.begin(), std::move(whole));

@@ -16,8 +16,8 @@ struct LaneMap;
 struct Lanes;
 
 // Fills wall_ns, busy_ns and gaps of `agg.stages` from the launches' start times and the
-// profile's stage ranges, and adds a kWholeRunStage row first. Does nothing when no kernel
-// has a start time (Nsight Compute inputs).
+// profile's stage ranges, and adds a kWholeRunStage row first; sets agg.lane_coverages. Adds
+// no figures when no kernel has a start time (Nsight Compute inputs).
 // With `lanes` the profile's map_rank_lanes (ranks.h), else it is worked out here.
 void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const LaneMap* lanes = nullptr);
 
@@ -29,12 +29,10 @@ struct Interval {
 // Sorts and merges overlapping or touching intervals in place.
 void merge_intervals(std::vector<Interval>& intervals);
 
+// A launch's span, from its start to start + duration (rounded to the ns); nullopt without both.
+std::optional<Interval> launch_interval(const model::Launch& l);
+
 // Busy time and idle gaps of `busy` (merged) inside `extents` (merged).
-struct Coverage {
-  double busy_ns = 0;
-  double wall_ns = 0;
-  GapStats gaps;
-};
 Coverage coverage(const std::vector<Interval>& busy, const std::vector<Interval>& extents);
 
 // Each input's stage range instances by row (a push/pop path, or a start/end range alone): how
@@ -48,7 +46,9 @@ StageExtents stage_extents(const model::Profile& profile);
 
 // Each lane's kernels (those with a start time) as one timeline: busy time, wall and gaps
 // inside their own span, from the first start to the last end; nullopt for a lane without one.
-std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profile, const Lanes& lanes);
+// Aggregate::lane_coverages when the aggregate has them for these lanes, else worked out.
+std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profile, const Lanes& lanes,
+                                                    const Aggregate& agg);
 
 // coverage() as the busy intervals come (merged, in begin order), so that a million kernels
 // need no list of intervals: against `extents` (merged; must outlive the sweep), or without
