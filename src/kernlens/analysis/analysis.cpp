@@ -49,23 +49,32 @@ std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
   return by_name;
 }
 
-// The launches of each family of several kernel rows, in launch order (a family of one row
-// has that row's list, and none here).
-std::vector<LaunchList> launches_by_family(const Aggregate& agg, const std::vector<LaunchList>& by_name) {
+// Each family's launches, as its insight needs them. A family of one kernel row has that row's
+// launches in the same order, and so the same figures: its insight is the row's (most families
+// of a raw page are such), not worked out again. A family of several rows has their launches
+// merged in launch order.
+struct FamilyLaunches {
+  std::vector<std::size_t> row;    // by family: its one kernel row, or kNone
+  std::vector<LaunchList> merged;  // by family: a family of several rows' launches
+};
+
+FamilyLaunches launches_by_family(const Aggregate& agg, const std::vector<LaunchList>& by_name) {
+  FamilyLaunches out{std::vector<std::size_t>(agg.families.size(), kNone), std::vector<LaunchList>(agg.families.size())};
   std::vector<std::size_t> rows(agg.families.size(), 0), launches(agg.families.size(), 0);
-  for (const auto& row : agg.kernels) {
+  for (std::size_t k = 0; k < agg.kernels.size(); ++k) {
+    const KernelRow& row = agg.kernels[k];
     ++rows[row.family];
     launches[row.family] += by_name[row.name].size();
+    out.row[row.family] = rows[row.family] == 1 ? k : kNone;
   }
-  std::vector<LaunchList> by_family(agg.families.size());
-  for (std::size_t f = 0; f < by_family.size(); ++f) {
-    if (rows[f] > 1) by_family[f].reserve(launches[f]);
+  for (std::size_t f = 0; f < out.merged.size(); ++f) {
+    if (rows[f] > 1) out.merged[f].reserve(launches[f]);
   }
   for (const auto& row : agg.kernels) {
-    if (rows[row.family] > 1) by_family[row.family].insert(by_family[row.family].end(), by_name[row.name].begin(), by_name[row.name].end());
+    if (rows[row.family] > 1) out.merged[row.family].insert(out.merged[row.family].end(), by_name[row.name].begin(), by_name[row.name].end());
   }
-  for (auto& f : by_family) std::sort(f.begin(), f.end());  // launch order, as for a kernel
-  return by_family;
+  for (auto& f : out.merged) std::sort(f.begin(), f.end());  // launch order, as for a kernel
+  return out;
 }
 
 // The op class of every kernel name, for the FLOPs of kernels never measured.
@@ -140,37 +149,24 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   });
   a.flops_measured = flops.any_measured;
   const std::vector<LaunchList> by_name = launches_by_name(profile);
-  const std::vector<LaunchList> by_family = launches_by_family(a.agg, by_name);
+  const FamilyLaunches by_family = launches_by_family(a.agg, by_name);
   std::vector<InsightJob> jobs;
   jobs.reserve(a.agg.kernels.size() + a.agg.families.size());
-  // A family of one row has that row's launches, in the same order.
-  std::vector<std::span<const model::LaunchIndex>> family_launches(by_family.begin(), by_family.end());
   for (const auto& row : a.agg.kernels) {
-    const FamilyRow& family = a.agg.families[row.family];
-    jobs.push_back({by_name[row.name], &row, names::to_string(family.cls.op_class)});
-    if (by_family[row.family].empty()) family_launches[row.family] = by_name[row.name];
-  }
-  // A family of one kernel has that kernel's launches, in the same order, and so the same time
-  // figures: its insight is the kernel's (most families of a raw page are such), not worked out
-  // again.
-  std::vector<std::size_t> kernel_of_family(a.agg.families.size(), kNone);
-  for (std::size_t k = 0; k < a.agg.kernels.size(); ++k) {
-    const KernelRow& row = a.agg.kernels[k];
-    if (a.agg.families[row.family].kernels == 1 && by_family[row.family].empty()) kernel_of_family[row.family] = k;
+    jobs.push_back({by_name[row.name], &row, names::to_string(a.agg.families[row.family].cls.op_class)});
   }
   std::vector<std::size_t> family_job(a.agg.families.size(), kNone);
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
-    if (kernel_of_family[i] != kNone) continue;
+    if (by_family.row[i] != kNone) continue;
     const FamilyRow& family = a.agg.families[i];
     family_job[i] = jobs.size();
-    jobs.push_back({family_launches[i], &family, names::to_string(family.cls.op_class)});
+    jobs.push_back({by_family.merged[i], &family, names::to_string(family.cls.op_class)});
   }
   std::vector<KernelInsight> insights =
       timed_step(times, "bottlenecks and advice", [&] { return insights_in_parallel(jobs, ctx, flops, options); });
   a.families.reserve(a.agg.families.size());
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
-    a.families.push_back(kernel_of_family[i] != kNone ? insights[kernel_of_family[i]]
-                                                          : std::move(insights[family_job[i]]));
+    a.families.push_back(by_family.row[i] != kNone ? insights[by_family.row[i]] : std::move(insights[family_job[i]]));
   }
   a.kernels.assign(std::make_move_iterator(insights.begin()),
                    std::make_move_iterator(insights.begin() + static_cast<std::ptrdiff_t>(a.agg.kernels.size())));
