@@ -230,6 +230,7 @@ const model::MetricSample* MetricResolver::sample(model::MetricId id) const {
 }
 
 bool MetricResolver::has_deep_metrics(const model::Launch& launch) const {
+  if (launch.metrics_count == 0) return false;
   index(launch);
   if (!layout_deep_) {
     layout_deep_ = std::any_of(layout_.begin(), layout_.end(), [&](model::MetricId id) { return id < deep_.size() && deep_[id]; });
@@ -283,6 +284,8 @@ std::optional<Sourced> MetricResolver::dram_peak_bytes_per_cycle(const model::La
 }
 
 void MetricResolver::stalls(const model::Launch& launch, std::vector<std::pair<std::size_t, double>>& out) const {
+  out.clear();
+  if (launch.metrics_count == 0) return;
   index(launch);
   if (!stall_positions_) {
     stall_positions_.emplace();
@@ -290,7 +293,6 @@ void MetricResolver::stalls(const model::Launch& launch, std::vector<std::pair<s
       if (const auto* m = sample(id)) stall_positions_->emplace_back(reason, static_cast<std::uint32_t>(m - samples_));
     }
   }
-  out.clear();
   for (const auto& [reason, position] : *stall_positions_) out.emplace_back(reason, samples_[position].value);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 }

@@ -102,7 +102,10 @@ class MetricResolver {
   using Question = std::uint16_t;
   Question ask(std::span<const std::string_view> names);
   // Inline: the analysis asks ~50 questions of each launch, most of them answered by one load.
+  // A launch without samples (a timeline's) answers nothing and leaves the layout as it was,
+  // so that a pass in launch order over deep and timeline launches does not index each anew.
   std::optional<Sourced> first(const model::Launch& launch, Question q) const {
+    if (launch.metrics_count == 0) return std::nullopt;
     if (indexed_ != &launch) index(launch);
     const Answer& a = answers_[q].position == Answer::kUnasked ? answer(q) : answers_[q];
     if (a.position < 0) return std::nullopt;
