@@ -9,6 +9,7 @@
 #include <random>
 
 #include "kernlens/analysis/analysis.h"
+#include "kernlens/ingest/reader.h"
 #include "kernlens/load/load.h"
 #include "test_util.h"
 
@@ -267,6 +268,38 @@ TEST(Flops, CommittedH100RunsHoldTheirAnalyticCount) {
     EXPECT_GT(*prefill.flops_ratio, 0.65) << c.run;
     EXPECT_EQ(prefill.precision_source, "measured");
     EXPECT_TRUE(prefill.flops_ratio_flag.empty()) << prefill.flops_ratio_flag;
+  }
+}
+
+// The whole profile's work and each stage row's come from one pass over the launches: on a
+// timeline the whole profile is the whole-run row (same FLOPs, time and MFU), and without one
+// (a raw page) it is every kernel's time and FLOPs, a row's at most.
+TEST(ProfileWork, TheWholeProfileIsTheWholeRunRowOrEveryKernel) {
+  for (const char* input : {"nsys/llama_stages.sqlite", "ncu/qwen_decode_raw.csv"}) {
+    model::Profile p;
+    ASSERT_TRUE(ingest::read_input(test::fixture(input), p)) << input;
+    auto a = analyze(p, test::builtin_classifier(), {});
+    ASSERT_TRUE(a.ok()) << input;
+    ASSERT_FALSE(a->stages.empty()) << input;
+    double kernel_ns = 0;
+    for (const auto& l : p.launches) {
+      if (l.kind == model::LaunchKind::kKernel) kernel_ns += l.total_duration_ns().value_or(0);
+    }
+    const StageRow& first = a->agg.stages.front();
+    if (first.name == kWholeRunStage) {
+      const StageWork& row = a->stages.front();
+      EXPECT_EQ(a->whole.flops, row.flops) << input;
+      EXPECT_EQ(a->whole.flops_high, row.flops_high) << input;
+      EXPECT_EQ(a->whole.time_ns, *first.wall_ns) << input;
+      EXPECT_EQ(a->whole.time_basis, "wall time") << input;
+      EXPECT_EQ(a->whole.coverage, row.coverage) << input;
+    } else {
+      EXPECT_NEAR(a->whole.time_ns, kernel_ns, 1e-6 * kernel_ns) << input;
+      EXPECT_EQ(a->whole.time_basis, "kernel time") << input;
+      for (const StageWork& row : a->stages) {
+        if (row.flops && a->whole.flops) EXPECT_LE(*row.flops, *a->whole.flops * (1 + 1e-12)) << input;
+      }
+    }
   }
 }
 

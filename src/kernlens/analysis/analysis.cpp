@@ -185,12 +185,10 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
     }
   }
   MfuInput mfu{profile, resolver, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
-  auto stages = timed_step(times, "MFU", [&] { return stage_work(mfu, a.agg.stages, options.work); });
-  if (!stages) return stages.error();
-  a.stages = std::move(stages).value();
-  std::optional<double> wall;
-  if (!a.agg.stages.empty() && a.agg.stages.front().name == kWholeRunStage) wall = a.agg.stages.front().wall_ns;
-  a.whole = whole_profile_work(mfu, wall, options.work, a.agg.stages);
+  auto work = timed_step(times, "MFU", [&] { return profile_work(mfu, a.agg.stages, options.work); });
+  if (!work) return work.error();
+  a.stages = std::move(work->stages);
+  a.whole = std::move(work->whole);
   return a;
 }
 

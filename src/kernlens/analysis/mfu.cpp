@@ -202,8 +202,7 @@ Result<UserWork> resolve_user_stages(UserWork user, const std::vector<StageRow>&
 
 }  // namespace
 
-Result<std::vector<StageWork>> stage_work(const MfuInput& in, const std::vector<StageRow>& stages,
-                                          const UserWork& given_user) {
+Result<ProfileWork> profile_work(const MfuInput& in, const std::vector<StageRow>& stages, const UserWork& given_user) {
   auto user = resolve_user_stages(given_user, stages);
   if (!user) return user.error();
   std::unordered_map<std::string, std::size_t> row_of;
@@ -215,37 +214,32 @@ Result<std::vector<StageWork>> stage_work(const MfuInput& in, const std::vector<
       if (auto it = row_of.find(name); it != row_of.end()) rows_of_stage[s].push_back(it->second);
     }
   }
-  const auto whole = row_of.find(std::string(kWholeRunStage));
+  Measured all;  // the whole profile's, and the whole-run row's where there is one
   for (std::size_t i = 0; i < in.profile.launches.size(); ++i) {
     const model::Launch& launch = in.profile.launches[i];
     if (launch.kind != model::LaunchKind::kKernel) continue;
     for (std::size_t row : rows_of_stage[launch.stage]) measured[row].add(in, i);
-    if (whole != row_of.end()) measured[whole->second].add(in, i);
+    all.add(in, i);
   }
-  std::vector<StageWork> out;
+  const auto whole_row = row_of.find(std::string(kWholeRunStage));
+  if (whole_row != row_of.end()) measured[whole_row->second] = all;
+  ProfileWork out;
   for (std::size_t i = 0; i < stages.size(); ++i) {
     const StageRow& s = stages[i];
     const bool wall = s.wall_ns.has_value();
-    out.push_back(compute(in, measured[i], user_flops(*user, s.name), *user,
-                          wall ? *s.wall_ns : s.kernel_time_ns, wall ? "wall time" : "kernel time"));
+    out.stages.push_back(compute(in, measured[i], user_flops(*user, s.name), *user,
+                                 wall ? *s.wall_ns : s.kernel_time_ns, wall ? "wall time" : "kernel time"));
     if (user->analytic) {
-      set_analytic(out.back(), s.name == kWholeRunStage ? analytic_of_all(*user->analytic, stages)
-                                                         : analytic_of_row(*user->analytic, s));
+      set_analytic(out.stages.back(), s.name == kWholeRunStage ? analytic_of_all(*user->analytic, stages)
+                                                                : analytic_of_row(*user->analytic, s));
     }
   }
+  std::optional<double> wall_ns;
+  if (!stages.empty() && stages.front().name == kWholeRunStage) wall_ns = stages.front().wall_ns;
+  out.whole = compute(in, all, user_flops(given_user, ""), given_user, wall_ns ? *wall_ns : all.kernel_time_ns,
+                      wall_ns ? "wall time" : "kernel time");
+  if (given_user.analytic) set_analytic(out.whole, analytic_of_all(*given_user.analytic, stages));
   return out;
-}
-
-StageWork whole_profile_work(const MfuInput& in, std::optional<double> wall_ns, const UserWork& user,
-                             const std::vector<StageRow>& stages) {
-  Measured m;
-  for (std::size_t i = 0; i < in.profile.launches.size(); ++i) {
-    if (in.profile.launches[i].kind == model::LaunchKind::kKernel) m.add(in, i);
-  }
-  StageWork w = compute(in, m, user_flops(user, ""), user, wall_ns ? *wall_ns : m.kernel_time_ns,
-                        wall_ns ? "wall time" : "kernel time");
-  if (user.analytic) set_analytic(w, analytic_of_all(*user.analytic, stages));
-  return w;
 }
 
 Result<std::pair<std::string, double>> parse_stage_value(std::string_view text) {

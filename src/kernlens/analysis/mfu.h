@@ -78,14 +78,15 @@ struct MfuInput {
   std::string no_peaks_reason;       // said when peaks is null
 };
 
-// One StageWork per stage row, in order. Errors: a --tokens/--model-flops stage that names
-// no stage row (the message lists them).
-Result<std::vector<StageWork>> stage_work(const MfuInput& input, const std::vector<StageRow>& stages,
-                                          const UserWork& user);
-// The same over every kernel of the profile (stage "" in UserWork). `wall_ns` is the whole
-// run's wall time on a timeline; its analytic FLOPs add up the outermost prefill and decode rows.
-StageWork whole_profile_work(const MfuInput& input, std::optional<double> wall_ns, const UserWork& user,
-                             const std::vector<StageRow>& stages);
+struct ProfileWork {
+  std::vector<StageWork> stages;  // one per stage row, in order
+  StageWork whole;                // every kernel of the profile (stage "" in UserWork)
+};
+// The work of each stage row and of the whole profile, from one pass over the launches. The
+// whole profile's time is the kWholeRunStage row's wall time on a timeline, else its kernel
+// time; its analytic FLOPs add up the outermost prefill and decode rows. Errors: a
+// --tokens/--model-flops stage that names no stage row (the message lists them).
+Result<ProfileWork> profile_work(const MfuInput& input, const std::vector<StageRow>& stages, const UserWork& user);
 
 // Parses "STAGE=NUMBER" or "NUMBER" (--tokens, --model-flops); NUMBER may use e notation.
 Result<std::pair<std::string, double>> parse_stage_value(std::string_view text);
