@@ -178,6 +178,8 @@ MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile
   std::array<std::string_view, 1> dram = {kDramPeak};
   dram_peak_ = ask(dram);
   answers_.resize(questions_.size());
+  none_.assign(questions_.size(), Answer{Answer::kAbsent, {}});
+  current_ = none_.data();
   for (std::size_t reason = 0; reason < kStallReasons.size(); ++reason) {
     if (auto id = profile.metrics.find(stall_name(kStallReasons[reason]))) stall_ids_.emplace_back(reason, *id);
   }
@@ -201,6 +203,11 @@ MetricResolver::Question MetricResolver::ask(std::span<const std::string_view> n
 void MetricResolver::index(const model::Launch& launch) const {
   if (indexed_ == &launch) return;
   indexed_ = &launch;
+  if (launch.metrics_count == 0) {
+    current_ = none_.data();
+    return;
+  }
+  current_ = answers_.data();
   const auto samples = profile_.metrics_of(launch);
   samples_ = samples.data();
   if (samples.size() == layout_.size() &&

@@ -68,6 +68,8 @@ inline constexpr std::size_t kFigureCount = static_cast<std::size_t>(Figure::kCo
 class MetricResolver {
  public:
   explicit MetricResolver(const model::Profile& profile);
+  MetricResolver(const MetricResolver&) = delete;  // it points into itself (current_)
+  MetricResolver& operator=(const MetricResolver&) = delete;
 
   std::optional<Sourced> get(const model::Launch& launch, Figure figure) const {
     return first(launch, figures_[static_cast<std::size_t>(figure)]);
@@ -102,12 +104,9 @@ class MetricResolver {
   using Question = std::uint16_t;
   Question ask(std::span<const std::string_view> names);
   // Inline: the analysis asks ~50 questions of each launch, most of them answered by one load.
-  // A launch without samples (a timeline's) answers nothing and leaves the layout as it was,
-  // so that a pass in launch order over deep and timeline launches does not index each anew.
   std::optional<Sourced> first(const model::Launch& launch, Question q) const {
-    if (launch.metrics_count == 0) return std::nullopt;
     if (indexed_ != &launch) index(launch);
-    const Answer& a = answers_[q].position == Answer::kUnasked ? answer(q) : answers_[q];
+    const Answer& a = current_[q].position == Answer::kUnasked ? answer(q) : current_[q];
     if (a.position < 0) return std::nullopt;
     return Sourced{samples_[a.position].value, a.source};
   }
@@ -142,6 +141,10 @@ class MetricResolver {
   mutable const model::MetricSample* samples_ = nullptr;  // the indexed launch's
   mutable std::vector<model::MetricId> layout_;
   mutable std::vector<Answer> answers_;  // by question, for layout_
+  // A launch without samples (a timeline's) is answered by none_ and leaves the layout as it
+  // was, so that a launch-order pass over deep and timeline launches does not index each anew.
+  std::vector<Answer> none_;               // by question: all absent
+  mutable const Answer* current_ = nullptr;  // answers_ or none_, for the indexed launch
   mutable std::optional<std::vector<std::pair<std::size_t, std::uint32_t>>> stall_positions_;  // for layout_
   mutable std::optional<bool> layout_deep_;
   const Answer& answer(Question q) const;  // worked out for the layout, the first time asked
