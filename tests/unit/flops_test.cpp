@@ -297,7 +297,9 @@ TEST(ProfileWork, TheWholeProfileIsTheWholeRunRowOrEveryKernel) {
       EXPECT_NEAR(a->whole.time_ns, kernel_ns, 1e-6 * kernel_ns) << input;
       EXPECT_EQ(a->whole.time_basis, "kernel time") << input;
       for (const StageWork& row : a->stages) {
-        if (row.flops && a->whole.flops) EXPECT_LE(*row.flops, *a->whole.flops * (1 + 1e-12)) << input;
+        if (row.flops && a->whole.flops) {
+          EXPECT_LE(*row.flops, *a->whole.flops * (1 + 1e-12)) << input;
+        }
       }
     }
   }
