@@ -97,6 +97,27 @@ TEST(Kltrace, LaunchesDevicesAndStagesAsTheNsysReaderGivesThem) {
   EXPECT_NE(warnings[0].message.find("never end"), std::string::npos);
 }
 
+// A correlation id with two API calls (the runtime call and the driver call inside it, starting
+// on the same clock tick) takes the inner one, the first to end, as the nsys reader does: a
+// range that holds only the driver call holds the launch.
+TEST(Kltrace, TheInnerOfTwoCallsOfALaunchPlacesIt) {
+  tf::TraceData t = test::small_decode_trace();
+  const tf::ApiCallRecord runtime = t.api_calls[1];  // the first prefill kernel's
+  ASSERT_EQ(runtime.correlation, t.kernels[0].correlation);
+  t.api_calls.push_back(tf::ApiCallRecord{runtime.correlation, runtime.thread, runtime.start_ns, runtime.start_ns + 1'000});
+  tf::StringInterner strings(t.strings);
+  t.ranges.push_back(tf::RangeRecord{0, strings.intern("driver"), tf::RangeKind::kPushPop, runtime.thread,
+                                     runtime.start_ns - 500, runtime.start_ns + 2'000});
+  auto r = test::read_bytes(tf::encode(t), "t.kltrace");
+  ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+  std::map<std::string, int> by_stage;
+  for (const auto& l : r.profile.launches) {
+    if (l.kind == model::LaunchKind::kKernel) ++by_stage[test::stage_of(r.profile, l)];
+  }
+  EXPECT_EQ(by_stage["prefill/driver"], 1);
+  EXPECT_EQ(by_stage["prefill"], 5);
+}
+
 // A real capture: the tracer on the H100 under `kernlens profile --discovery tracer` (llama-like
 // model, batch 1, prompt 128, 8 decode steps; examples/data/README.md). The PyTorch profiler's
 // trace of the same program has 342 prefill and 22,400 decode launches for 64 decode steps

@@ -138,7 +138,7 @@ class KltraceReader {
 
   // The API call of each launch (same correlation id: one file is one process), then the
   // shared NVTX projection. A correlation id seen twice (a runtime call and the driver call
-  // inside it) keeps the inner call, the one any enclosing range must contain.
+  // inside it) keeps the inner call (is_inner_call), as the nsys reader does.
   void attribute_to_stages() {
     std::unordered_map<std::uint32_t, std::uint32_t> call_of_correlation;
     std::vector<ApiCall> calls;
@@ -148,7 +148,7 @@ class KltraceReader {
       auto [it, is_new] = call_of_correlation.try_emplace(a.correlation, static_cast<std::uint32_t>(calls.size()));
       if (is_new) {
         calls.push_back(call);
-      } else if (call.start_ns > calls[it->second].start_ns) {
+      } else if (is_inner_call(call, calls[it->second])) {
         calls[it->second] = call;
       }
       trace_end_ns_ = std::max(trace_end_ns_, call.end_ns);

@@ -65,12 +65,6 @@ struct ApiRows {
   std::optional<Error> error;
 };
 
-// Of two rows of one key, whether `r` is the inner call: the later to start, then the first
-// to end.
-bool inner(const ApiCall& r, const ApiCall& than) {
-  return r.start_ns > than.start_ns || (r.start_ns == than.start_ns && r.end_ns < than.end_ns);
-}
-
 // The rows of `stmt` with both ids, each to `emit` (false from emit stops). With `order`, the
 // rowid (column 4) of every row must be in it; false when one is not.
 template <class Emit>
@@ -106,7 +100,7 @@ class ApiCallsBuilder {
       const auto last = out_.last_key();
       if (!set || (last && *key < *last)) return false;
       if (last && *key == *last) {
-        if (inner(call, kept)) {
+        if (is_inner_call(call, kept)) {
           kept = call;
           out_.place_of_.back() = place(CallPlace{call.thread, *set});
         }
@@ -141,7 +135,7 @@ class ApiCallsBuilder {
     for (const Keyed& k : by_key) {
       const ApiCall& call = rows.calls[k.row];
       if (out_.last_key() == k.key) {
-        if (inner(call, calls.back())) calls.back() = call;
+        if (is_inner_call(call, calls.back())) calls.back() = call;
       } else {
         out_.append(k.key);
         calls.push_back(call);

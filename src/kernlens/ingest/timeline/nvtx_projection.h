@@ -25,6 +25,13 @@ struct ApiCall {
   std::int64_t end_ns;
 };
 
+// Of two calls with one correlation id (a runtime call and the driver call inside it), whether
+// `call` is the inner one, the one any range enclosing the launch must contain: the later to
+// start, then the first to end. Both timeline readers keep that one.
+inline bool is_inner_call(const ApiCall& call, const ApiCall& than) {
+  return call.start_ns > than.start_ns || (call.start_ns == than.start_ns && call.end_ns < than.end_ns);
+}
+
 // One NVTX range instance. A range that never ends may keep INT64_MAX as its end: it then
 // encloses every later call of its thread, as it would ending with the trace.
 struct RangeInstance {
