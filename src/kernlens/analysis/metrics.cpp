@@ -177,11 +177,10 @@ MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile
   }
   std::array<std::string_view, 1> dram = {kDramPeak};
   dram_peak_ = ask(dram);
-  answers_.resize(questions_.size());
-  none_.assign(questions_.size(), Answer{Answer::kAbsent, {}});
-  current_ = none_.data();
   for (std::size_t reason = 0; reason < kStallReasons.size(); ++reason) {
-    if (auto id = profile.metrics.find(stall_name(kStallReasons[reason]))) stall_ids_.emplace_back(reason, *id);
+    const std::string name = stall_name(kStallReasons[reason]);
+    const std::array<std::string_view, 1> names = {name};
+    if (profile.metrics.find(name)) stall_questions_.emplace_back(reason, ask(names));
   }
   deep_.resize(profile.metrics.size());
   for (model::MetricId id = 0; id < profile.metrics.size(); ++id) {
@@ -189,6 +188,9 @@ MetricResolver::MetricResolver(const model::Profile& profile) : profile_(profile
     deep_[id] = !name.starts_with("launch__") && !name.starts_with("device__") && !name.starts_with("gpu__time_duration");
   }
   by_id_.resize(profile.metrics.size());
+  answers_.resize(questions_.size());
+  none_.assign(questions_.size(), Answer{Answer::kAbsent, {}});
+  current_ = none_.data();
 }
 
 MetricResolver::Question MetricResolver::ask(std::span<const std::string_view> names) {
@@ -218,7 +220,6 @@ void MetricResolver::index(const model::Launch& launch) const {
   layout_.resize(samples.size());
   for (std::size_t i = 0; i < samples.size(); ++i) layout_[i] = samples[i].id;
   for (Answer& a : answers_) a.position = Answer::kUnasked;
-  stall_positions_.reset();
   layout_deep_.reset();
   if (++generation_ == 0) {  // wrapped: no slot may look current
     by_id_.assign(by_id_.size(), Slot{});
@@ -292,15 +293,9 @@ std::optional<Sourced> MetricResolver::dram_peak_bytes_per_cycle(const model::La
 
 void MetricResolver::stalls(const model::Launch& launch, std::vector<std::pair<std::size_t, double>>& out) const {
   out.clear();
-  if (launch.metrics_count == 0) return;
-  index(launch);
-  if (!stall_positions_) {
-    stall_positions_.emplace();
-    for (const auto& [reason, id] : stall_ids_) {
-      if (const auto* m = sample(id)) stall_positions_->emplace_back(reason, static_cast<std::uint32_t>(m - samples_));
-    }
+  for (const auto& [reason, q] : stall_questions_) {
+    if (auto v = first(launch, q)) out.emplace_back(reason, v->value);
   }
-  for (const auto& [reason, position] : *stall_positions_) out.emplace_back(reason, samples_[position].value);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
 }
 

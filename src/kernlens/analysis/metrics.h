@@ -102,6 +102,12 @@ class MetricResolver {
  private:
   // A question: the metric ids that may answer it, preferred first (an index into questions_).
   using Question = std::uint16_t;
+  // What answers a question for the current layout (below): a position in the launch's samples.
+  struct Answer {
+    static constexpr std::int32_t kUnasked = -2, kAbsent = -1;
+    std::int32_t position = kUnasked;  // in the launch's samples
+    std::string_view source;           // the metric's name
+  };
   Question ask(std::span<const std::string_view> names);
   // Inline: the analysis asks ~50 questions of each launch, most of them answered by one load.
   std::optional<Sourced> first(const model::Launch& launch, Question q) const {
@@ -111,6 +117,7 @@ class MetricResolver {
     return Sourced{samples_[a.position].value, a.source};
   }
   void index(const model::Launch& launch) const;  // makes `launch` the one answered for
+  const Answer& answer(Question q) const;  // worked out for the layout, the first time asked
   const model::MetricSample* sample(model::MetricId id) const;
 
   const model::Profile& profile_;
@@ -119,7 +126,7 @@ class MetricResolver {
   std::array<Question, static_cast<std::size_t>(SassOp::kCount)> sass_counts_{}, sass_rates_{};
   std::array<Question, static_cast<std::size_t>(FlopPath::kCount)> tensor_{}, peaks_{};
   Question dram_peak_ = 0;
-  std::vector<std::pair<std::size_t, model::MetricId>> stall_ids_;  // (reason index, id)
+  std::vector<std::pair<std::size_t, Question>> stall_questions_;  // (reason index, question)
   std::vector<bool> deep_;  // by metric id: not a timing or launch statistic
 
   // The analysis asks dozens of questions of one launch in a row, and the launches of a raw
@@ -128,11 +135,6 @@ class MetricResolver {
   // launch with the layout of the one before is only compared id by id (perf: resolving was a
   // fifth of `analyze` on a big raw page, then indexing each launch's samples a third of that).
   // Not thread-safe, like the rest of the analysis.
-  struct Answer {
-    static constexpr std::int32_t kUnasked = -2, kAbsent = -1;
-    std::int32_t position = kUnasked;  // in the launch's samples
-    std::string_view source;           // the metric's name
-  };
   struct Slot {  // by metric id: where the layout has it
     std::uint32_t generation = 0;
     std::uint32_t position = 0;
@@ -145,9 +147,7 @@ class MetricResolver {
   // was, so that a launch-order pass over deep and timeline launches does not index each anew.
   std::vector<Answer> none_;               // by question: all absent
   mutable const Answer* current_ = nullptr;  // answers_ or none_, for the indexed launch
-  mutable std::optional<std::vector<std::pair<std::size_t, std::uint32_t>>> stall_positions_;  // for layout_
   mutable std::optional<bool> layout_deep_;
-  const Answer& answer(Question q) const;  // worked out for the layout, the first time asked
   mutable std::uint32_t generation_ = 1;  // slots start at 0: none is current
   mutable std::vector<Slot> by_id_;
 };
