@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -177,6 +178,74 @@ TEST(RunParts, EveryPartOnceOnAtMostTheThreadsAsked) {
   }
 }
 
+// Parts are parsed once each, merged in order and one at a time, never more than `slots`
+// parsed and not merged; a merge that says stop ends the merging there, and no part is
+// begun after it.
+TEST(RunOrderedParts, EachPartMergedOnceInOrderWithBoundedPartsInFlight) {
+  std::mt19937 rng(7);
+  for (unsigned threads : {0u, 1u, 2u, 3u, 16u}) {
+    for (std::size_t slots : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
+      for (std::size_t parts : {std::size_t{0}, std::size_t{1}, std::size_t{9}, std::size_t{200}}) {
+        for (std::size_t stop_at : {parts, parts / 3}) {
+          std::vector<std::uint32_t> delay_us(parts);
+          for (auto& d : delay_us) d = static_cast<std::uint32_t>(rng() % 50);
+          std::mutex mutex;
+          std::vector<std::size_t> asked, merged;
+          std::vector<int> parsed(parts, 0);
+          std::size_t in_flight_max = 0, merged_count = 0;
+          std::atomic<int> merging{0};
+          std::vector<std::size_t> slot_holds(slots, SIZE_MAX);
+          const std::size_t done = run_ordered_parts(
+              threads, slots,
+              [&](std::size_t i, std::size_t slot) {
+                asked.push_back(i);  // never two at once: no lock
+                if (i == parts) return false;
+                slot_holds[slot] = i;
+                return true;
+              },
+              [&](std::size_t i, std::size_t slot) {
+                std::this_thread::sleep_for(std::chrono::microseconds(delay_us[i]));
+                std::lock_guard lock(mutex);
+                EXPECT_EQ(slot_holds[slot], i);
+                EXPECT_EQ(slot, i % slots);
+                ++parsed[i];
+                in_flight_max = std::max(in_flight_max, i + 1 - merged_count);
+              },
+              [&](std::size_t i, std::size_t slot) {
+                EXPECT_EQ(merging.fetch_add(1), 0);
+                EXPECT_EQ(slot_holds[slot], i);
+                {
+                  std::lock_guard lock(mutex);
+                  merged.push_back(i);
+                  ++merged_count;
+                }
+                merging.fetch_sub(1);
+                return i != stop_at;
+              });
+          const std::size_t expected = stop_at < parts ? stop_at + 1 : parts;
+          SCOPED_TRACE(fmt::format("{} threads, {} slots, {} parts, stop at {}", threads, slots, parts, stop_at));
+          EXPECT_EQ(done, expected);
+          ASSERT_EQ(merged.size(), expected);
+          for (std::size_t i = 0; i < merged.size(); ++i) EXPECT_EQ(merged[i], i);
+          for (std::size_t i = 0; i < asked.size(); ++i) EXPECT_EQ(asked[i], i);
+          for (std::size_t i = 0; i < parts; ++i) {
+            EXPECT_LE(parsed[i], 1) << i;
+            if (i < expected) {
+              EXPECT_EQ(parsed[i], 1) << i;
+            } else if (i >= expected + slots) {
+              EXPECT_EQ(parsed[i], 0) << i;  // none begun after the stop
+            }
+          }
+          EXPECT_LE(in_flight_max, slots);
+          if (stop_at == parts) {
+            EXPECT_EQ(asked.size(), parts + 1);  // asked until there was none
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {
   std::size_t compared = 0, raw = 0;
   for (const auto& file : fixture_files()) {
@@ -283,6 +352,13 @@ TEST(ParallelRead, PytorchTracesReadTheSameOnAnyNumberOfThreadsAndWindows) {
           EXPECT_EQ(read_trace_streamed(plain, threads, window, FileAccess::kMapped), streamed)
               << file << " mapped in windows of " << window << " on " << threads << " threads";
         }
+      }
+      // As `analyze` reads it: mapped, on several threads one window, its parts read on.
+      for (unsigned threads : {2u, 5u}) {
+        const std::string whole = read_streamed(plain, model::InputFormat::kPytorchTrace, threads, [&](ReadContext& ctx) {
+          return read_pytorch_trace_file(plain, fs::file_size(plain), ctx);
+        });
+        EXPECT_EQ(whole, read_trace_streamed(plain, 1, bytes->bytes().size())) << file << " on " << threads << " threads";
       }
     }
     for (std::size_t window : {std::size_t{4096}, std::size_t{50000}}) {

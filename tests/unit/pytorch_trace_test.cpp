@@ -222,6 +222,61 @@ TEST(PytorchTrace, FlowsStandInForMissingCudaCalls) {
   EXPECT_EQ(launches_by_stage(r.profile), kNestedStages);
 }
 
+// How with_correlations changes a trace besides its ids: not; each CUDA call followed by a
+// copy of itself on another thread, the flows taken out (the first call of an id launched
+// it); the flows put first, on another thread (a call stands before a flow).
+enum class Decoys { kNone, kSecondCalls, kFlowsFirst };
+
+// A fixture with every correlation id (a call's and a kernel's "correlation", a flow's "id")
+// changed by `f`, and `decoys` added.
+std::string with_correlations(const std::function<std::int64_t(std::int64_t)>& f, Decoys decoys) {
+  OrderedJson doc = OrderedJson::parse(fixture_bytes("pytorch/nested_stages_trace.json.gz"));
+  OrderedJson flows = OrderedJson::array(), events = OrderedJson::array();
+  for (auto& e : doc["traceEvents"]) {
+    if (e.contains("args") && e["args"].contains("correlation")) e["args"]["correlation"] = f(e["args"]["correlation"]);
+    if (e.value("cat", "") == "ac2g") {
+      e["id"] = f(e["id"]);
+      if (decoys == Decoys::kSecondCalls) continue;
+      if (decoys == Decoys::kFlowsFirst) {
+        e["tid"] = 999;
+        flows.push_back(std::move(e));
+        continue;
+      }
+    }
+    events.push_back(e);
+    if (decoys == Decoys::kSecondCalls && category_in(e, {"cuda_runtime", "cuda_driver"})) {
+      e["tid"] = 999;
+      events.push_back(std::move(e));
+    }
+  }
+  for (auto& e : events) flows.push_back(std::move(e));
+  doc["traceEvents"] = std::move(flows);
+  return doc.dump(1);
+}
+
+// Each launch's stage and CPU thread.
+std::vector<std::string> stages_and_threads(const model::Profile& p) {
+  std::vector<std::string> out;
+  for (const auto& l : p.launches) out.push_back(path_of(p, l) + " on " + std::to_string(l.thread_id));
+  return out;
+}
+
+// Calls are found by id through a table where the ids are dense, as CUPTI numbers them, and
+// by a search where they are not; both take the first call of an id.
+TEST(PytorchTrace, CallsOfLaunchesByDenseOrSparseCorrelationIds) {
+  const auto original = read_fixture("pytorch/nested_stages_trace.json.gz");
+  ASSERT_TRUE(original.status.ok());
+  const std::vector<std::string> expected = stages_and_threads(original.profile);
+  for (Decoys decoys : {Decoys::kNone, Decoys::kSecondCalls, Decoys::kFlowsFirst}) {
+    for (std::int64_t scale : {1, 1000003}) {
+      auto r = read_bytes(with_correlations([&](std::int64_t id) { return id * scale + 7; }, decoys));
+      ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
+      EXPECT_EQ(stages_and_threads(r.profile), expected) << "ids x " << scale << ", decoys " << static_cast<int>(decoys);
+      EXPECT_EQ(launches_by_stage(r.profile), kNestedStages);
+    }
+  }
+}
+
 TEST(PytorchTrace, GpuSideRangesWhenNothingLinksLaunchesToTheCpu) {
   auto r = read_bytes(without_events("pytorch/nested_stages_trace.json.gz", [](const OrderedJson& e) {
     return category_in(e, {"cuda_runtime", "cuda_driver", "ac2g"});

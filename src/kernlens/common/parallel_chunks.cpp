@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include "kernlens/common/bits.h"
@@ -42,6 +44,57 @@ void run_parts(std::size_t parts, unsigned threads, const std::function<void(std
   run_parallel(std::min<std::size_t>(parts, std::max(1u, threads)), [&](std::size_t) {
     for (std::size_t i; (i = next.fetch_add(1)) < parts;) work(i);
   });
+}
+
+std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
+                              const std::function<bool(std::size_t, std::size_t)>& has_part,
+                              const std::function<void(std::size_t, std::size_t)>& parse,
+                              const std::function<bool(std::size_t, std::size_t)>& merge) {
+  slots = std::max<std::size_t>(1, slots);
+  std::mutex mutex;
+  std::condition_variable slot_freed;
+  std::vector<char> parsed(slots, 0);  // by slot: its part is parsed, not yet merged
+  std::size_t next_parse = 0, next_merge = 0;
+  bool merging = false, stopped = false, no_more = false;
+  // Every thread runs this loop: merge what is ready when no other thread is merging, else
+  // parse the next part when its slot is free, else wait for a merge to free one.
+  auto work = [&](std::size_t) {
+    std::unique_lock lock(mutex);
+    while (true) {
+      if (!merging && !stopped && next_merge < next_parse && parsed[next_merge % slots]) {
+        merging = true;
+        while (!stopped && next_merge < next_parse && parsed[next_merge % slots]) {
+          const std::size_t i = next_merge;
+          lock.unlock();
+          const bool go_on = merge(i, i % slots);
+          lock.lock();
+          parsed[i % slots] = 0;
+          ++next_merge;
+          stopped = !go_on;
+          slot_freed.notify_all();
+        }
+        merging = false;
+        continue;
+      }
+      // The parts not yet merged are being parsed, and whoever finishes one merges it.
+      if (stopped || no_more) return;
+      if (next_parse - next_merge == slots) {
+        slot_freed.wait(lock);
+        continue;
+      }
+      if (!has_part(next_parse, next_parse % slots)) {
+        no_more = true;
+        return;
+      }
+      const std::size_t i = next_parse++;
+      lock.unlock();
+      parse(i, i % slots);
+      lock.lock();
+      parsed[i % slots] = 1;
+    }
+  };
+  run_parallel(std::max(1u, threads), work);
+  return next_merge;
 }
 
 namespace {

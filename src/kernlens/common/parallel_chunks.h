@@ -27,6 +27,21 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 // a thread given a fixed share would wait for the slowest. Returns when all have returned.
 void run_parts(std::size_t parts, unsigned threads, const std::function<void(std::size_t)>& work);
 
+// Parses parts 0, 1, ... on up to `threads` threads (the calling one among them) and merges
+// them in order, each as soon as it and those before it are parsed, while the other threads
+// parse on: no thread waits at a barrier between batches of parts. has_part(i, slot) says
+// whether there is a part i, asked in order until it says no, before parse(i, slot), never
+// two at once: there the caller may work out where part i lies and note it in `slot` (i %
+// slots). At most `slots` parts are parsed and not yet merged, so what is held stays bounded.
+// merge(i, slot) runs on whichever thread finished the part that made it possible, never two
+// at once, and returns false to stop: no later part is merged, none not yet begun is parsed,
+// and that slot is not reused. Returns the number of parts merged. None of the functions may
+// throw.
+std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
+                              const std::function<bool(std::size_t part, std::size_t slot)>& has_part,
+                              const std::function<void(std::size_t part, std::size_t slot)>& parse,
+                              const std::function<bool(std::size_t part, std::size_t slot)>& merge);
+
 // Where to cut CSV text that starts at a record boundary into up to `parts` parts of about
 // equal size, none smaller than `min_bytes`: the offsets where parts 1.. start (part 0 starts
 // at 0), each just after a line break outside quotes. The quote state is the parity of the

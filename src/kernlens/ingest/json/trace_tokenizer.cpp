@@ -308,33 +308,43 @@ void TraceTokenizer::stop_at(std::size_t limit, bool array_end) {
 
 bool TraceTokenizer::stopped_at(std::size_t limit) const { return state_ == State::kEvent && pos_ == limit; }
 
-std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t parts, std::size_t min_bytes) {
-  std::vector<std::size_t> starts;
-  if (parts < 2 || text.size() < 2 * min_bytes) return starts;
-  const std::size_t target = std::max(min_bytes, text.size() / parts);
+TraceEventCuts::TraceEventCuts(std::string_view text, std::size_t parts, std::size_t min_bytes)
+    : text_(text), parts_(parts), min_bytes_(min_bytes), target_(std::max(min_bytes, text.size() / std::max<std::size_t>(1, parts))) {
+  if (parts < 2 || text.size() < 2 * min_bytes) k_ = parts_ = 0;  // one part
+}
+
+std::size_t TraceEventCuts::next() {
+  if (k_ >= parts_) return npos;
   auto after_space = [&](std::size_t at) {
-    while (at < text.size() && is_json_space(text[at])) ++at;
+    while (at < text_.size() && is_json_space(text_[at])) ++at;
     return at;
   };
-  std::size_t from = 0;  // the start of the part before
-  for (std::size_t k = 1; k < parts; ++k) {
-    std::size_t at = std::max(from + min_bytes, k * target);
-    std::size_t cut = npos;
-    while (at + min_bytes <= text.size()) {
-      const std::size_t close = text.find('}', at);
-      if (close == npos) break;
-      const std::size_t comma = after_space(close + 1);
-      const std::size_t open = comma < text.size() && text[comma] == ',' ? after_space(comma + 1) : npos;
-      if (open != npos && open < text.size() && text[open] == '{') {
-        cut = open;
-        break;
-      }
-      at = close + 1;
+  std::size_t at = std::max(from_ + min_bytes_, k_ * target_);
+  std::size_t cut = npos;
+  while (at + min_bytes_ <= text_.size()) {
+    const std::size_t close = text_.find('}', at);
+    if (close == npos) break;
+    const std::size_t comma = after_space(close + 1);
+    const std::size_t open = comma < text_.size() && text_[comma] == ',' ? after_space(comma + 1) : npos;
+    if (open != npos && open < text_.size() && text_[open] == '{') {
+      cut = open;
+      break;
     }
-    if (cut == npos || cut + min_bytes > text.size()) break;
-    starts.push_back(cut);
-    from = cut;
+    at = close + 1;
   }
+  if (cut == npos || cut + min_bytes_ > text_.size()) {
+    k_ = parts_;  // no more
+    return npos;
+  }
+  ++k_;
+  from_ = cut;
+  return cut;
+}
+
+std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t parts, std::size_t min_bytes) {
+  std::vector<std::size_t> starts;
+  TraceEventCuts cuts(text, parts, min_bytes);
+  for (std::size_t cut; (cut = cuts.next()) != npos;) starts.push_back(cut);
   return starts;
 }
 

@@ -98,11 +98,27 @@ class TraceTokenizer {
 
 // Where to cut the events of a window (text starting at an event's '{' or before it, inside
 // "traceEvents") into up to `parts` parts of about equal size, none smaller than
-// `min_bytes`: the offsets of the events parts 1.. start with. A cut is the '{' after the
-// first '}', ',' and '{' in a row (spaces between) past the share's end: an event's start,
-// unless that text is inside a string or an event's nested array. A reader checks each cut
-// (the part before it must stop there: TraceTokenizer::stopped_at) and reads the window on
-// one thread when one is wrong.
+// `min_bytes`: the offsets of the events parts 1.. start with, one at a time as they are
+// needed (working out all of a large window's cuts at once would touch its pages all over,
+// and the kernel maps a large folio of the file at each). A cut is the '{' after the first
+// '}', ',' and '{' in a row (spaces between) past the share's end: an event's start, unless
+// that text is inside a string or an event's nested array. A reader checks each cut (the
+// part before it must stop there: TraceTokenizer::stopped_at) and reads on from where that
+// part stopped when one is wrong.
+class TraceEventCuts {
+ public:
+  TraceEventCuts(std::string_view text, std::size_t parts, std::size_t min_bytes);
+  // The next cut, or npos when the rest is one part.
+  std::size_t next();
+
+ private:
+  std::string_view text_;
+  std::size_t parts_, min_bytes_, target_;
+  std::size_t k_ = 1;     // the cut next() looks for
+  std::size_t from_ = 0;  // the start of the part before
+};
+
+// All the cuts of TraceEventCuts.
 std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t parts, std::size_t min_bytes);
 
 }  // namespace kernlens::ingest

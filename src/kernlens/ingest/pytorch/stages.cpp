@@ -100,22 +100,59 @@ class Placer {
   std::vector<Instance> instances_;
 };
 
-// The call that launched each launch (by correlation id; a call over a flow), or kNone.
+// The call of each correlation id: a call over a flow, then the first in the trace's order.
+// CUPTI numbers API calls one after another, so the ids of a trace's calls are dense: a table
+// indexed by id, filled in one pass, where they are (sorting the calls by id was half of
+// linking, serial after the parallel read); sorted and searched where they are not.
+class CallsByCorrelation {
+ public:
+  explicit CallsByCorrelation(const std::vector<CudaCall>& calls) : calls_(calls) {
+    if (calls.empty()) return;
+    const auto [lo, hi] = std::minmax_element(calls.begin(), calls.end(), [](const CudaCall& a, const CudaCall& b) {
+      return a.correlation < b.correlation;
+    });
+    min_ = lo->correlation;
+    const auto span = static_cast<std::uint64_t>(hi->correlation) - static_cast<std::uint64_t>(min_);
+    if (span < 4 * static_cast<std::uint64_t>(calls.size()) + 1024) {
+      table_.assign(span + 1, kNone);
+      for (std::size_t i = 0; i < calls.size(); ++i) {
+        std::size_t& slot = table_[static_cast<std::uint64_t>(calls[i].correlation) - static_cast<std::uint64_t>(min_)];
+        if (slot == kNone || (calls[slot].from_flow && !calls[i].from_flow)) slot = i;
+      }
+      return;
+    }
+    order_.resize(calls.size());
+    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+    std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
+      return calls[a].correlation != calls[b].correlation ? calls[a].correlation < calls[b].correlation
+                                                          : calls[a].from_flow < calls[b].from_flow;
+    });
+  }
+
+  std::size_t find(std::int64_t id) const {
+    if (!table_.empty()) {
+      const std::uint64_t at = static_cast<std::uint64_t>(id) - static_cast<std::uint64_t>(min_);
+      return at < table_.size() ? table_[at] : kNone;
+    }
+    auto it = std::lower_bound(order_.begin(), order_.end(), id,
+                               [&](std::size_t c, std::int64_t v) { return calls_[c].correlation < v; });
+    return it != order_.end() && calls_[*it].correlation == id ? *it : kNone;
+  }
+
+ private:
+  const std::vector<CudaCall>& calls_;
+  std::int64_t min_ = 0;
+  std::vector<std::size_t> table_;  // by id - min_: the call, or kNone
+  std::vector<std::size_t> order_;  // else: the calls by (id, flow last, trace order)
+};
+
+// The call that launched each launch, or kNone.
 std::vector<std::size_t> calls_of_launches(const TraceRecords& records, const model::Profile& profile) {
-  const auto& calls = records.calls;
-  std::vector<std::size_t> order(calls.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return calls[a].correlation != calls[b].correlation ? calls[a].correlation < calls[b].correlation
-                                                        : calls[a].from_flow < calls[b].from_flow;
-  });
+  const CallsByCorrelation calls(records.calls);
   std::vector<std::size_t> found(profile.launches.size() - records.first_launch, kNone);
   for (std::size_t i = 0; i < found.size(); ++i) {
     const std::int64_t id = profile.launches[records.first_launch + i].id;
-    if (id == model::kUnknown) continue;
-    auto it = std::lower_bound(order.begin(), order.end(), id,
-                               [&](std::size_t c, std::int64_t v) { return calls[c].correlation < v; });
-    if (it != order.end() && calls[*it].correlation == id) found[i] = *it;
+    if (id != model::kUnknown) found[i] = calls.find(id);
   }
   return found;
 }

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <utility>
@@ -324,6 +325,11 @@ struct EventPart;
 // so equal bytes are not equal work. (The ncu raw page, whose rows cost alike, gained nothing
 // from it on the GPU host's CPUs: BENCHMARKS.md.)
 constexpr std::size_t kPartsPerThread = 4;
+// Parts are about this long where a window holds more than kPartsPerThread a thread (a mapped
+// file is one window: its parts run on without a barrier, run_ordered_parts), and at most
+// kSlotsPerThread parts a thread are read and not yet merged.
+constexpr std::size_t kPartBytes = 2 << 20;
+constexpr std::size_t kSlotsPerThread = 3;
 
 
 class TraceReader {
@@ -353,6 +359,10 @@ class TraceReader {
   }
 
   std::int64_t line() const { return tokens_.line(); }
+
+  // Called, while a window's events are read on several threads, with an offset in the window
+  // whose bytes before it are done with (merged): a mapped file gives their pages back.
+  void on_done_before(std::function<void(std::size_t)> done_before) { done_before_ = std::move(done_before); }
 
   Status finish() {
     if (!tokens_.saw_trace_events()) {
@@ -751,6 +761,7 @@ class TraceReader {
   std::vector<std::size_t> laid_out_;  // launches whose events were laid out (no real start time)
   std::int64_t trace_end_ns_ = std::numeric_limits<std::int64_t>::min();
   std::vector<std::unique_ptr<EventPart>> parts_;
+  std::function<void(std::size_t)> done_before_;
 };
 
 // One part of a window's events, read on a thread of its own into a profile of its own
@@ -761,6 +772,8 @@ struct EventPart {
   TraceReader reader;
   Status status = ok_status();
   std::int64_t line_shift = 0;  // its lines count from 1 at its cut: add this to them
+  std::size_t begin = 0;                       // in the window
+  std::size_t limit = std::string_view::npos;  // the next part's cut; npos: to the window's end
 
   explicit EventPart(const ReadContext& main)
       : ctx{main.path, profile, main.input_index, nullptr, main.options}, reader(ctx, 0) {
@@ -772,35 +785,63 @@ Status TraceReader::read_in_parts(std::string_view window) {
   const ReadOptions defaults;
   const ReadOptions& options = ctx_.options ? *ctx_.options : defaults;
   const unsigned threads = options.threads ? options.threads : default_threads();
-  const std::size_t from = tokens_.consumed();
-  const std::size_t parts = threads > 1 ? threads * kPartsPerThread : 1;  // one thread reads in place
-  std::vector<std::size_t> cuts = split_trace_events(window.substr(from), parts, options.min_part_bytes);
-  if (cuts.empty()) return ok_status();
-  for (auto& cut : cuts) cut += from;
-  while (parts_.size() < cuts.size() + 1) parts_.push_back(std::make_unique<EventPart>(ctx_));
-  const std::size_t n = cuts.size() + 1;
-  run_parts(n, threads, [&](std::size_t i) {
-    EventPart& part = *parts_[i];
-    const std::size_t begin = i == 0 ? from : cuts[i - 1], end = i < cuts.size() ? cuts[i] : window.size();
-    part.reader.begin_part(tokens_, i == 0 ? std::nullopt : std::optional(begin), end - begin,
-                           i < cuts.size() ? end : std::string_view::npos, window_end_);
-    part.status = part.reader.read_part();
-  });
-  std::size_t merged = 0;
-  for (; merged < n; ++merged) {
-    EventPart& part = *parts_[merged];
-    if (!part.status || merged + 1 == n) break;
-    if (!part.reader.tokens_.stopped_at(cuts[merged])) return ok_status();  // a cut fell inside an event
+  if (threads < 2) return ok_status();  // one thread reads in place
+  // Rounds: a round ends early only at a cut that was no event's start (the part before it
+  // read past it); the next one cuts again from where that part stopped.
+  while (tokens_.in_events()) {
+    const std::size_t from = tokens_.consumed();
+    const std::size_t parts = std::max<std::size_t>(threads * kPartsPerThread, (window.size() - from) / kPartBytes);
+    TraceEventCuts cuts(window.substr(from), parts, options.min_part_bytes);
+    std::size_t next_begin = from, next_limit = cuts.next();
+    if (next_limit == std::string_view::npos) return ok_status();  // one part: read in place
+    next_limit += from;
+    const std::size_t slots = threads * kSlotsPerThread;
+    while (parts_.size() < slots) parts_.push_back(std::make_unique<EventPart>(ctx_));
+    Status failed = ok_status();
+    std::int64_t line_shift = 0;  // of the next part to merge
+    auto has_part = [&](std::size_t, std::size_t slot) {
+      if (next_begin == std::string_view::npos) return false;
+      EventPart& part = *parts_[slot];
+      part.begin = next_begin;
+      part.limit = next_limit;
+      next_begin = next_limit;
+      if (next_limit != std::string_view::npos) {
+        const std::size_t cut = cuts.next();
+        next_limit = cut == std::string_view::npos ? cut : from + cut;
+      }
+      return true;
+    };
+    auto parse = [&](std::size_t i, std::size_t slot) {
+      EventPart& part = *parts_[slot];
+      const std::size_t end = part.limit == std::string_view::npos ? window.size() : part.limit;
+      part.reader.begin_part(tokens_, i == 0 ? std::nullopt : std::optional(part.begin), end - part.begin, part.limit,
+                             window_end_);
+      part.status = part.reader.read_part();
+    };
+    auto merge_part = [&](std::size_t, std::size_t slot) {
+      EventPart& part = *parts_[slot];
+      // A part read what one thread would have from its start on; the cut after it was an
+      // event's start only if it stopped there.
+      const bool last = part.limit == std::string_view::npos;
+      const bool next_starts_right = last || part.reader.tokens_.stopped_at(part.limit);
+      part.line_shift = line_shift;
+      merge(part);
+      line_shift = part.reader.tokens_.line() + part.line_shift - 1;
+      if (!part.status) {
+        failed = part.status;
+        return false;
+      }
+      if (done_before_ && !last) done_before_(part.limit);
+      return next_starts_right;
+    };
+    const std::size_t merged = run_ordered_parts(threads, slots, has_part, parse, merge_part);
+    // The last part merged keeps its slot: the tokenizer goes on from where it stopped.
+    const EventPart& last = *parts_[(merged - 1) % slots];
+    tokens_ = last.reader.tokens_;
+    tokens_.shift_lines(last.line_shift);
+    tokens_.stop_at(std::string_view::npos, false);
+    if (!failed || last.limit == std::string_view::npos) return failed;
   }
-  for (std::size_t i = 0; i <= merged; ++i) {
-    EventPart& part = *parts_[i];
-    part.line_shift = i == 0 ? 0 : parts_[i - 1]->reader.tokens_.line() + parts_[i - 1]->line_shift - 1;
-    merge(part);
-    if (!part.status) return part.status;
-  }
-  tokens_ = parts_[merged]->reader.tokens_;
-  tokens_.shift_lines(parts_[merged]->line_shift);
-  tokens_.stop_at(std::string_view::npos, false);
   return ok_status();
 }
 
@@ -895,15 +936,24 @@ Status read_windows(ChunkReader& source, TraceReader& reader, ReadContext& ctx) 
 // The same windows from a mapped file, where its bytes lie: each window is the unconsumed
 // tail of the previous one and the next `window_bytes` of the file, as ChunkReader cuts them
 // (a chunk shorter than `window_bytes`, or none, ends the file), without the copy into its
-// buffer (a sixth of the CPU on 2 cores, BENCHMARKS.md); the pages behind are given back.
+// buffer (a sixth of the CPU on 2 cores, BENCHMARKS.md); the pages behind are given back,
+// also while a window is read on several threads (every kReleaseBytes).
 Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& ctx, std::size_t window_bytes,
                            std::size_t carry_bytes) {
+  constexpr std::size_t kReleaseBytes = 8 << 20;
   const std::string_view bytes = file.bytes();
-  std::size_t begin = 0, end = 0;
+  std::size_t begin = 0, end = 0, released = 0;
+  reader.on_done_before([&](std::size_t window_offset) {
+    const std::size_t offset = begin + window_offset;
+    if (offset - released < kReleaseBytes) return;
+    file.release_before(offset);
+    released = offset;
+    if (ctx.progress) ctx.progress(offset);
+  });
   while (true) {
-    const std::size_t chunk_end = std::min(bytes.size(), end + window_bytes);
-    const bool last = chunk_end - end < window_bytes;
-    end = chunk_end;
+    const std::size_t chunk = std::min(bytes.size() - end, window_bytes);
+    const bool last = chunk < window_bytes;
+    end += chunk;
     auto consumed = reader.feed(bytes.substr(begin, end - begin), last);
     if (!consumed) return consumed.error();
     if (ctx.progress) ctx.progress(end);
@@ -913,22 +963,31 @@ Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& 
       return ctx.error(reader.line(), "a record longer than " + std::to_string(carry_bytes) + " bytes");
     }
     file.release_before(begin);
+    released = begin;
   }
 }
 
 // Windows of 1 MiB on one thread: events are a few hundred bytes, and a window's parse stays
-// in cache; with several, 8 MiB for each thread, in kPartsPerThread parts each: every window ends
-// with its threads waiting for the last part and the merge, so fewer windows wait less (4 MiB:
-// 1.19 s for the 514 MB trace on 2 threads, 8 MiB: 1.10 s, 16 MiB: 1.09 s with 100 MiB at its
-// peak against 80). An event may be up to 16 MiB long.
+// in cache. With several threads a mapped file is one window, read in parts of kPartBytes that
+// run on without a barrier (read_in_parts); an inflated one comes in windows of 8 MiB for each
+// thread: each window ends with its threads waiting for its last part (4 MiB: 1.19 s for the
+// 514 MB trace on 2 threads, 8 MiB: 1.10 s, 16 MiB: 1.09 s with 100 MiB at its peak against
+// 80). An event may be up to 16 MiB long.
 constexpr std::size_t kWindowBytes = 1 << 20;
 constexpr std::size_t kThreadWindowBytes = 8 << 20;
 constexpr std::size_t kLongestPart = 16 << 20;
+constexpr std::size_t kWholeFile = std::numeric_limits<std::size_t>::max();
 
 }  // namespace
 
 Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
   const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();
+  if (threads > 1) {
+    if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes())) {
+      TraceReader reader(ctx, file->bytes().size());
+      return read_mapped_windows(*file, reader, ctx, kWholeFile, kLongestPart);
+    }
+  }
   return read_pytorch_trace_file(path, file_bytes, ctx, threads > 1 ? threads * kThreadWindowBytes : kWindowBytes);
 }
 
