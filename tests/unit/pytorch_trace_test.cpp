@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <functional>
 #include <map>
+#include <random>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -69,8 +72,43 @@ TEST(MicrosecondsToNs, ExactDecimalsRoundingAndRejects) {
   EXPECT_EQ(microseconds_to_ns("-2.5"), -2500);
   EXPECT_EQ(microseconds_to_ns("1.5e3"), 1500000);
   EXPECT_EQ(microseconds_to_ns("2E-3"), 2);
-  for (const char* bad : {"", "-", "1.", ".5", "1.2.3", "abc", "\"1.0\"", "1e", "9223372036854775.807", "1e300"}) {
+  // Past 15 whole digits (the one-pass form's) up to the limit of 73 years either way.
+  EXPECT_EQ(microseconds_to_ns("999999999999999.9995"), 999999999999999999 + 1);
+  EXPECT_EQ(microseconds_to_ns("1000000000000000.25"), 1000000000000000250);
+  EXPECT_EQ(microseconds_to_ns("-9223372036854774.0004"), -9223372036854774000);
+  EXPECT_EQ(microseconds_to_ns("0000000000000000001.5"), 1500);
+  for (const char* bad : {"", "-", "1.", ".5", "1.2.3", "abc", "\"1.0\"", "1e", "9223372036854775.807", "1e300",
+                          "- 1", "1 .5", "1.5x", "+1", "1.-5", "12345678901234567.5"}) {
     EXPECT_EQ(microseconds_to_ns(bad), std::nullopt) << bad;
+  }
+}
+
+// Random decimals against an exact reference (whole and fraction digits as integers).
+TEST(MicrosecondsToNs, RandomDecimalsExactly) {
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 20000; ++i) {
+    const int whole_digits = static_cast<int>(rng() % 19) + 1, fraction_digits = static_cast<int>(rng() % 7);
+    std::string text = rng() % 4 == 0 ? "-" : "";
+    std::uint64_t whole = 0;  // 19 digits fit
+    for (int d = 0; d < whole_digits; ++d) {
+      const int digit = static_cast<int>(rng() % 10);
+      text += static_cast<char>('0' + digit);
+      whole = whole * 10 + static_cast<std::uint64_t>(digit);
+    }
+    std::string fraction;
+    for (int d = 0; d < fraction_digits; ++d) fraction += static_cast<char>('0' + rng() % 10);
+    if (!fraction.empty()) text += "." + fraction;
+    const bool fits = whole <= INT64_MAX / 1000 - 1;
+    std::int64_t ns = fits ? static_cast<std::int64_t>(whole) * 1000 : 0;
+    for (int d = 0; d < 3; ++d) ns += (d < fraction_digits ? fraction[d] - '0' : 0) * (d == 0 ? 100 : d == 1 ? 10 : 1);
+    if (fraction_digits > 3 && fraction[3] >= '5') ++ns;
+    const auto got = ingest::microseconds_to_ns(text);
+    if (!fits) {
+      EXPECT_EQ(got, std::nullopt) << text;
+    } else {
+      ASSERT_TRUE(got) << text;
+      EXPECT_EQ(*got, text[0] == '-' ? -ns : ns) << text;
+    }
   }
 }
 
@@ -418,6 +456,19 @@ TEST(PytorchTrace, UnusedCategoriesAreSkippedUnlessTheyNameTheirKeysAgain) {
     auto decoded = read_bytes(trace(event), "t.json");
     ASSERT_TRUE(decoded.status.ok()) << decoded.status.error().to_string();
     EXPECT_EQ(decoded.profile.launches.size(), 2u) << event;
+  }
+  // A later "cat" or "ph" at every offset of the vector loops (32 and 16 bytes) and their
+  // tails is found; a near miss ("cab", "p") is not.
+  for (std::size_t pad = 0; pad < 90; ++pad) {
+    const std::string name(pad, 'x');
+    for (const char* key : {"cat", "ph"}) {
+      const std::string again = fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "ts": 1, "dur": 2, "{}": )",
+                                            name, key) +
+                                (std::string(key) == "cat" ? R"("kernel"})" : R"("X", "cat": "kernel"})");
+      EXPECT_EQ(read_bytes(trace(again), "t.json").profile.launches.size(), 2u) << again;
+    }
+    const std::string near = fmt::format(R"({{"ph": "X", "cat": "cpu_op", "name": "{}", "cab": "kernel", "p": 1}})", name);
+    EXPECT_EQ(read_bytes(trace(near), "t.json").profile.launches.size(), 1u) << near;
   }
   // Not in Kineto's order: decoded, and a malformed one is an error.
   auto malformed = read_bytes(trace(R"({"cat": "cpu_op", "ph": "X", "x": 1 2})"), "t.json");
