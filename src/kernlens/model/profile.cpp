@@ -1,5 +1,7 @@
 #include "kernlens/model/profile.h"
 
+#include <xxhash.h>
+
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
@@ -81,6 +83,10 @@ std::optional<std::string> Device::fill_from(const Device& other) {
   fill(max_threads_per_sm, other.max_threads_per_sm);
   fill(max_shared_memory_per_sm_bytes, other.max_shared_memory_per_sm_bytes);
   return conflict;
+}
+
+std::size_t TextHash::operator()(std::string_view text) const noexcept {
+  return static_cast<std::size_t>(XXH3_64bits(text.data(), text.size()));
 }
 
 std::uint32_t StringTable::intern(std::string_view s) {

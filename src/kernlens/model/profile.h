@@ -274,6 +274,12 @@ struct InputInfo {
 using TextFix = std::function<std::optional<std::string>(std::string_view)>;
 
 // Interns strings: equal strings get equal ids; ids are dense from 0.
+// A hash of text for the interning tables: XXH3 (libxxhash), a tenth of std::hash's cost on
+// the long kernel names every launch of a trace interns.
+struct TextHash {
+  std::size_t operator()(std::string_view text) const noexcept;
+};
+
 class StringTable {
  public:
   std::uint32_t intern(std::string_view s);
@@ -285,7 +291,7 @@ class StringTable {
 
  private:
   std::deque<std::string> strings_;  // deque: element addresses stay valid as it grows
-  std::unordered_map<std::string_view, std::uint32_t> index_;
+  std::unordered_map<std::string_view, std::uint32_t, TextHash> index_;
 };
 
 class MetricCatalog {

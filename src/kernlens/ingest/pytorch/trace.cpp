@@ -7,6 +7,7 @@
 #include <charconv>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -196,9 +197,40 @@ bool starts_with_bytes(const char* text, std::string_view prefix) {
 }
 
 // For a table of keys: which of its entries (a bit each) begin with each byte.
+// Whether the object key at `raw` (just past its opening quote) is `name`: its bytes, 8 at a
+// time, then the closing quote. It reads name.size() + 1 bytes from `raw`, past a shorter key's
+// end, which the document holds or its padding (iterate() parses only padded text, and no
+// name of the tables is longer than simdjson's 64 bytes of padding).
+inline bool key_is(const char* raw, std::string_view name) {
+  // Words that overlap at the end, not a byte loop for the last few.
+  auto same = [&](std::size_t at, auto word) {
+    decltype(word) a = 0, b = 0;
+    std::memcpy(&a, raw + at, sizeof(a));
+    std::memcpy(&b, name.data() + at, sizeof(b));
+    return a == b;
+  };
+  const std::size_t n = name.size();
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8) {
+      if (!same(i, std::uint64_t{})) return false;
+    }
+    if (!same(n - 8, std::uint64_t{})) return false;
+  } else if (n >= 4) {
+    if (!same(0, std::uint32_t{}) || !same(n - 4, std::uint32_t{})) return false;
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (raw[i] != name[i]) return false;
+    }
+  }
+  return raw[n] == '"';
+}
+
 template <const auto& kTable>
 constexpr auto kEntriesByFirstByte = [] {
   static_assert(kTable.size() <= 32);
+  for (const auto& entry : kTable) {
+    if (entry.first.empty() || entry.first.size() >= simdjson::SIMDJSON_PADDING) throw "key_is reads past the padding";
+  }
   std::array<std::uint32_t, 256> masks{};
   for (std::size_t i = 0; i < kTable.size(); ++i) masks[static_cast<unsigned char>(kTable[i].first[0])] |= 1u << i;
   return masks;
@@ -207,13 +239,11 @@ constexpr auto kEntriesByFirstByte = [] {
 template <const auto& kTable>
 auto find_key(od::raw_json_string key) -> std::optional<std::decay_t<decltype(kTable[0].second)>> {
   // Only the entries that begin with the key's first byte (a field's key was compared with
-  // every entry: a ninth of reading a trace), each byte by byte, not with simdjson's compare,
-  // which calls memcmp. A raw key ends at its closing quote and no name holds a quote, so the
-  // loop stops at or before that quote: it never reads past the key.
+  // every entry: a ninth of reading a trace), not with simdjson's compare, which calls memcmp.
   const char* raw = key.raw();
   for (std::uint32_t m = kEntriesByFirstByte<kTable>[static_cast<unsigned char>(raw[0])]; m; m &= m - 1) {
     const auto& [name, k] = kTable[static_cast<std::size_t>(std::countr_zero(m))];
-    if (starts_with_bytes(raw, name) && raw[name.size()] == '"') return k;
+    if (key_is(raw, name)) return k;
   }
   return std::nullopt;
 }
