@@ -374,6 +374,28 @@ TEST(ParallelRead, PytorchTracesReadTheSameOnAnyNumberOfThreadsAndWindows) {
   EXPECT_GE(traces, 11u);
 }
 
+// A mapped trace takes an event of any length, on one thread (its windows grow) as on several
+// (one window); streamed, an event is held in the window's buffer, up to 16 MiB.
+TEST(ParallelRead, MappedTraceTakesAnEventLongerThanTheStreamedLimit) {
+  const std::string kernel = R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2})";
+  const std::string trace = "{\"traceEvents\": [" + kernel + R"(, {"ph": "X", "cat": "cpu_op", "name": ")" +
+                            std::string(20 << 20, 'x') + R"(", "ts": 1, "dur": 1}, )" + kernel + "]}";
+  test::TempDir dir;
+  dir.write("trace.json", trace);
+  const std::string path = dir.file("trace.json");
+  const std::string one = read_trace_streamed(path, 1, 1 << 20, FileAccess::kMapped);
+  EXPECT_TRUE(one.starts_with("status ok")) << one.substr(0, 300);
+  EXPECT_NE(one.find("launch 'k'", one.find("launch 'k'") + 1), std::string::npos) << one;  // both kernels
+  for (unsigned threads : {1u, 3u}) {
+    const std::string whole = read_streamed(path, model::InputFormat::kPytorchTrace, threads, [&](ReadContext& ctx) {
+      return read_pytorch_trace_file(path, fs::file_size(path), ctx);
+    });
+    EXPECT_EQ(whole, one) << threads << " threads";
+  }
+  const std::string streamed = read_trace_streamed(path, 1, 1 << 20);
+  EXPECT_NE(streamed.find("a record longer than 16777216 bytes"), std::string::npos) << streamed.substr(0, 300);
+}
+
 // A trace whose strings and args hold, now and then, what looks like the place between two
 // events, so that some cuts fall inside them (and must be found out) and others do not; and
 // pids given as strings.

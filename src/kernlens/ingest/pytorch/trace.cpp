@@ -1038,9 +1038,11 @@ Status read_windows(ChunkReader& source, TraceReader& reader, ReadContext& ctx) 
 // tail of the previous one and the next `window_bytes` of the file, as ChunkReader cuts them
 // (a chunk shorter than `window_bytes`, or none, ends the file), without the copy into its
 // buffer (a sixth of the CPU on 2 cores, BENCHMARKS.md); the pages behind are given back,
-// also while a window is read on several threads (every kReleaseBytes).
-Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& ctx, std::size_t window_bytes,
-                           std::size_t carry_bytes) {
+// also while a window is read on several threads (every kReleaseBytes). A record may be of
+// any length, as when the file is one window (several threads): nothing is buffered, and a
+// window whose tail is more than half of it is followed by one twice as long, so a long
+// record is scanned a few times, not once every window.
+Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& ctx, std::size_t window_bytes) {
   constexpr std::size_t kReleaseBytes = 8 << 20;
   const std::string_view bytes = file.bytes();
   std::size_t begin = 0, end = 0, released = 0;
@@ -1060,9 +1062,7 @@ Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& 
     if (ctx.progress) ctx.progress(end);
     if (last) return reader.finish();
     begin += *consumed;
-    if (end - begin > carry_bytes) {
-      return ctx.error(reader.line(), "a record longer than " + std::to_string(carry_bytes) + " bytes");
-    }
+    if (end - begin > window_bytes / 2) window_bytes *= 2;
     file.release_before(begin);
     released = begin;
   }
@@ -1073,7 +1073,7 @@ Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& 
 // run on without a barrier (read_in_parts); an inflated one comes in windows of 8 MiB for each
 // thread: each window ends with its threads waiting for its last part (4 MiB: 1.19 s for the
 // 514 MB trace on 2 threads, 8 MiB: 1.10 s, 16 MiB: 1.09 s with 100 MiB at its peak against
-// 80). An event may be up to 16 MiB long.
+// 80). An event of an inflated file may be up to 16 MiB long.
 constexpr std::size_t kWindowBytes = 1 << 20;
 constexpr std::size_t kThreadWindowBytes = 8 << 20;
 constexpr std::size_t kLongestPart = 16 << 20;
@@ -1086,7 +1086,7 @@ Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes
   if (threads > 1) {
     if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes())) {
       TraceReader reader(ctx, file->bytes().size());
-      return read_mapped_windows(*file, reader, ctx, kWholeFile, kLongestPart);
+      return read_mapped_windows(*file, reader, ctx, kWholeFile);
     }
   }
   return read_pytorch_trace_file(path, file_bytes, ctx, threads > 1 ? threads * kThreadWindowBytes : kWindowBytes);
@@ -1097,7 +1097,7 @@ Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes
   if (access == FileAccess::kMapped) {
     if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes())) {
       TraceReader reader(ctx, file->bytes().size());
-      return read_mapped_windows(*file, reader, ctx, window_bytes, kLongestPart);
+      return read_mapped_windows(*file, reader, ctx, window_bytes);
     }
   }
   auto head = read_file_head(path, 2);
