@@ -16,7 +16,6 @@
 #include <mutex>
 #include <random>
 #include <regex>
-#include <set>
 #include <sstream>
 #include <thread>
 
@@ -157,25 +156,6 @@ std::vector<std::string> seeds_and_mutations(const std::string& content, std::ui
     out.push_back(std::move(m));
   }
   return out;
-}
-
-// Every part runs once, on no more threads than asked (and at least the caller's), each thread
-// taking parts until none is left.
-TEST(RunParts, EveryPartOnceOnAtMostTheThreadsAsked) {
-  for (unsigned threads : {0u, 1u, 3u, 16u}) {
-    for (std::size_t parts : {std::size_t{0}, std::size_t{1}, std::size_t{7}, std::size_t{100}}) {
-      std::vector<std::atomic<int>> runs(parts);
-      std::mutex mutex;
-      std::set<std::thread::id> ids;
-      run_parts(parts, threads, [&](std::size_t i) {
-        runs[i].fetch_add(1);
-        std::lock_guard<std::mutex> lock(mutex);
-        ids.insert(std::this_thread::get_id());
-      });
-      for (std::size_t i = 0; i < parts; ++i) EXPECT_EQ(runs[i].load(), 1) << i << " of " << parts;
-      EXPECT_LE(ids.size(), std::max<std::size_t>(1, std::min<std::size_t>(parts, threads)));
-    }
-  }
 }
 
 // Parts are parsed once each, merged in order and one at a time, never more than `slots`
@@ -431,7 +411,8 @@ TEST(ParallelRead, TraceCutsInsideStringsAndNestedArraysAreFoundOut) {
   for (unsigned threads = 2; threads <= 40; ++threads) {
     ASSERT_EQ(read_bytes(trace, threads), expected) << threads << " threads";
     std::size_t false_cuts = 0;
-    for (std::size_t cut : split_trace_events(std::string_view(trace).substr(events), threads, 1)) {
+    TraceEventCuts cuts(std::string_view(trace).substr(events), threads, 1);
+    for (std::size_t cut; (cut = cuts.next()) != std::string_view::npos;) {
       false_cuts += trace.compare(events + cut, 5, "{\"ph\"") != 0;
     }
     (false_cuts > 0 ? some_false : all_true) += 1;

@@ -71,6 +71,7 @@ class FileMapping {
   // Unmaps the whole pages before `offset` from this process (they stay in the page cache).
   // Bytes before `offset` must not be read again.
   void release_before(std::size_t offset);
+  std::size_t released() const { return released_; }  // the bytes unmapped so far, from the start
 
  private:
   FileMapping(const char* data, std::size_t size) : data_(data), size_(size) {}

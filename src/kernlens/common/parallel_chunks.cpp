@@ -39,13 +39,6 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
   for (auto& t : threads) t.join();
 }
 
-void run_parts(std::size_t parts, unsigned threads, const std::function<void(std::size_t)>& work) {
-  std::atomic<std::size_t> next{0};
-  run_parallel(std::min<std::size_t>(parts, std::max(1u, threads)), [&](std::size_t) {
-    for (std::size_t i; (i = next.fetch_add(1)) < parts;) work(i);
-  });
-}
-
 std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
                               const std::function<bool(std::size_t, std::size_t)>& has_part,
                               const std::function<void(std::size_t, std::size_t)>& parse,

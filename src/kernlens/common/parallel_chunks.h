@@ -22,11 +22,6 @@ void set_default_threads(unsigned threads);  // 0: back to usable_cpus()
 // own; returns when all have returned. `work` must not throw.
 void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 
-// Runs work(0) .. work(parts - 1) on up to `threads` threads (the calling one among them), each
-// thread taking the next part as it comes free: parts of equal bytes are seldom equal work, and
-// a thread given a fixed share would wait for the slowest. Returns when all have returned.
-void run_parts(std::size_t parts, unsigned threads, const std::function<void(std::size_t)>& work);
-
 // Parses parts 0, 1, ... on up to `threads` threads (the calling one among them) and merges
 // them in order, each as soon as it and those before it are parsed, while the other threads
 // parse on: no thread waits at a barrier between batches of parts. has_part(i, slot) says

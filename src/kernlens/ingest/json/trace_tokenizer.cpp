@@ -361,13 +361,6 @@ std::size_t TraceEventCuts::next() {
   return cut;
 }
 
-std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t parts, std::size_t min_bytes) {
-  std::vector<std::size_t> starts;
-  TraceEventCuts cuts(text, parts, min_bytes);
-  for (std::size_t cut; (cut = cuts.next()) != npos;) starts.push_back(cut);
-  return starts;
-}
-
 Result<std::optional<TracePart>> TraceTokenizer::next() {
   while (true) {
     if (!skip_space()) {

@@ -54,7 +54,7 @@ class TraceTokenizer {
   bool saw_trace_events() const { return saw_events_; }
 
   // Reading the events of a window on several threads: each thread reads a copy of the
-  // tokenizer from its own cut (split_trace_events) to the next.
+  // tokenizer from its own cut (TraceEventCuts) to the next.
   // Whether the tokenizer is inside "traceEvents" (its next part is an event or the end).
   bool in_events() const;
   // Reads on from window[pos], the '{' of an event, its line counted from 1 there.
@@ -117,8 +117,5 @@ class TraceEventCuts {
   std::size_t k_ = 1;     // the cut next() looks for
   std::size_t from_ = 0;  // the start of the part before
 };
-
-// All the cuts of TraceEventCuts.
-std::vector<std::size_t> split_trace_events(std::string_view text, std::size_t parts, std::size_t min_bytes);
 
 }  // namespace kernlens::ingest

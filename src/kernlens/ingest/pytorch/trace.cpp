@@ -444,8 +444,8 @@ constexpr std::uint64_t kMinBytesPerGpuEvent = 256;
 
 struct EventPart;
 
-// A window's events are cut into this many parts a thread, which the threads take as they come
-// free (run_parts): events differ in cost (a kernel's is read, a CPU operator's skipped unread),
+// A window's events are cut into at least this many parts a thread, which the threads take as
+// they come free (run_ordered_parts): events differ in cost (a kernel's is read, a CPU operator's skipped unread),
 // so equal bytes are not equal work. (The ncu raw page, whose rows cost alike, gained nothing
 // from it on the GPU host's CPUs: BENCHMARKS.md.)
 constexpr std::size_t kPartsPerThread = 4;
@@ -504,11 +504,11 @@ class TraceReader {
 
  private:
   // Reads the events of the window from the tokenizer's place on up to --threads threads:
-  // cut at events (split_trace_events), each part read by a reader of its own, the parts
-  // merged in order and the tokenizer moved to where the last stopped, so that the
-  // profile is the one a single thread makes. When a part does not stop at the next one's
-  // cut (a cut inside a string or a nested array), nothing is merged and the tokenizer
-  // stays: the window is read on one thread.
+  // cut at events (TraceEventCuts), each part read by a reader of its own, the parts merged
+  // in order as they are ready (run_ordered_parts) and the tokenizer moved to where the last
+  // stopped, so that the profile is the one a single thread makes. A part that does not stop
+  // at the next one's cut (a cut inside a string or a nested array) read past it: it is
+  // merged, the parts after it are not, and the rest is cut again from where it stopped.
   Status read_in_parts(std::string_view window);
 
   // Starts on one part of a window's events: from where `tokens` is (nullopt), or from the
@@ -1068,12 +1068,11 @@ Status read_windows(ChunkReader& source, TraceReader& reader, ReadContext& ctx) 
 Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& ctx, std::size_t window_bytes) {
   constexpr std::size_t kReleaseBytes = 8 << 20;
   const std::string_view bytes = file.bytes();
-  std::size_t begin = 0, end = 0, released = 0;
+  std::size_t begin = 0, end = 0;
   reader.on_done_before([&](std::size_t window_offset) {
     const std::size_t offset = begin + window_offset;
-    if (offset - released < kReleaseBytes) return;
+    if (offset < file.released() + kReleaseBytes) return;
     file.release_before(offset);
-    released = offset;
     if (ctx.progress) ctx.progress(offset);
   });
   while (true) {
@@ -1087,7 +1086,6 @@ Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& 
     begin += *consumed;
     if (end - begin > window_bytes / 2) window_bytes *= 2;
     file.release_before(begin);
-    released = begin;
   }
 }
 
