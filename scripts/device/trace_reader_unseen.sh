@@ -15,7 +15,9 @@
 # Env: FAMILIES (default "neox phi3"; also "falcon": Falcon with multi-query attention,
 # "gemma": Gemma with 8 query / 2 KV heads of 128, "granite": IBM Granite with 16 query / 4 KV
 # heads and its embedding, attention and residual multipliers, and "olmo2": OLMo 2 with its
-# QK norms after the projections).
+# QK norms after the projections, "cohere": Cohere with its parallel attention and MLP block,
+# layer norms without bias and logit scale, "qwen3": Qwen3 with 16 query / 8 KV heads of 64 and
+# QK norms).
 set -uo pipefail
 out=${1:?usage: trace_reader_unseen.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -50,6 +52,12 @@ llm_stages.CONFIGS["granite"] = lambda: transformers.GraniteConfig(
 llm_stages.CONFIGS["olmo2"] = lambda: transformers.Olmo2Config(
     hidden_size=1280, intermediate_size=3456, num_hidden_layers=5, num_attention_heads=10,
     num_key_value_heads=10, vocab_size=50304, max_position_embeddings=2048)
+llm_stages.CONFIGS["cohere"] = lambda: transformers.CohereConfig(
+    hidden_size=1152, intermediate_size=3072, num_hidden_layers=5, num_attention_heads=12,
+    num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048, logit_scale=0.0625)
+llm_stages.CONFIGS["qwen3"] = lambda: transformers.Qwen3Config(
+    hidden_size=896, intermediate_size=2432, num_hidden_layers=6, num_attention_heads=16,
+    num_key_value_heads=8, head_dim=64, vocab_size=37888, max_position_embeddings=2048)
 sys.argv = ["llm_stages.py", "--model", family, "--batch", "6", "--prompt", "384",
             "--decode-steps", "48", "--torch-trace", trace]
 llm_stages.main()
