@@ -299,15 +299,18 @@ std::vector<std::string> stages_and_threads(const model::Profile& p) {
   return out;
 }
 
-// Calls are found by id through a table where the ids are dense, as CUPTI numbers them, and
-// by a search where they are not; both take the first call of an id.
-TEST(PytorchTrace, CallsOfLaunchesByDenseOrSparseCorrelationIds) {
+// Calls are searched in place where the trace lists them in id order, as kineto writes them,
+// and sorted first where it does not (ids falling, or the flows first); both take the first
+// call of an id, and a call over a flow.
+TEST(PytorchTrace, CallsOfLaunchesByCorrelationIdsInOrderOrNot) {
   const auto original = read_fixture("pytorch/nested_stages_trace.json.gz");
   ASSERT_TRUE(original.status.ok());
   const std::vector<std::string> expected = stages_and_threads(original.profile);
   for (Decoys decoys : {Decoys::kNone, Decoys::kSecondCalls, Decoys::kFlowsFirst}) {
-    for (std::int64_t scale : {1, 1000003}) {
-      auto r = read_bytes(with_correlations([&](std::int64_t id) { return id * scale + 7; }, decoys));
+    // Falling ids (the last call's the smallest) stay in CUPTI's 32 bits, as a launch keeps them.
+    for (std::int64_t scale : {1, 1000003, -1000003}) {
+      const std::int64_t base = scale > 0 ? 7 : 2000000000;
+      auto r = read_bytes(with_correlations([&](std::int64_t id) { return base + id * scale; }, decoys));
       ASSERT_TRUE(r.status.ok()) << r.status.error().to_string();
       EXPECT_EQ(stages_and_threads(r.profile), expected) << "ids x " << scale << ", decoys " << static_cast<int>(decoys);
       EXPECT_EQ(launches_by_stage(r.profile), kNestedStages);

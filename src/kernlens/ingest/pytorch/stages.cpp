@@ -1,6 +1,7 @@
 #include "kernlens/ingest/pytorch/stages.h"
 
 #include <algorithm>
+#include <compare>
 #include <limits>
 #include <optional>
 #include <unordered_set>
@@ -33,6 +34,13 @@ struct Instance {
   std::int64_t last_ns = std::numeric_limits<std::int64_t>::min();
 };
 
+// A trace lists a track's calls and ranges in time order: a merge sort would still copy them
+// log n times.
+template <class T, class Less>
+void stable_sort_unless_sorted(std::vector<T>& v, const Less& less) {
+  if (!std::is_sorted(v.begin(), v.end(), less)) std::stable_sort(v.begin(), v.end(), less);
+}
+
 // A launch to place on a track at a time: its CUDA call's (CPU side) or its own (GPU side).
 struct Point {
   std::int64_t ts_ns;
@@ -48,10 +56,10 @@ class Placer {
   // innermost range open at its time. Returns that range per point (kNone: none open).
   std::vector<std::size_t> place(std::vector<std::size_t> ranges, std::vector<Point>& points) {
     const auto& all = records_.ranges;
-    std::stable_sort(ranges.begin(), ranges.end(), [&](std::size_t a, std::size_t b) {
+    stable_sort_unless_sorted(ranges, [&](std::size_t a, std::size_t b) {
       return all[a].start_ns != all[b].start_ns ? all[a].start_ns < all[b].start_ns : all[a].end_ns > all[b].end_ns;
     });
-    std::stable_sort(points.begin(), points.end(), [](const Point& a, const Point& b) { return a.ts_ns < b.ts_ns; });
+    stable_sort_unless_sorted(points, [](const Point& a, const Point& b) { return a.ts_ns < b.ts_ns; });
     std::vector<std::size_t> open, innermost;
     innermost.reserve(points.size());
     auto close_before = [&](std::int64_t t) {  // ranges are half-open: [start, end)
@@ -101,54 +109,72 @@ class Placer {
 };
 
 // The call of each correlation id: a call over a flow, then the first in the trace's order.
-// CUPTI numbers API calls one after another, so the ids of a trace's calls are dense: a table
-// indexed by id, filled in one pass, where they are (sorting the calls by id was half of
-// linking, serial after the parallel read); sorted and searched where they are not.
+// Kineto writes the calls (and the flows standing in for them) in id order, as CUPTI numbered
+// them: every trace we have does. They are then searched in place; only a trace that lists
+// them out of order has them sorted (serial after the parallel read, sorting them was most of
+// linking). The ids are not dense (a trace keeps a tenth of the calls CUPTI numbered), so no
+// table by id pays.
 class CallsByCorrelation {
  public:
   explicit CallsByCorrelation(const std::vector<CudaCall>& calls) : calls_(calls) {
-    if (calls.empty()) return;
-    const auto [lo, hi] = std::minmax_element(calls.begin(), calls.end(), [](const CudaCall& a, const CudaCall& b) {
-      return a.correlation < b.correlation;
-    });
-    min_ = lo->correlation;
-    const auto span = static_cast<std::uint64_t>(hi->correlation) - static_cast<std::uint64_t>(min_);
-    if (span < 4 * static_cast<std::uint64_t>(calls.size()) + 1024) {
-      table_.assign(span + 1, kNone);
-      for (std::size_t i = 0; i < calls.size(); ++i) {
-        std::size_t& slot = table_[static_cast<std::uint64_t>(calls[i].correlation) - static_cast<std::uint64_t>(min_)];
-        if (slot == kNone || (calls[slot].from_flow && !calls[i].from_flow)) slot = i;
-      }
-      return;
-    }
-    order_.resize(calls.size());
-    for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
-    std::stable_sort(order_.begin(), order_.end(), [&](std::size_t a, std::size_t b) {
-      return calls[a].correlation != calls[b].correlation ? calls[a].correlation < calls[b].correlation
-                                                          : calls[a].from_flow < calls[b].from_flow;
-    });
+    if (std::is_sorted(calls.begin(), calls.end(), by_id)) return;
+    sorted_.reserve(calls.size());
+    for (std::size_t i = 0; i < calls.size(); ++i) sorted_.push_back({calls[i].correlation, calls[i].from_flow, i});
+    std::sort(sorted_.begin(), sorted_.end());  // the index last: as a stable sort would order them
   }
 
-  std::size_t find(std::int64_t id) const {
-    if (!table_.empty()) {
-      const std::uint64_t at = static_cast<std::uint64_t>(id) - static_cast<std::uint64_t>(min_);
-      return at < table_.size() ? table_[at] : kNone;
+  // Launches come in about their calls' order: the search gallops on from where the last ended.
+  std::size_t find(std::int64_t id) {
+    if (sorted_.empty()) {
+      std::size_t flow = kNone;
+      for (std::size_t at = lower_bound_from_hint(calls_, id, [](const CudaCall& c) { return c.correlation; });
+           at < calls_.size() && calls_[at].correlation == id; ++at) {
+        if (!calls_[at].from_flow) return at;
+        if (flow == kNone) flow = at;
+      }
+      return flow;
     }
-    auto it = std::lower_bound(order_.begin(), order_.end(), id,
-                               [&](std::size_t c, std::int64_t v) { return calls_[c].correlation < v; });
-    return it != order_.end() && calls_[*it].correlation == id ? *it : kNone;
+    const std::size_t at = lower_bound_from_hint(sorted_, id, [](const Key& k) { return k.correlation; });
+    return at < sorted_.size() && sorted_[at].correlation == id ? sorted_[at].call : kNone;
   }
 
  private:
+  struct Key {
+    std::int64_t correlation;
+    bool from_flow;
+    std::size_t call;
+    auto operator<=>(const Key&) const = default;
+  };
+  static bool by_id(const CudaCall& a, const CudaCall& b) { return a.correlation < b.correlation; }
+
+  // The first of `v` (sorted by `id_of`) whose id is not below `id`: galloping from the last
+  // answer where `id` is not below its id, else a search of the whole.
+  template <class T, class IdOf>
+  std::size_t lower_bound_from_hint(const std::vector<T>& v, std::int64_t id, const IdOf& id_of) {
+    std::size_t lo = 0, hi = v.size();
+    if (hint_ < v.size() && id_of(v[hint_]) <= id) {
+      lo = hint_;
+      std::size_t step = 1;
+      while (lo + step < v.size() && id_of(v[lo + step]) < id) {
+        lo += step;
+        step *= 2;
+      }
+      hi = std::min(v.size(), lo + step + 1);
+    }
+    auto it = std::partition_point(v.begin() + static_cast<std::ptrdiff_t>(lo), v.begin() + static_cast<std::ptrdiff_t>(hi),
+                                   [&](const T& x) { return id_of(x) < id; });
+    hint_ = static_cast<std::size_t>(it - v.begin());
+    return hint_;
+  }
+
   const std::vector<CudaCall>& calls_;
-  std::int64_t min_ = 0;
-  std::vector<std::size_t> table_;  // by id - min_: the call, or kNone
-  std::vector<std::size_t> order_;  // else: the calls by (id, flow last, trace order)
+  std::vector<Key> sorted_;  // where the calls are not in id order: by (id, flow last, trace order)
+  std::size_t hint_ = 0;     // where the last search ended
 };
 
 // The call that launched each launch, or kNone.
 std::vector<std::size_t> calls_of_launches(const TraceRecords& records, const model::Profile& profile) {
-  const CallsByCorrelation calls(records.calls);
+  CallsByCorrelation calls(records.calls);
   std::vector<std::size_t> found(profile.launches.size() - records.first_launch, kNone);
   for (std::size_t i = 0; i < found.size(); ++i) {
     const std::int64_t id = profile.launches[records.first_launch + i].id;
@@ -160,25 +186,34 @@ std::vector<std::size_t> calls_of_launches(const TraceRecords& records, const mo
 // Each launch's CPU thread and process, from its call.
 void set_threads(const TraceRecords& records, const std::vector<std::size_t>& call_of, model::Profile& profile) {
   std::unordered_map<std::int64_t, std::uint32_t> process_of_pid;
+  std::vector<std::optional<std::uint32_t>> process_of_track(records.tracks.size());
   for (std::size_t i = 0; i < call_of.size(); ++i) {
     if (call_of[i] == kNone) continue;
-    const TraceTrack& t = records.tracks[records.calls[call_of[i]].track];
+    const std::uint32_t track = records.calls[call_of[i]].track;
+    const TraceTrack& t = records.tracks[track];
     model::Launch& l = profile.launches[records.first_launch + i];
     l.thread_id = t.tid;
-    auto [it, added] = process_of_pid.try_emplace(t.pid, 0);
-    if (added) {
-      auto name = records.process_names.find(t.pid);
-      it->second = profile.intern_process(
-          model::ProcessInfo{"", t.pid, name == records.process_names.end() ? "" : name->second});
+    if (!process_of_track[track]) {
+      auto [it, added] = process_of_pid.try_emplace(t.pid, 0);
+      if (added) {
+        auto name = records.process_names.find(t.pid);
+        it->second = profile.intern_process(
+            model::ProcessInfo{"", t.pid, name == records.process_names.end() ? "" : name->second});
+      }
+      process_of_track[track] = it->second;
     }
-    l.process = it->second;
+    l.process = *process_of_track[track];
   }
 }
 
+// By track: indexed like TraceRecords::tracks.
+template <class T>
+using ByTrack = std::vector<std::vector<T>>;
+
 // Range indices grouped by track, for one side (CPU or GPU).
-std::unordered_map<std::uint32_t, std::vector<std::size_t>> ranges_by_track(
-    const TraceRecords& records, bool gpu, const std::unordered_set<std::int64_t>& skip_ids, bool skip_unknown) {
-  std::unordered_map<std::uint32_t, std::vector<std::size_t>> by_track;
+ByTrack<std::size_t> ranges_by_track(const TraceRecords& records, bool gpu,
+                                     const std::unordered_set<std::int64_t>& skip_ids, bool skip_unknown) {
+  ByTrack<std::size_t> by_track(records.tracks.size());
   for (std::size_t r = 0; r < records.ranges.size(); ++r) {
     const TraceRange& range = records.ranges[r];
     if (range.gpu != gpu) continue;
@@ -189,14 +224,12 @@ std::unordered_map<std::uint32_t, std::vector<std::size_t>> ranges_by_track(
 }
 
 // Places points track by track and assigns each launch the innermost range around it.
-void place_all(Placer& placer, std::unordered_map<std::uint32_t, std::vector<std::size_t>>& ranges,
-               std::unordered_map<std::uint32_t, std::vector<Point>>& points, model::Profile& profile) {
-  for (auto& [track, track_points] : points) {
-    auto it = ranges.find(track);
-    if (it == ranges.end()) continue;
-    std::vector<std::size_t> innermost = placer.place(std::move(it->second), track_points);
-    for (std::size_t i = 0; i < track_points.size(); ++i) {
-      if (innermost[i] != kNone) placer.assign(profile.launches[track_points[i].launch], innermost[i]);
+void place_all(Placer& placer, ByTrack<std::size_t>& ranges, ByTrack<Point>& points, model::Profile& profile) {
+  for (std::size_t track = 0; track < points.size(); ++track) {
+    if (ranges[track].empty() || points[track].empty()) continue;
+    std::vector<std::size_t> innermost = placer.place(std::move(ranges[track]), points[track]);
+    for (std::size_t i = 0; i < points[track].size(); ++i) {
+      if (innermost[i] != kNone) placer.assign(profile.launches[points[track][i].launch], innermost[i]);
     }
   }
 }
@@ -211,11 +244,11 @@ void link_launches(const TraceRecords& records, ReadContext& ctx) {
 
   // CPU side: each launch at its call's time on its call's thread.
   auto cpu_ranges = ranges_by_track(records, false, {}, false);
-  std::unordered_map<std::uint32_t, std::vector<Point>> cpu_points;
+  ByTrack<Point> cpu_points(records.tracks.size());
   for (std::size_t i = 0; i < call_of.size(); ++i) {
     if (call_of[i] == kNone) continue;
     const CudaCall& call = records.calls[call_of[i]];
-    cpu_points[call.track].push_back(Point{call.ts_ns, records.first_launch + i});
+    if (!cpu_ranges[call.track].empty()) cpu_points[call.track].push_back(Point{call.ts_ns, records.first_launch + i});
   }
   place_all(placer, cpu_ranges, cpu_points, profile);
 
@@ -225,13 +258,19 @@ void link_launches(const TraceRecords& records, ReadContext& ctx) {
     if (!records.ranges[r].gpu && placer.instance(r).launches > 0) placed_ids.insert(records.ranges[r].external_id);
   }
   auto gpu_ranges = ranges_by_track(records, true, placed_ids, !placed_ids.empty());
-  std::unordered_map<std::uint32_t, std::vector<Point>> gpu_points;
-  for (std::size_t i = records.first_launch; i < profile.launches.size(); ++i) {
+  ByTrack<Point> gpu_points(records.tracks.size());
+  const bool any_gpu_ranges = std::any_of(gpu_ranges.begin(), gpu_ranges.end(), [](const auto& r) { return !r.empty(); });
+  std::optional<TraceTrack> last_stream;  // a stream's launches come in runs: looked up once a run
+  std::optional<std::uint32_t> last_track;
+  for (std::size_t i = records.first_launch; any_gpu_ranges && i < profile.launches.size(); ++i) {
     const model::Launch& l = profile.launches[i];
     if (l.stage != 0 || !l.start_ns) continue;
-    if (auto track = records.find_track(TraceTrack{l.device_ordinal, l.stream_id})) {
-      gpu_points[*track].push_back(Point{*l.start_ns, i});
+    const TraceTrack stream{l.device_ordinal, l.stream_id};
+    if (!last_stream || !(*last_stream == stream)) {
+      last_stream = stream;
+      last_track = records.find_track(stream);
     }
+    if (last_track && !gpu_ranges[*last_track].empty()) gpu_points[*last_track].push_back(Point{*l.start_ns, i});
   }
   place_all(placer, gpu_ranges, gpu_points, profile);
 
