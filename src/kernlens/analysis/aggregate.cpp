@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "kernlens/analysis/families.h"
+#include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens::analysis {
 namespace {
@@ -162,8 +164,10 @@ int compare_by_time(const TimeStats& a, const TimeStats& b) {
   return 0;
 }
 
-Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier, const LaneMap* lanes) {
-  Aggregate out;
+namespace {
+
+// The kernel and memory rows, families and stage rows: the aggregate but its timeline figures.
+void add_rows(const model::Profile& profile, const names::KernelClassifier& classifier, Aggregate& out) {
   constexpr std::size_t kNoRow = SIZE_MAX;
   std::vector<std::size_t> row_of_name(profile.names.size(), kNoRow);
   const StageStrings labels = intern_stage_strings(profile, launch_stage_labels);
@@ -221,7 +225,16 @@ Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier
     if (ta != tb) return ta > tb;
     return profile.names[a.name] < profile.names[b.name];
   });
-  add_timeline_figures(profile, out, lanes);
+}
+
+}  // namespace
+
+// The timeline's pass over the kernels needs only the profile: it runs beside the rows' pass.
+Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier, const LaneMap* lanes) {
+  Aggregate out;
+  std::optional<TimelineSweep> timeline;
+  run_side_by_side([&] { add_rows(profile, classifier, out); }, [&] { timeline.emplace(profile, lanes); });
+  timeline->add_figures(out);
   return out;
 }
 

@@ -128,19 +128,11 @@ std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs
 
 }  // namespace
 
-Result<Analysis> analyze(const model::Profile& profile, const names::KernelClassifier& classifier,
-                         const AnalysisOptions& options) {
-  if (profile.launches.size() > std::numeric_limits<model::LaunchIndex>::max()) {
-    return make_error("", 0, fmt::format("more than {} launches: too many to analyse in one profile",
-                                         std::numeric_limits<model::LaunchIndex>::max()));
-  }
-  Analysis a;
+namespace {
+
+// The analysis after the aggregate but its ranks: peaks, FLOPs, insights, coverage, MFU.
+Status analyze_kernels(const model::Profile& profile, const AnalysisOptions& options, Analysis& a) {
   StepTimes* times = options.step_times;
-  {  // the lanes (8 bytes a launch) go before the insights' launch lists come
-    const LaneMap lanes = timed_step(times, "ranks and GPU lanes", [&] { return map_rank_lanes(profile); });
-    a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes); });
-    a.ranks = timed_step(times, "ranks", [&] { return analyze_ranks(profile, a.agg, &lanes); });
-  }
   MetricResolver resolver(profile);
   a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
   MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
@@ -189,6 +181,28 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   if (!work) return work.error();
   a.stages = std::move(work->stages);
   a.whole = std::move(work->whole);
+  return ok_status();
+}
+
+}  // namespace
+
+Result<Analysis> analyze(const model::Profile& profile, const names::KernelClassifier& classifier,
+                         const AnalysisOptions& options) {
+  if (profile.launches.size() > std::numeric_limits<model::LaunchIndex>::max()) {
+    return make_error("", 0, fmt::format("more than {} launches: too many to analyse in one profile",
+                                         std::numeric_limits<model::LaunchIndex>::max()));
+  }
+  Analysis a;
+  StepTimes* times = options.step_times;
+  const LaneMap lanes = timed_step(times, "ranks and GPU lanes", [&] { return map_rank_lanes(profile); });
+  a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes); });
+  // The ranks read only the aggregate: worked out beside the rest (untimed, off this thread).
+  Status kernels = ok_status();
+  timed_step(times, "kernels' insights and MFU, the ranks beside them", [&] {
+    run_side_by_side([&] { kernels = analyze_kernels(profile, options, a); },
+                     [&] { a.ranks = analyze_ranks(profile, a.agg, &lanes); });
+  });
+  if (!kernels) return kernels.error();
   return a;
 }
 

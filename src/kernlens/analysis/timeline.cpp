@@ -204,86 +204,111 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
 // of it. A lane takes the stage extents of its input. One pass over the kernels feeds the
 // union of every (lane, row) and of every lane as a whole, kernel by kernel: no list of
 // intervals, whose million kernels would be 16 bytes each in every row they are in.
-void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const LaneMap* given) {
+struct TimelineSweep::State {
   std::optional<LaneMap> own;
-  const LaneMap& mapped = given_or_mapped(profile, given, own);
-  const RankMap& ranks = mapped.ranks;
-  const Lanes& lanes = mapped.lanes;
-  const StageStrings stage_rows = intern_stage_strings(profile, stage_row_names);
-  const StageExtents extents = stage_extents(profile);
-  auto input_of_lane = [&](std::size_t k) { return ranks.units[lanes.lanes[k].unit].input; };
-  auto extents_of = [&](std::size_t lane, const std::string& row) -> const RowExtents* {
+  const LaneMap& mapped;
+  const StageStrings stage_rows;
+  const StageExtents extents;
+  // A row's union in a lane: inside the row's extents in the lane's input, else the own span.
+  std::vector<std::unordered_map<std::uint32_t, BusyUnion>> rows_of_lane;
+  std::vector<BusyUnion> whole_lanes;  // each lane as a whole (the rank analysis reads them)
+  std::vector<char> lane_any;
+  bool any = false;
+
+  State(const model::Profile& profile, const LaneMap* given)
+      : mapped(given_or_mapped(profile, given, own)),
+        stage_rows(intern_stage_strings(profile, stage_row_names)),
+        extents(stage_extents(profile)),
+        rows_of_lane(mapped.lanes.lanes.size()),
+        whole_lanes(mapped.lanes.lanes.size(), BusyUnion(nullptr)),
+        lane_any(mapped.lanes.lanes.size(), 0) {}
+
+  std::uint32_t input_of_lane(std::size_t k) const {
+    return mapped.ranks.units[mapped.lanes.lanes[k].unit].input;
+  }
+  const RowExtents* extents_of(std::size_t lane, const std::string& row) const {
     auto in = extents.find(input_of_lane(lane));
     if (in == extents.end()) return nullptr;
     auto e = in->second.find(row);
     return e == in->second.end() ? nullptr : &e->second;
-  };
-  // A row's union in a lane: inside the row's extents in the lane's input, else the own span.
-  std::vector<std::unordered_map<std::uint32_t, BusyUnion>> rows_of_lane(lanes.lanes.size());
-  bool any = false;
-  // Launches come in runs of one lane and stage: the rows' unions are looked up once a run
-  // (references to an unordered_map's values stay valid as it grows).
-  std::size_t run_lane = SIZE_MAX;
-  model::StageId run_stage = 0;
-  std::vector<BusyUnion*> run_rows;
-  // Each lane as a whole, in the same pass (the rank analysis reads them from the aggregate).
-  std::vector<BusyUnion> whole_lanes(lanes.lanes.size(), BusyUnion(nullptr));
-  std::vector<char> lane_any(lanes.lanes.size(), 0);
-  for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
-    any = true;
-    const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
-    lane_any[lane] = 1;
-    whole_lanes[lane].add(iv);
-    const model::StageId stage = profile.launches[i].stage;
-    if (lane != run_lane || stage != run_stage) {
-      run_lane = lane;
-      run_stage = stage;
-      run_rows.clear();
-      for (std::uint32_t row : stage_rows.of_stage[stage]) {
-        auto it = rows_of_lane[lane].find(row);
-        if (it == rows_of_lane[lane].end()) {
-          const RowExtents* e = extents_of(lane, stage_rows.names[row]);
-          it = rows_of_lane[lane].emplace(row, BusyUnion(e ? &e->merged : nullptr)).first;
-        }
-        run_rows.push_back(&it->second);
-      }
-    }
-    for (BusyUnion* row : run_rows) row->add(iv);
-  });
-  agg.lane_coverages = finish_lanes(whole_lanes, lane_any);
-  if (!any) return;
-  // The first lane of each input takes the input's extents of a row no lane of it ran in.
-  std::unordered_map<std::uint32_t, std::size_t> first_lane;
-  for (std::size_t k = 0; k < lanes.lanes.size(); ++k) first_lane.try_emplace(input_of_lane(k), k);
-  for (StageRow& row : agg.stages) {
-    for (const auto& [input, rows] : extents) {
-      if (auto e = rows.find(row.name); e != rows.end()) row.instances = row.instances.value_or(0) + e->second.instances;
-    }
-    const auto id = stage_rows.ids.find(row.name);
-    for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
-      if (id != stage_rows.ids.end()) {
-        if (auto u = rows_of_lane[k].find(id->second); u != rows_of_lane[k].end()) {
-          add_coverage(row, u->second.finish());
-          continue;
+  }
+
+  void sweep(const model::Profile& profile) {
+    const Lanes& lanes = mapped.lanes;
+    // Launches come in runs of one lane and stage: the rows' unions are looked up once a run
+    // (references to an unordered_map's values stay valid as it grows).
+    std::size_t run_lane = SIZE_MAX;
+    model::StageId run_stage = 0;
+    std::vector<BusyUnion*> run_rows;
+    for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
+      any = true;
+      const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
+      lane_any[lane] = 1;
+      whole_lanes[lane].add(iv);
+      const model::StageId stage = profile.launches[i].stage;
+      if (lane != run_lane || stage != run_stage) {
+        run_lane = lane;
+        run_stage = stage;
+        run_rows.clear();
+        for (std::uint32_t row : stage_rows.of_stage[stage]) {
+          auto it = rows_of_lane[lane].find(row);
+          if (it == rows_of_lane[lane].end()) {
+            const RowExtents* e = extents_of(lane, stage_rows.names[row]);
+            it = rows_of_lane[lane].emplace(row, BusyUnion(e ? &e->merged : nullptr)).first;
+          }
+          run_rows.push_back(&it->second);
         }
       }
-      const RowExtents* e = extents_of(k, row.name);
-      if (e && first_lane.at(input_of_lane(k)) == k) add_coverage(row, coverage({}, e->merged));
+      for (BusyUnion* row : run_rows) row->add(iv);
+    });
+  }
+
+  void add_figures(const model::Profile& profile, Aggregate& agg) {
+    const Lanes& lanes = mapped.lanes;
+    agg.lane_coverages = finish_lanes(whole_lanes, lane_any);
+    if (!any) return;
+    // The first lane of each input takes the input's extents of a row no lane of it ran in.
+    std::unordered_map<std::uint32_t, std::size_t> first_lane;
+    for (std::size_t k = 0; k < lanes.lanes.size(); ++k) first_lane.try_emplace(input_of_lane(k), k);
+    for (StageRow& row : agg.stages) {
+      for (const auto& [input, rows] : extents) {
+        if (auto e = rows.find(row.name); e != rows.end()) row.instances = row.instances.value_or(0) + e->second.instances;
+      }
+      const auto id = stage_rows.ids.find(row.name);
+      for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
+        if (id != stage_rows.ids.end()) {
+          if (auto u = rows_of_lane[k].find(id->second); u != rows_of_lane[k].end()) {
+            add_coverage(row, u->second.finish());
+            continue;
+          }
+        }
+        const RowExtents* e = extents_of(k, row.name);
+        if (e && first_lane.at(input_of_lane(k)) == k) add_coverage(row, coverage({}, e->merged));
+      }
     }
+    StageRow whole;
+    whole.name = whole.label = std::string(kWholeRunStage);
+    for (const auto& l : profile.launches) {
+      if (l.kind == model::LaunchKind::kKernel) whole.launches += l.count;
+    }
+    if (agg.totals.kernel_time_ns) {
+      whole.kernel_time_ns = *agg.totals.kernel_time_ns;
+      whole.has_kernel_time = true;
+    }
+    for (const auto& lane : agg.lane_coverages) {
+      if (lane) add_coverage(whole, *lane);
+    }
+    agg.stages.insert(agg.stages.begin(), std::move(whole));
   }
-  StageRow whole;
-  whole.name = whole.label = std::string(kWholeRunStage);
-  for (const auto& l : profile.launches) {
-    if (l.kind == model::LaunchKind::kKernel) whole.launches += l.count;
-  }
-  if (agg.totals.kernel_time_ns) {
-    whole.kernel_time_ns = *agg.totals.kernel_time_ns;
-    whole.has_kernel_time = true;
-  }
-  for (const auto& lane : agg.lane_coverages) {
-    if (lane) add_coverage(whole, *lane);
-  }
-  agg.stages.insert(agg.stages.begin(), std::move(whole));
+};
+
+TimelineSweep::TimelineSweep(const model::Profile& profile, const LaneMap* lanes)
+    : profile_(profile), state_(std::make_unique<State>(profile, lanes)) {
+  state_->sweep(profile);
 }
+
+TimelineSweep::~TimelineSweep() = default;
+
+void TimelineSweep::add_figures(Aggregate& agg) { state_->add_figures(profile_, agg); }
 
 }  // namespace kernlens::analysis

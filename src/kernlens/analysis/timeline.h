@@ -5,6 +5,7 @@
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/model/profile.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -15,11 +16,27 @@ namespace kernlens::analysis {
 struct LaneMap;
 struct Lanes;
 
-// Fills wall_ns, busy_ns and gaps of `agg.stages` from the launches' start times and the
-// profile's stage ranges, and adds a kWholeRunStage row first; sets agg.lane_coverages. Adds
-// no figures when no kernel has a start time (Nsight Compute inputs).
-// With `lanes` the profile's map_rank_lanes (ranks.h), else it is worked out here.
-void add_timeline_figures(const model::Profile& profile, Aggregate& agg, const LaneMap* lanes = nullptr);
+// The timeline figures of the stage rows, in two steps: the pass over the kernels, which needs
+// only the profile (so it runs beside the aggregate's own pass, aggregate.cpp), then
+// add_figures, which fills wall_ns, busy_ns and gaps of `agg.stages` from it and the profile's
+// stage ranges, adds a kWholeRunStage row first and sets agg.lane_coverages. Adds no figures
+// when no kernel has a start time (Nsight Compute inputs).
+class TimelineSweep {
+ public:
+  // With `lanes` the profile's map_rank_lanes (ranks.h), else it is worked out here; both
+  // must outlive the sweep.
+  TimelineSweep(const model::Profile& profile, const LaneMap* lanes);
+  ~TimelineSweep();
+  TimelineSweep(const TimelineSweep&) = delete;
+  TimelineSweep& operator=(const TimelineSweep&) = delete;
+
+  void add_figures(Aggregate& agg);
+
+ private:
+  struct State;
+  const model::Profile& profile_;
+  std::unique_ptr<State> state_;
+};
 
 struct Interval {
   std::int64_t begin_ns;

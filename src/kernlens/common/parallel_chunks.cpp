@@ -39,6 +39,17 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
   for (auto& t : threads) t.join();
 }
 
+void run_side_by_side(const std::function<void()>& first, const std::function<void()>& second) {
+  if (default_threads() < 2) {
+    first();
+    second();
+    return;
+  }
+  std::thread beside(second);
+  first();
+  beside.join();
+}
+
 std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
                               const std::function<bool(std::size_t, std::size_t)>& has_part,
                               const std::function<void(std::size_t, std::size_t)>& parse,

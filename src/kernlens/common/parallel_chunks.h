@@ -22,6 +22,10 @@ void set_default_threads(unsigned threads);  // 0: back to usable_cpus()
 // own; returns when all have returned. `work` must not throw.
 void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 
+// Runs first() and second() at once, second() on a thread of its own, where default_threads()
+// is more than one; else one after the other. Neither may throw.
+void run_side_by_side(const std::function<void()>& first, const std::function<void()>& second);
+
 // Parses parts 0, 1, ... on up to `threads` threads (the calling one among them) and merges
 // them in order, each as soon as it and those before it are parsed, while the other threads
 // parse on: no thread waits at a barrier between batches of parts. has_part(i, slot) says
