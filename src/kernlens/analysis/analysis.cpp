@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -130,16 +131,10 @@ std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs
 
 namespace {
 
-// The analysis after the aggregate but its ranks: peaks, FLOPs, insights, coverage, MFU.
-Status analyze_kernels(const model::Profile& profile, const AnalysisOptions& options, Analysis& a) {
+// The kernels' and families' insights, and the coverage of the deep measurements.
+void add_insights(const model::Profile& profile, const MetricsContext& ctx, const FlopsEstimates& flops,
+                  const AnalysisOptions& options, Analysis& a) {
   StepTimes* times = options.step_times;
-  MetricResolver resolver(profile);
-  a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
-  MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
-  const FlopsEstimates flops = timed_step(times, "FLOPs", [&] {
-    return estimate_flops(profile, resolver, op_class_by_name(profile, a.agg), a.peaks ? &*a.peaks : nullptr);
-  });
-  a.flops_measured = flops.any_measured;
   const std::vector<LaunchList> by_name = launches_by_name(profile);
   const FamilyLaunches by_family = launches_by_family(a.agg, by_name);
   std::vector<InsightJob> jobs;
@@ -176,11 +171,30 @@ Status analyze_kernels(const model::Profile& profile, const AnalysisOptions& opt
       a.coverage.measured_kernel_time_ns += m.time_ns;
     }
   }
-  MfuInput mfu{profile, resolver, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
-  auto work = timed_step(times, "MFU", [&] { return profile_work(mfu, a.agg.stages, options.work); });
-  if (!work) return work.error();
-  a.stages = std::move(work->stages);
-  a.whole = std::move(work->whole);
+}
+
+// The analysis after the aggregate but its ranks: peaks, FLOPs, insights, coverage, MFU.
+Status analyze_kernels(const model::Profile& profile, const AnalysisOptions& options, Analysis& a) {
+  StepTimes* times = options.step_times;
+  MetricResolver resolver(profile);
+  a.peaks = device_peaks(profile, a.agg, resolver, a.no_peaks_reason);
+  MetricsContext ctx{profile, resolver, a.peaks ? &*a.peaks : nullptr, options.top_stalls};
+  const FlopsEstimates flops = timed_step(times, "FLOPs", [&] {
+    return estimate_flops(profile, resolver, op_class_by_name(profile, a.agg), a.peaks ? &*a.peaks : nullptr);
+  });
+  a.flops_measured = flops.any_measured;
+  // MFU reads the FLOPs and the stage rows, not the insights: worked out beside them, with a
+  // resolver of its own (a resolver is not thread-safe).
+  std::optional<Result<ProfileWork>> work;
+  run_side_by_side([&] { add_insights(profile, ctx, flops, options, a); },
+                   [&] {
+                     const MetricResolver own(profile);
+                     const MfuInput mfu{profile, own, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
+                     work = profile_work(mfu, a.agg.stages, options.work);
+                   });
+  if (!*work) return work->error();
+  a.stages = std::move((*work)->stages);
+  a.whole = std::move((*work)->whole);
   return ok_status();
 }
 
@@ -198,7 +212,7 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes); });
   // The ranks read only the aggregate: worked out beside the rest (untimed, off this thread).
   Status kernels = ok_status();
-  timed_step(times, "kernels' insights and MFU, the ranks beside them", [&] {
+  timed_step(times, "insights, MFU and ranks, side by side", [&] {
     run_side_by_side([&] { kernels = analyze_kernels(profile, options, a); },
                      [&] { a.ranks = analyze_ranks(profile, a.agg, &lanes); });
   });
