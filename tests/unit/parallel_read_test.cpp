@@ -651,6 +651,21 @@ TEST(GuessCsvRecordCuts, CutsAfterTheFirstLineBreakQuotedOrNot) {
 
 // A raw page whose NVTX ranges hold line breaks: the guessed cuts fall inside quoted fields,
 // the reader finds it out and reads what one thread reads, whole or in windows.
+// The cuts of `text` into 2 to 8 parts (guessed, or where the quotes allow) that fall just
+// after one of its quoted line breaks ("de\n"): inside a record.
+std::size_t cuts_inside_records(const std::string& text, bool guessed) {
+  std::size_t inside = 0;
+  for (unsigned parts = 2; parts < 9; ++parts) {
+    for (std::size_t cut : guessed ? guess_csv_record_cuts(text, parts, 1) : split_csv_records(text, parts, 1)) {
+      inside += text.compare(cut - 3, 3, "de\n") == 0;
+    }
+  }
+  return inside;
+}
+
+// Guessed cuts inside quoted line breaks are found out (the part before stops short) and the
+// rest cut again where the quotes allow; with a stray quote in a console line, those cuts
+// fall inside records too, and the rest is read on one thread.
 TEST(ParallelRead, RawPageWithLineBreaksInQuotedFieldsReadsTheSameOnAnyNumberOfThreads) {
   const std::string original = test::file_text(test::fixture("ncu/qwen_decode_raw.csv"));
   std::string text;
@@ -661,21 +676,24 @@ TEST(ParallelRead, RawPageWithLineBreaksInQuotedFieldsReadsTheSameOnAnyNumberOfT
   }
   text.append(original, from);
   ASSERT_GT(broken, 100u);
-  std::size_t guessed_inside = 0;
-  for (unsigned parts = 2; parts < 9; ++parts) {
-    for (std::size_t cut : guess_csv_record_cuts(text, parts, 1)) guessed_inside += text.compare(cut - 3, 3, "de\n") == 0;
-  }
-  ASSERT_GT(guessed_inside, 0u);  // the case under test happens
-  const std::string expected = read_bytes(text, 1);
-  EXPECT_NE(expected.find("de\ncode"), std::string::npos);  // the stage name kept its line break
-  for (unsigned threads : {2u, 3u, 5u, 8u}) EXPECT_EQ(read_bytes(text, threads), expected) << threads << " threads";
-  test::TempDir dir;
-  const std::string path = dir.file("broken_ranges.csv");
-  dir.write("broken_ranges.csv", text);
-  const std::string streamed = read_streamed(path, 1, 4096);
-  for (std::size_t window : {std::size_t{4096}, std::size_t{65536}}) {
-    EXPECT_EQ(read_streamed(path, 3, window, FileAccess::kMapped), streamed) << "mapped in windows of " << window;
-    EXPECT_EQ(read_streamed(path, 4, window), streamed) << "streamed in windows of " << window;
+  // The stray quote before the second launch's row.
+  std::string stray = text;
+  stray.insert(stray.find("\n\"1\",\"") + 1, "==PROF== a console line with a stray \" in it\n");
+  ASSERT_GT(cuts_inside_records(text, true), 0u);  // the cases under test happen
+  ASSERT_EQ(cuts_inside_records(text, false), 0u);
+  ASSERT_GT(cuts_inside_records(stray, false), 0u);
+  for (const std::string* input : {&text, &stray}) {
+    const std::string expected = read_bytes(*input, 1);
+    EXPECT_NE(expected.find("de\ncode"), std::string::npos);  // the stage name kept its line break
+    for (unsigned threads : {2u, 3u, 5u, 8u}) EXPECT_EQ(read_bytes(*input, threads), expected) << threads << " threads";
+    test::TempDir dir;
+    const std::string path = dir.file("broken_ranges.csv");
+    dir.write("broken_ranges.csv", *input);
+    const std::string streamed = read_streamed(path, 1, 4096);
+    for (std::size_t window : {std::size_t{4096}, std::size_t{65536}}) {
+      EXPECT_EQ(read_streamed(path, 3, window, FileAccess::kMapped), streamed) << "mapped in windows of " << window;
+      EXPECT_EQ(read_streamed(path, 4, window), streamed) << "streamed in windows of " << window;
+    }
   }
 }
 

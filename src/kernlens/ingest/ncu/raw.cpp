@@ -368,6 +368,13 @@ void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
   main.add_rows(part.rows);
 }
 
+// A region is cut into at least this many parts a thread, which the threads take as they come
+// free and merge in order as each is ready (run_ordered_parts): while one thread merges a part,
+// the others parse on, and no thread waits for a region's last part until the region ends. At
+// most kSlotsPerThread parts a thread are parsed and not yet merged.
+constexpr std::size_t kPartsPerThread = 4;
+constexpr std::size_t kSlotsPerThread = 3;
+
 // The parts of the regions of one file, kept from one region to the next (their tables keep
 // their room), and whether cuts are still guessed (guess_csv_record_cuts) for this file.
 struct Parts {
@@ -375,76 +382,69 @@ struct Parts {
   bool guess_cuts = true;
 };
 
-// Parses `region` in parts cut at `cuts`, each on a thread of its own, and shifts what each
-// read to the file's lines. False when a part does not end where the next begins: a cut fell
-// inside a record (a line break in a quoted field, or a stray quote in a console line).
-bool parse_parts(const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx, std::vector<Part>& parts,
-                 std::string_view region, const std::vector<std::size_t>& cuts, std::int64_t first_line, bool last) {
-  parts.resize(cuts.size() + 1);
-  std::size_t begin = 0;
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const std::size_t end = i < cuts.size() ? cuts[i] : region.size();
-    parts[i].reset(region.substr(begin, end - begin), ctx.input_index);
-    begin = end;
-  }
-  // Each part counts its lines from 1 at its cut (counting the region's line breaks first, on
-  // one thread, was a tenth of reading 1 GB on 16); its warnings and error are shifted to the
-  // file's lines once the parts before it have said how many lines they hold.
-  run_parallel(parts.size(), [&](std::size_t i) {
-    Part& part = parts[i];
-    ReadContext part_ctx{ctx.path, part.profile, ctx.input_index, nullptr, ctx.options};
-    RowParser parser(layout, columns, part_ctx, part.text.size(), &part.device_rows);
-    part.out = parser.parse(part.text, 1, 0, last && i + 1 == parts.size());
-    part.rows = parser.rows();
-  });
-  std::int64_t line_shift = first_line - 1;
-  for (Part& part : parts) {
-    part.shift_lines(line_shift, ctx.input_index);
-    line_shift = part.out.next_line - 1;
-  }
-  // A part that stopped at an error began where a record began: the parts after it do not matter.
-  for (std::size_t i = 0; i + 1 < parts.size() && parts[i].out.status; ++i) {
-    if (parts[i].out.consumed != parts[i].text.size()) return false;
-  }
-  return true;
-}
-
 // Reads the rows of `region` as main.parse does, on up to `threads` threads: the region is
-// cut at record boundaries, each part parsed into a profile of its own, and the parts merged
-// in order, so the profile is the one a single thread makes. Cuts are guessed first; when a
-// part does not end where the next begins, the region is cut again where the quotes allow,
-// and the file's later regions too; when even those cuts fail (a stray quote in a console
-// line, which the quote parity cannot see), the region is parsed on one thread.
+// cut at record boundaries, each part parsed into a profile of its own and the parts merged
+// in order as they are ready (run_ordered_parts), so the profile is the one a single thread
+// makes. Part k began where a record began if every part before it ended at its cut; one that
+// does not (its cut fell inside a record: a line break in a quoted field, or a stray quote in
+// a console line) is merged up to where it stopped, the parts after it are not, and the rest
+// of the region is cut again, where the quotes allow (and the file's later regions too); when
+// even those cuts fail, the rest is parsed on one thread.
 RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const ColumnMap& columns, ReadContext& ctx,
                                 Parts& parts, std::string_view region, std::int64_t first_line,
                                 std::uint64_t file_offset, bool last) {
   const ReadOptions defaults;
   const ReadOptions& options = ctx.options ? *ctx.options : defaults;
   const unsigned threads = options.threads ? options.threads : default_threads();
-  bool joined = false;
-  if (parts.guess_cuts) {
-    const auto cuts = guess_csv_record_cuts(region, threads, options.min_part_bytes);
-    if (cuts.empty()) return main.parse(region, first_line, file_offset, last);
-    joined = parse_parts(layout, columns, ctx, parts.parts, region, cuts, first_line, last);
-    parts.guess_cuts = joined;
-  }
-  if (!joined) {
-    const auto cuts = split_csv_records(region, threads, options.min_part_bytes);
-    if (cuts.empty() || !parse_parts(layout, columns, ctx, parts.parts, region, cuts, first_line, last)) {
-      return main.parse(region, first_line, file_offset, last);
+  std::size_t from = 0;  // where the next round starts: a record boundary of the region
+  std::int64_t line = first_line;
+  for (bool quote_cuts_failed = false;;) {
+    const std::string_view rest = region.substr(from);
+    const auto cuts = quote_cuts_failed || threads < 2 ? std::vector<std::size_t>()
+                      : parts.guess_cuts ? guess_csv_record_cuts(rest, threads * kPartsPerThread, options.min_part_bytes)
+                                         : split_csv_records(rest, threads * kPartsPerThread, options.min_part_bytes);
+    if (cuts.empty()) {
+      RowParser::Outcome out = main.parse(rest, line, file_offset + from, last);
+      out.consumed += from;
+      return out;
     }
+    const std::size_t slots = std::size_t{threads} * kSlotsPerThread;
+    if (parts.parts.size() < slots) parts.parts.resize(slots);
+    auto begin_of = [&](std::size_t i) { return i == 0 ? 0 : cuts[i - 1]; };
+    auto end_of = [&](std::size_t i) { return i < cuts.size() ? cuts[i] : rest.size(); };
+    RowParser::Outcome out;
+    bool cut_inside_a_record = false;
+    auto has_part = [&](std::size_t i, std::size_t slot) {
+      if (i > cuts.size()) return false;
+      parts.parts[slot].reset(rest.substr(begin_of(i), end_of(i) - begin_of(i)), ctx.input_index);
+      return true;
+    };
+    auto parse = [&](std::size_t i, std::size_t slot) {
+      Part& part = parts.parts[slot];
+      ReadContext part_ctx{ctx.path, part.profile, ctx.input_index, nullptr, ctx.options};
+      RowParser parser(layout, columns, part_ctx, part.text.size(), &part.device_rows);
+      // Lines from 1 at the part's cut; shifted to the file's once the parts before it are merged.
+      part.out = parser.parse(part.text, 1, 0, last && i == cuts.size());
+      part.rows = parser.rows();
+    };
+    auto merge = [&](std::size_t i, std::size_t slot) {
+      Part& part = parts.parts[slot];
+      part.shift_lines(line - 1, ctx.input_index);
+      merge_part(part, main, ctx);
+      out.status = part.out.status;
+      out.consumed = from + begin_of(i) + part.out.consumed;
+      out.next_line = line = part.out.next_line;
+      if (!part.out.status) return false;
+      cut_inside_a_record = i < cuts.size() && part.out.consumed != part.text.size();
+      return !cut_inside_a_record;
+    };
+    run_ordered_parts(threads, slots, has_part, parse, merge);
+    if (ctx.progress) ctx.progress(file_offset + out.consumed);
+    if (!out.status || !cut_inside_a_record) return out;
+    from = out.consumed;
+    quote_cuts_failed = !parts.guess_cuts;
+    parts.guess_cuts = false;
   }
-  RowParser::Outcome out;
-  std::size_t consumed = 0;
-  for (Part& part : parts.parts) {
-    merge_part(part, main, ctx);
-    if (!part.out.status) return part.out;
-    out.consumed = consumed + part.out.consumed;
-    out.next_line = part.out.next_line;
-    consumed += part.text.size();
-  }
-  if (ctx.progress) ctx.progress(file_offset + out.consumed);
-  return out;
 }
 
 // The header and units rows, and where the data rows begin.
