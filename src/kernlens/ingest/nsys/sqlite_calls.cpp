@@ -10,33 +10,35 @@
 
 namespace kernlens::ingest::nsys {
 
-std::optional<std::uint64_t> ApiCalls::key(std::int64_t global_id, std::int64_t correlation, bool add) {
+std::optional<std::uint64_t> ApiCalls::key(std::int64_t global_id, std::int64_t correlation) {
   if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
   const std::int64_t process = process_of(global_id);
   if (last_process_ >= processes_.size() || processes_[last_process_] != process) {  // rows come in runs
     auto it = std::find(processes_.begin(), processes_.end(), process);
-    if (it == processes_.end()) {
-      if (!add) return UINT64_MAX;  // no call has this process: no key matches
-      it = processes_.insert(it, process);
-    }
+    if (it == processes_.end()) it = processes_.insert(it, process);
     last_process_ = static_cast<std::size_t>(it - processes_.begin());
   }
   return std::uint64_t{last_process_} << 32 | static_cast<std::uint64_t>(correlation);
 }
 
-std::optional<std::uint32_t> ApiCalls::find(std::int64_t global_id, std::int64_t correlation) {
-  auto k = key(global_id, correlation, false);
-  if (!k) return std::nullopt;
-  const std::size_t process = *k >> 32;
-  const auto c = static_cast<std::uint32_t>(*k);
+std::optional<std::uint32_t> ApiCalls::find(std::int64_t global_id, std::int64_t correlation, Cursor& cursor) const {
+  if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  const std::int64_t process_id = process_of(global_id);
+  if (cursor.process >= processes_.size() || processes_[cursor.process] != process_id) {  // rows come in runs
+    auto it = std::find(processes_.begin(), processes_.end(), process_id);
+    if (it == processes_.end()) return kNoCall;  // no call has this process
+    cursor.process = static_cast<std::size_t>(it - processes_.begin());
+  }
+  const std::size_t process = cursor.process;
+  const auto c = static_cast<std::uint32_t>(correlation);
   if (process >= process_end_.size()) return kNoCall;
   const std::uint32_t begin = process == 0 ? 0 : process_end_[process - 1], end_at = process_end_[process];
-  const std::uint32_t next = last_found_ + 1;
-  if (next >= begin && next < end_at && correlations_[next] == c) return last_found_ = next;
+  const std::uint32_t next = cursor.found + 1;
+  if (next >= begin && next < end_at && correlations_[next] == c) return cursor.found = next;
   const auto first = correlations_.begin() + begin, end = correlations_.begin() + end_at;
   auto it = std::lower_bound(first, end, c);
   if (it == end || *it != c) return kNoCall;
-  return last_found_ = static_cast<std::uint32_t>(it - correlations_.begin());
+  return cursor.found = static_cast<std::uint32_t>(it - correlations_.begin());
 }
 
 std::uint64_t ApiCalls::key_of(std::uint32_t entry) const {
@@ -93,7 +95,7 @@ class ApiCallsBuilder {
     ApiCall kept{};  // the call of the last key
     bool in_order = for_each_row([&](const ApiRow& r) {
       out_.latest_end_ns_ = std::max(out_.latest_end_ns_, r.end);
-      auto key = out_.key(r.global_tid, r.correlation, true);
+      auto key = out_.key(r.global_tid, r.correlation);
       if (!key) return true;
       const ApiCall call{r.global_tid, r.start, r.end};
       auto set = enclosing_.set_of(call);
@@ -127,7 +129,7 @@ class ApiCallsBuilder {
     by_key.reserve(rows.calls.size());
     for (std::uint32_t i = 0; i < rows.calls.size(); ++i) {
       out_.latest_end_ns_ = std::max(out_.latest_end_ns_, rows.calls[i].end_ns);
-      if (auto k = out_.key(rows.calls[i].thread, rows.correlations[i], true)) by_key.push_back(Keyed{*k, i});
+      if (auto k = out_.key(rows.calls[i].thread, rows.correlations[i])) by_key.push_back(Keyed{*k, i});
     }
     rows.correlations = {};
     std::stable_sort(by_key.begin(), by_key.end(), [](const Keyed& a, const Keyed& b) { return a.key < b.key; });

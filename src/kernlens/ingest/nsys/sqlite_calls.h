@@ -36,11 +36,19 @@ class ApiCalls {
  public:
   static constexpr std::uint32_t kNoCall = std::numeric_limits<std::uint32_t>::max();
 
+  // Where a search left off. Operations mostly come in key order: the entry after the last one
+  // found is tried first. Searches with cursors of their own may run on several threads.
+  struct Cursor {
+    std::size_t process = 0;
+    std::uint32_t found = 0;
+  };
   // The entry of the call with the operation's process (any global id of it) and correlation
   // id: nullopt when the pair has no key (a correlation id beyond 32 bits), kNoCall when no
-  // call has it. Operations mostly come in key order: the entry after the last one found is
-  // tried first.
-  std::optional<std::uint32_t> find(std::int64_t global_id, std::int64_t correlation);
+  // call has it.
+  std::optional<std::uint32_t> find(std::int64_t global_id, std::int64_t correlation, Cursor& cursor) const;
+  std::optional<std::uint32_t> find(std::int64_t global_id, std::int64_t correlation) {
+    return find(global_id, correlation, cursor_);
+  }
   const CallPlace& place(std::uint32_t entry) const { return places_[place_of_[entry]]; }
   std::uint32_t place_index(std::uint32_t entry) const { return place_of_[entry]; }
   const std::vector<CallPlace>& places() const { return places_; }
@@ -55,8 +63,8 @@ class ApiCalls {
 
  private:
   friend class ApiCallsBuilder;
-  // The key of (process of global_id, correlation); numbers a new process when `add`.
-  std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation, bool add);
+  // The key of (process of global_id, correlation), numbering a new process (the builder's).
+  std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation);
   // The last entry's key; a new entry, whose key must not be below it.
   std::optional<std::uint64_t> last_key() const;
   void append(std::uint64_t key);
@@ -70,8 +78,8 @@ class ApiCalls {
   std::vector<CallPlace> places_;        // distinct
   std::vector<RangeSet> sets_{RangeSet{}};
   std::vector<std::int64_t> processes_;  // the process of each key's process number
-  std::size_t last_process_ = 0;
-  std::uint32_t last_found_ = 0;
+  std::size_t last_process_ = 0;  // key's: the process number of the last key
+  Cursor cursor_;  // find's without one
   std::int64_t latest_end_ns_ = std::numeric_limits<std::int64_t>::min();
   std::optional<Error> error_;
 };

@@ -189,12 +189,15 @@ class NsysReader {
   // and for now the index of the call's place as its stage (attribute_to_stages makes that a
   // stage once every set of ranges that launched work is known).
   void add_op(model::Launch& l, std::optional<std::int64_t> global_pid) {
+    add_op_of_call(l, global_pid ? calls().find(*global_pid, l.id) : std::nullopt);
+  }
+
+  // add_op with the launch's call already found (nullopt: no process, or no key).
+  void add_op_of_call(model::Launch& l, std::optional<std::uint32_t> entry) {
     if (l.device_ordinal >= 0 && std::find(devices_used_.begin(), devices_used_.end(),
                                            l.device_ordinal) == devices_used_.end()) {
       devices_used_.push_back(l.device_ordinal);
     }
-    if (!global_pid) return;
-    auto entry = calls().find(*global_pid, l.id);
     if (!entry) return;
     const bool kernel = l.kind == model::LaunchKind::kKernel;
     if (*entry == ApiCalls::kNoCall) {
@@ -335,14 +338,13 @@ class NsysReader {
       for (std::int64_t pid : part.pids) processes.push_back(process_index(pid));
       std::vector<model::ConfigId> configs;
       for (const auto& config : part.configs) configs.push_back(ctx_.profile.intern_config(config));
+      const std::vector<std::optional<std::uint32_t>> calls_of = find_calls(part, launches.data() + at, rows);
       for (std::size_t i = 0; i < rows; ++i) {
         model::Launch& l = launches[at + i];
         l.name = names[l.name];
         l.config = configs[l.config];
-        std::optional<std::int64_t> pid;
-        if (l.process > 0) pid = part.pids[l.process - 1];
-        l.process = pid ? processes[l.process - 1] : 0;
-        add_op(l, pid);
+        l.process = l.process > 0 ? processes[l.process - 1] : 0;
+        add_op_of_call(l, calls_of[i]);
       }
       at += rows;
       rows_before += part.rows + (part.bad_row ? 1 : 0);
@@ -356,6 +358,27 @@ class NsysReader {
     }
     if (at == first) return ctx_.error(0, "table " + std::string(kKernels) + " holds no kernels");
     return ok_status();
+  }
+
+  // The call of each of a part's launches (their processes still the part's own), looked up
+  // on every thread with a cursor each: a launch's call depends only on its process and
+  // correlation id, and the lookups were most of the merge, serial after the parallel read.
+  std::vector<std::optional<std::uint32_t>> find_calls(const KernelPart& part, const model::Launch* launches,
+                                                       std::size_t rows) {
+    std::vector<std::optional<std::uint32_t>> found(rows);
+    const ApiCalls& api = calls();
+    // A thread for each ReadOptions::min_part_bytes of launches (a megabyte: ~8,000 lookups).
+    const std::size_t part_bytes = ctx_.options ? std::max<std::size_t>(1, ctx_.options->min_part_bytes) : ReadOptions().min_part_bytes;
+    const std::size_t chunks =
+        std::clamp<std::size_t>(rows * sizeof(model::Launch) / part_bytes, 1, reader_threads(ctx_, file_bytes_));
+    run_parallel(chunks, [&](std::size_t k) {
+      ApiCalls::Cursor cursor;
+      for (std::size_t i = rows * k / chunks; i < rows * (k + 1) / chunks; ++i) {
+        const model::Launch& l = launches[i];
+        if (l.process > 0) found[i] = api.find(part.pids[l.process - 1], l.id, cursor);
+      }
+    });
+    return found;
   }
 
   // The demangled name, else the short one, else the mangled one (as nsys's reports fall
