@@ -273,13 +273,13 @@ struct InputInfo {
 // A correction of one string: the new text, or nullopt to keep it.
 using TextFix = std::function<std::optional<std::string>(std::string_view)>;
 
-// Interns strings: equal strings get equal ids; ids are dense from 0.
 // A hash of text for the interning tables: XXH3 (libxxhash), a tenth of std::hash's cost on
 // the long kernel names every launch of a trace interns.
 struct TextHash {
   std::size_t operator()(std::string_view text) const noexcept;
 };
 
+// Interns strings: equal strings get equal ids; ids are dense from 0.
 class StringTable {
  public:
   std::uint32_t intern(std::string_view s);

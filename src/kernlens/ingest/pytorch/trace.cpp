@@ -91,10 +91,6 @@ std::optional<std::int64_t> any_microseconds_to_ns(std::string_view text) {
   return negative ? -ns : ns;
 }
 
-}  // namespace
-
-namespace {
-
 // The value of the 8 bytes at `p` when all are digits (SWAR, as in simdjson and fast_float:
 // a timestamp's 13 whole digits cost 12 instructions each one at a time).
 std::optional<std::uint32_t> eight_digits(const char* p) {
@@ -219,7 +215,6 @@ bool starts_with_bytes(const char* text, std::string_view prefix) {
   return true;
 }
 
-// For a table of keys: which of its entries (a bit each) begin with each byte.
 // Whether the object key at `raw` (just past its opening quote) is `name`: its bytes, 8 at a
 // time, then the closing quote. It reads name.size() + 1 bytes from `raw`, past a shorter key's
 // end, which the document holds or its padding (iterate() parses only padded text, and no
@@ -248,6 +243,7 @@ inline bool key_is(const char* raw, std::string_view name) {
   return raw[n] == '"';
 }
 
+// For a table of keys: which of its entries (a bit each) begin with each byte.
 template <const auto& kTable>
 constexpr auto kEntriesByFirstByte = [] {
   static_assert(kTable.size() <= 32);
@@ -446,8 +442,7 @@ struct EventPart;
 
 // A window's events are cut into at least this many parts a thread, which the threads take as
 // they come free (run_ordered_parts): events differ in cost (a kernel's is read, a CPU operator's skipped unread),
-// so equal bytes are not equal work. (The ncu raw page, whose rows cost alike, gained nothing
-// from it on the GPU host's CPUs: BENCHMARKS.md.)
+// so equal bytes are not equal work.
 constexpr std::size_t kPartsPerThread = 4;
 // Parts are about this long where a window holds more than kPartsPerThread a thread (a mapped
 // file is one window: its parts run on without a barrier, run_ordered_parts), and at most
