@@ -55,10 +55,14 @@ TEST(CliOutputs, VerboseSaysWhereTheTimeWentOnStderrAndLeavesTheOutputAlone) {
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   ASSERT_EQ(verbose.exit_code, 0) << verbose.err;
   EXPECT_EQ(verbose.out, plain.out);
-  for (const std::string& step : std::vector<std::string>{"\n  read " + input + " ", "\n  analysis ", "\n    ranks ", "\n  json output ", "\n  write "}) {
+  for (const std::string& step : std::vector<std::string>{"\n  read " + input + " ", "\n    kernel rows ", "\n    stages ", "\n  analysis ", "\n    ranks ", "\n  json output ", "\n  write "}) {
     EXPECT_NE(verbose.err.find(step), std::string::npos) << step << " in:\n" << verbose.err;
   }
   EXPECT_EQ(plain.err.find("where the time went"), std::string::npos);
+  const std::string trace = test::fixture("pytorch/llama_stages_trace.json.gz");
+  auto trace_steps = run_cli({"analyze", trace, "--format", "json", "-o", "/dev/null", "--verbose"});
+  ASSERT_EQ(trace_steps.exit_code, 0) << trace_steps.err;
+  EXPECT_NE(trace_steps.err.find("\n    launches linked to their CUDA calls "), std::string::npos) << trace_steps.err;
 }
 
 TEST(CliOutputs, AnalyzeIntoADeviceLeavesTheDevice) {

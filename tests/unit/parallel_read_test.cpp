@@ -5,6 +5,8 @@
 // KERNLENS_FUZZ_CORPUS=DIR adds the files of a real corpus (build/fuzz/corpus after a run).
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/common/file.h"
+#include "kernlens/common/memory.h"
 #include "kernlens/common/parallel_chunks.h"
 #include "kernlens/ingest/json/trace_tokenizer.h"
 #include "kernlens/ingest/ncu/raw.h"
@@ -284,11 +287,12 @@ TEST(ParallelRead, FuzzSeedsAndMutationsReadTheSameOnAnyNumberOfThreads) {
     for (unsigned threads : {2u, 5u}) ASSERT_EQ(read_bytes(input, threads), expected) << input.substr(0, 300);
     split += split_csv_records(input, 5, 1).size() > 0;
     if (input.empty()) continue;  // no file to map or stream: read_input reads it whole
-    // From a file: mapped on several threads as streamed on one, in the same small windows (a
-    // quote never closed reads as a record longer than the carry in both).
+    // From a file, in small windows: mapped on several threads as on one, streamed likewise (a
+    // quote never closed reads as a record longer than the carry streamed, to the end mapped).
     dir.write("input.csv", input);
-    ASSERT_EQ(read_streamed(path, 3, 4096, FileAccess::kMapped), read_streamed(path, 1, 4096))
+    ASSERT_EQ(read_streamed(path, 3, 4096, FileAccess::kMapped), read_streamed(path, 1, 4096, FileAccess::kMapped))
         << input.substr(0, 300);
+    ASSERT_EQ(read_streamed(path, 3, 4096), read_streamed(path, 1, 4096)) << input.substr(0, 300);
   }
   EXPECT_GT(split, inputs.size() / 2);  // most were cut into parts
 }
@@ -630,6 +634,34 @@ TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {
       changed_export("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2 AND 5591");
   EXPECT_TRUE(ranges_of(far_apart, 192).empty());
   EXPECT_EQ(ranges_of(far_apart, 1).size(), 4u);  // slots of a byte: cheaper than counting rows
+}
+
+// Every page within the range is resident after prefault_in_parallel, on any number of
+// threads, its bytes still zero; the range need not be page-aligned.
+TEST(PrefaultInParallel, FaultsInEveryPageOfTheRange) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  auto fresh = [](std::size_t bytes) {
+    return static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  };
+  char* probe = fresh(page);
+  ASSERT_NE(probe, MAP_FAILED);
+  const bool can_populate = madvise(probe, page, MADV_POPULATE_WRITE) == 0;
+  munmap(probe, page);
+  if (!can_populate) GTEST_SKIP() << "this kernel cannot populate pages (MADV_POPULATE_WRITE)";
+  const std::size_t bytes = (9 << 20) + 12345, offset = 100;
+  for (unsigned threads : {1u, 3u, 16u}) {
+    char* map = fresh(bytes + 2 * page);
+    ASSERT_NE(map, MAP_FAILED);
+    prefault_in_parallel(map + offset, bytes, threads);
+    const std::size_t first = (offset + page - 1) / page, end = (offset + bytes) / page;  // whole pages inside
+    std::vector<unsigned char> resident((bytes + 2 * page) / page);
+    ASSERT_EQ(mincore(map, bytes + 2 * page, resident.data()), 0);
+    std::size_t in = 0;
+    for (std::size_t p = first; p < end; ++p) in += resident[p] & 1;
+    EXPECT_EQ(in, end - first) << threads << " threads";
+    EXPECT_TRUE(std::all_of(map, map + bytes + 2 * page, [](char c) { return c == 0; }));
+    munmap(map, bytes + 2 * page);
+  }
 }
 
 TEST(GuessCsvRecordCuts, CutsAfterTheFirstLineBreakQuotedOrNot) {

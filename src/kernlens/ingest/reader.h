@@ -12,6 +12,10 @@
 #include "kernlens/common/error.h"
 #include "kernlens/model/profile.h"
 
+namespace kernlens {
+class StepTimes;
+}
+
 namespace kernlens::ingest {
 
 // What to read besides each launch's own fields (name, ids, dimensions, duration,
@@ -27,6 +31,8 @@ struct ReadOptions {
   // No thread gets a part smaller than this: a thread costs more than a few rows (tests set
   // it small to split small fixtures).
   std::size_t min_part_bytes = 1 << 20;
+  // Where a reader's own steps are timed (--verbose: where the time went), or null; not owned.
+  StepTimes* step_times = nullptr;
 
   bool wants_metric(std::string_view name) const;
 };
@@ -46,6 +52,7 @@ struct ReadContext {
   const ReadOptions* options = nullptr;  // null: the defaults
 
   bool wants_metric(std::string_view name) const { return !options || options->wants_metric(name); }
+  StepTimes* step_times() const { return options ? options->step_times : nullptr; }
 
   Error error(std::int64_t line, std::string message) const {
     return make_error(path, line, std::move(message));

@@ -70,7 +70,8 @@ Result<Loaded> load(const std::vector<std::string>& inputs, const names::KernelC
   if (!analytic) return analytic.error();
   analysis_options.work.analytic = std::move(analytic).value();
 
-  const ingest::ReadOptions read_options = analysis_read_options();
+  ingest::ReadOptions read_options = analysis_read_options();
+  read_options.step_times = options.analysis.step_times;
   for (const auto& path : inputs) {
     Status s = ok_status();
     try {

@@ -263,11 +263,14 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   return read;
 }
 
+// How to read the calls. The rowid ranges are only planned when the one scan finds the calls
+// out of order: where the rowids are not dense, planning them counts the table's rows, a scan
+// of its pages on the thread that goes on to read the kernels.
 struct ApiCallsPlan {
   DbSource source;
   std::string sql, range_sql;
-  Ranges ranges;
-  std::size_t rows;
+  std::uint64_t parts, file_bytes;
+  std::size_t rows;  // the table's row_estimate
 };
 
 ApiCalls read_api_calls(const ApiCallsPlan& plan, const std::vector<RangeInstance>& nvtx) {
@@ -285,7 +288,10 @@ ApiCalls read_api_calls(const ApiCallsPlan& plan, const std::vector<RangeInstanc
     }
   }
   std::optional<ApiRows> rows;
-  if (!plan.ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, plan.ranges);
+  if (auto db = plan.source.open(); db && plan.parts > 1) {
+    const Ranges ranges = rowid_ranges(*db, kRuntime, plan.parts, plan.rows, plan.file_bytes, sizeof(ApiRow));
+    if (!ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, ranges);
+  }
   return ApiCallsBuilder(nvtx).from_rows(rows ? std::move(*rows) : read_whole_table(plan.source, plan.sql, plan.rows));
 }
 
@@ -318,9 +324,7 @@ std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& so
     });
   }
   // A call row is about a third of a kernel row's work: a third of the threads read calls.
-  ApiCallsPlan plan{source, *sql, *range_sql,
-                    schema.rowid_ranges(kRuntime, (threads + 2) / 3, file_bytes, sizeof(ApiRow)),
-                    schema.row_estimate(kRuntime, file_bytes)};
+  ApiCallsPlan plan{source, *sql, *range_sql, (threads + 2) / 3, file_bytes, schema.row_estimate(kRuntime, file_bytes)};
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
   return std::async(policy, [plan = std::move(plan), &ranges] { return read_api_calls(plan, ranges); });
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <future>
 #include <limits>
 #include <map>
@@ -13,7 +14,9 @@
 
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/file.h"
+#include "kernlens/common/memory.h"
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/common/step_times.h"
 #include "kernlens/ingest/nsys/sqlite_calls.h"
 #include "kernlens/ingest/nsys/sqlite_devices.h"
 #include "kernlens/ingest/nsys/sqlite_kernels.h"
@@ -50,6 +53,10 @@ constexpr std::array<std::string_view, kKernelColumnCount - int{kExtra}> kKernel
     "staticSharedMemory",
     "dynamicSharedMemory"};
 
+// The kernel table is cut into this many rowid ranges a thread, which the threads take as they
+// come free.
+constexpr std::uint64_t kPartsPerThread = 4;
+
 std::vector<Column> op_columns(std::span<const std::string_view> extra) {
   std::vector<Column> cols(kOpColumns.begin(), kOpColumns.end());
   for (auto name : extra) cols.push_back(Column{name});
@@ -65,29 +72,44 @@ class NsysReader {
         ctx_(ctx),
         schema_(db_, ctx) {}
 
+  // f() timed as a step of the read (--verbose). timed as the step `name` of --verbose.
+  template <class F>
+  decltype(auto) step(std::string name, F&& f) {
+    return timed_step(ctx_.step_times(), std::move(name), std::forward<F>(f));
+  }
+
   Status read() {
-    if (auto s = schema_.load(); !s) return s;
-    if (auto s = check_is_nsys_export(); !s) return s;
-    if (auto s = strings_.open(schema_); !s) return s;
-    reserve();
-    // The ranges first: the calls are kept as the ranges around them, not as rows.
-    if (auto s = read_nvtx(); !s) return s;
+    if (auto s = step("schema, strings, NVTX ranges", [&] { return read_start(); }); !s) return s;
     api_calls_ = start_reading_api_calls(schema_, source_, file_bytes_,
                                          reader_threads(ctx_, file_bytes_), nvtx_.ranges());
-    for (auto step : {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels,
-                      &NsysReader::read_memcpys, &NsysReader::read_memsets}) {
+    for (auto step : {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels}) {
       if (auto s = (this->*step)(); !s) return unattributed(s);
     }
+    if (auto s = step("memory operations", [&] { return read_memory_ops(); }); !s) return unattributed(s);
     if (const auto& error = calls().error())
       return unattributed(schema_.unreadable("table " + std::string(kRuntime) + ": " + error->message));
     trace_end_ = std::max(trace_end_, calls().latest_end_ns());
-    attribute_to_stages();
+    step("stages", [&] { attribute_to_stages(); });
     fill_devices();
     if (ctx_.progress) ctx_.progress(file_bytes_);
     return ok_status();
   }
 
  private:
+  Status read_start() {
+    if (auto s = schema_.load(); !s) return s;
+    if (auto s = check_is_nsys_export(); !s) return s;
+    if (auto s = strings_.open(schema_); !s) return s;
+    reserve();
+    // The ranges first: the calls are kept as the ranges around them, not as rows.
+    return read_nvtx();
+  }
+
+  Status read_memory_ops() {
+    if (auto s = read_memcpys(); !s) return s;
+    return read_memsets();
+  }
+
   // The launches read before an error, as attributed before attribution was finished: to no
   // stage and no thread.
   Status unattributed(Status s) {
@@ -241,29 +263,38 @@ class NsysReader {
     if (parts.size() > 1) {
       auto sql = schema_.select_range_sql(kKernels, cols);
       if (!sql) return sql.error();
-      if (read_kernel_ranges(*sql, parts, first)) return merge_kernel_parts(parts, first);
+      const std::string name = "kernel rows, " + std::to_string(parts.size()) + " parts";
+      if (step(name, [&] { return read_kernel_ranges(*sql, parts, first); })) return merge_kernel_parts(parts, first);
       parts.assign(1, KernelPart{});  // damage or a bad row: one scan, as one thread reads it
     }
     auto stmt = schema_.select(kKernels, cols);
     if (!stmt) return stmt.error();
-    read_kernel_part(*stmt, ctx_.input_index, false, parts[0],
-                     [&](model::Launch&& l) { launches.push_back(std::move(l)); });
+    step("kernel rows", [&] {
+      read_kernel_part(*stmt, ctx_.input_index, false, parts[0],
+                       [&](model::Launch&& l) { launches.push_back(std::move(l)); });
+    });
     return merge_kernel_parts(parts, first);
   }
 
   // Each part fills the slots of its rowids (nsys numbers rows densely), then the rows close
-  // up. False, with the launches as they were, unless the parts read every row of one scan of
-  // the table in its order without a bad one (rows_in_rowid_order).
+  // up. The threads take the parts (kPartsPerThread a thread) as they come free, each with a
+  // connection and statement of its own: the calls' reader and the scan below share the cores,
+  // so equal parts do not end together. False, with the launches as they were, unless the
+  // parts read every row of one scan of the table in its order without a bad one
+  // (rows_in_rowid_order).
   bool read_kernel_ranges(const std::string& sql, std::vector<KernelPart>& parts, std::size_t first) {
     auto& launches = ctx_.profile.launches;
     const std::int64_t base = parts.front().first_rowid;
-    launches.resize(first + static_cast<std::size_t>(parts.back().end_rowid - base));
-    auto slots = [&](const KernelPart& part) {
-      return launches.begin() + static_cast<std::ptrdiff_t>(first) + (part.first_rowid - base);
-    };
+    const auto span = static_cast<std::size_t>(parts.back().end_rowid - base);
+    const unsigned threads = reader_threads(ctx_, file_bytes_);
+    if (launches.capacity() >= first + span)  // reserved (reserve()): the pages are new
+      prefault_in_parallel(launches.data() + first, span * sizeof(model::Launch), threads);
+    launches.resize(first + span);
+    auto slots = [&](const KernelPart& part) { return &launches[first + static_cast<std::size_t>(part.first_rowid - base)]; };
+    std::atomic<std::size_t> next_part{0};
     std::optional<std::uint64_t> scanned;  // one more thread: the rows of one scan
-    run_parallel(parts.size() + 1, [&](std::size_t i) {
-      if (i < parts.size()) return read_part_on_own_connection(sql, parts[i], &*slots(parts[i]));
+    run_parallel(std::size_t{threads} + 1, [&](std::size_t t) {
+      if (t < threads) return read_parts_on_own_connection(sql, parts, next_part, slots);
       if (auto db = source_.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kKernels);
     });
     std::uint64_t rows = 0;
@@ -278,7 +309,7 @@ class NsysReader {
     }
     auto to = launches.begin() + static_cast<std::ptrdiff_t>(first);
     for (const KernelPart& part : parts) {
-      const auto from = slots(part), end = from + static_cast<std::ptrdiff_t>(part.rows);
+      const auto from = launches.begin() + (slots(part) - launches.data()), end = from + static_cast<std::ptrdiff_t>(part.rows);
       to = from == to ? end : std::move(from, end, to);  // no self-moves
     }
     launches.erase(to, launches.end());
@@ -287,8 +318,9 @@ class NsysReader {
 
   std::vector<KernelPart> plan_kernel_parts() {
     std::vector<KernelPart> parts(1);
-    auto ranges = schema_.rowid_ranges(kKernels, reader_threads(ctx_, file_bytes_), file_bytes_,
-                                       sizeof(model::Launch));
+    const unsigned threads = reader_threads(ctx_, file_bytes_);
+    if (threads < 2) return parts;  // one scan
+    auto ranges = schema_.rowid_ranges(kKernels, std::uint64_t{threads} * kPartsPerThread, file_bytes_, sizeof(model::Launch));
     if (ranges.empty()) return parts;
     parts.assign(ranges.size(), KernelPart{});
     for (std::size_t i = 0; i < ranges.size(); ++i) {
@@ -297,74 +329,95 @@ class NsysReader {
     return parts;
   }
 
-  void read_part_on_own_connection(const std::string& sql, KernelPart& part, model::Launch* slots) {
+  // Reads the parts `next` hands out until none is left, on one connection.
+  template <class SlotsOf>
+  void read_parts_on_own_connection(const std::string& sql, std::vector<KernelPart>& parts,
+                                    std::atomic<std::size_t>& next, const SlotsOf& slots_of) {
     auto db = source_.open_for_a_scan();
     auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
-    if (!stmt) {
-      part.sqlite_error = stmt.error().message;
-      return;
+    for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < parts.size();) {
+      KernelPart& part = parts[i];
+      if (!stmt) {
+        part.sqlite_error = stmt.error().message;
+        continue;
+      }
+      stmt->reset();
+      stmt->bind(1, part.first_rowid);
+      stmt->bind(2, part.end_rowid);
+      model::Launch* slots = slots_of(part);
+      std::size_t at = 0;
+      read_kernel_part(*stmt, ctx_.input_index, true, part, [&](model::Launch&& l) { slots[at++] = std::move(l); });
     }
-    stmt->bind(1, part.first_rowid);
-    stmt->bind(2, part.end_rowid);
-    std::size_t at = 0;
-    read_kernel_part(*stmt, ctx_.input_index, true, part,
-                     [&](model::Launch&& l) { slots[at++] = std::move(l); });
   }
 
-  // Names, processes and call keys of the parts' launches (from launches[first] on), in rowid
-  // order; the first error in rowid order ends the table, as in one scan.
+  // The calls' read, begun before the kernels', waited for; then the kernels merged.
   Status merge_kernel_parts(std::vector<KernelPart>& parts, std::size_t first) {
+    step("CUDA API calls, the rest of their read", [&] { calls(); });
+    return step("kernels merged in rowid order", [&] { return merge_kernel_parts_in_order(parts, first); });
+  }
+
+  // What a part's launches (launches[at, at + rows)) become in the profile: its names,
+  // processes and launch configurations as the profile's.
+  struct PartMerge {
+    const KernelPart* part;
+    std::size_t at, rows;
+    std::vector<model::NameId> names;
+    std::vector<std::uint32_t> processes;
+    std::vector<model::ConfigId> configs;
+  };
+
+  // Names, processes and call keys of the parts' launches (from launches[first] on), in rowid
+  // order; the first error in rowid order ends the table, as in one scan. The parts' tables are
+  // interned in order first (a few entries each), then every launch is resolved on every
+  // thread (resolve_launches), then attributed in order.
+  Status merge_kernel_parts_in_order(std::vector<KernelPart>& parts, std::size_t first) {
     auto& launches = ctx_.profile.launches;
+    std::vector<PartMerge> merges;
+    std::optional<Error> error;
     std::uint64_t rows_before = 0;
     std::size_t at = first;
-    for (KernelPart& part : parts) {
-      std::optional<Error> error;
-      std::size_t rows = part.rows;
+    for (const KernelPart& part : parts) {
+      PartMerge& merge = merges.emplace_back(PartMerge{&part, at, part.rows, {}, {}, {}});
       if (part.bad_row)
         error = row_error(kKernels, rows_before + part.bad_row->first, part.bad_row->second);
-      std::vector<model::NameId> names;
       for (std::size_t n = 0; n < part.names.size(); ++n) {
         auto name = kernel_name(part.names[n]);
         if (name) {
-          names.push_back(*name);
+          merge.names.push_back(*name);
         } else {  // a name is checked before the dimensions of its row
-          rows = part.name_first_row[n] - 1;
+          merge.rows = part.name_first_row[n] - 1;
           error = row_error(kKernels, rows_before + part.name_first_row[n],
                             "no kernel name in StringIds for its name ids");
           break;
         }
       }
-      std::vector<std::uint32_t> processes;
-      for (std::int64_t pid : part.pids) processes.push_back(process_index(pid));
-      std::vector<model::ConfigId> configs;
-      for (const auto& config : part.configs) configs.push_back(ctx_.profile.intern_config(config));
-      const std::vector<std::optional<std::uint32_t>> calls_of = find_calls(part, launches.data() + at, rows);
-      for (std::size_t i = 0; i < rows; ++i) {
-        model::Launch& l = launches[at + i];
-        l.name = names[l.name];
-        l.config = configs[l.config];
-        l.process = l.process > 0 ? processes[l.process - 1] : 0;
-        add_op_of_call(l, calls_of[i]);
-      }
-      at += rows;
+      for (std::int64_t pid : part.pids) merge.processes.push_back(process_index(pid));
+      for (const auto& config : part.configs) merge.configs.push_back(ctx_.profile.intern_config(config));
+      at += merge.rows;
       rows_before += part.rows + (part.bad_row ? 1 : 0);
       trace_end_ = std::max(trace_end_, part.trace_end);
       if (!error && part.sqlite_error)
         error = schema_.unreadable("table " + std::string(kKernels) + ": " + *part.sqlite_error);
-      if (error) {
-        launches.resize(at);
-        return *error;
-      }
+      if (error) break;
+    }
+    const std::vector<std::optional<std::uint32_t>> calls_of = resolve_launches(merges, first, at);
+    for (std::size_t i = first; i < at; ++i) add_op_of_call(launches[i], calls_of[i - first]);
+    if (error) {
+      launches.resize(at);
+      return *error;
     }
     if (at == first) return ctx_.error(0, "table " + std::string(kKernels) + " holds no kernels");
     return ok_status();
   }
 
-  // The call of each of a part's launches (their processes still the part's own), looked up
-  // on every thread with a cursor each: a launch's call depends only on its process and
-  // correlation id, and the lookups were most of the merge, serial after the parallel read.
-  std::vector<std::optional<std::uint32_t>> find_calls(const KernelPart& part, const model::Launch* launches,
-                                                       std::size_t rows) {
+  // Gives launches[first, end) the profile's names, configurations and processes for their
+  // part's own, and returns the call of each, on every thread with a cursor each: a launch's
+  // call depends only on its process and correlation id, and the lookups were most of the
+  // merge, serial after the parallel read.
+  std::vector<std::optional<std::uint32_t>> resolve_launches(const std::vector<PartMerge>& merges, std::size_t first,
+                                                             std::size_t end) {
+    auto& launches = ctx_.profile.launches;
+    const std::size_t rows = end - first;
     std::vector<std::optional<std::uint32_t>> found(rows);
     const ApiCalls& api = calls();
     // A thread for each ReadOptions::min_part_bytes of launches (a megabyte: ~8,000 lookups).
@@ -373,9 +426,20 @@ class NsysReader {
         std::clamp<std::size_t>(rows * sizeof(model::Launch) / part_bytes, 1, reader_threads(ctx_, file_bytes_));
     run_parallel(chunks, [&](std::size_t k) {
       ApiCalls::Cursor cursor;
-      for (std::size_t i = rows * k / chunks; i < rows * (k + 1) / chunks; ++i) {
-        const model::Launch& l = launches[i];
-        if (l.process > 0) found[i] = api.find(part.pids[l.process - 1], l.id, cursor);
+      std::size_t i = first + rows * k / chunks;
+      const std::size_t stop = first + rows * (k + 1) / chunks;
+      if (i == stop) return;
+      // The last part beginning at or before i holds it (parts of no rows are passed over).
+      auto merge = std::prev(std::upper_bound(merges.begin(), merges.end(), i,
+                                              [](std::size_t row, const PartMerge& m) { return row < m.at; }));
+      for (; i < stop; ++i) {
+        while (i >= merge->at + merge->rows) ++merge;
+        model::Launch& l = launches[i];
+        l.name = merge->names[l.name];
+        l.config = merge->configs[l.config];
+        if (l.process == 0) continue;
+        found[i - first] = api.find(merge->part->pids[l.process - 1], l.id, cursor);
+        l.process = merge->processes[l.process - 1];
       }
     });
     return found;

@@ -102,16 +102,26 @@ std::size_t Schema::row_estimate(std::string_view table, std::uint64_t file_byte
 std::vector<std::pair<std::int64_t, std::int64_t>> Schema::rowid_ranges(
     std::string_view table, std::uint64_t parts, std::uint64_t file_bytes,
     std::size_t slot_bytes) const {
+  if (parts < 2 || !has(table)) return {};
+  return nsys::rowid_ranges(db_, table, parts, row_estimate(table, file_bytes), file_bytes, slot_bytes);
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(const SqliteDb& db, std::string_view table,
+                                                                std::uint64_t parts, std::uint64_t max_rows,
+                                                                std::uint64_t file_bytes, std::size_t slot_bytes) {
   std::vector<std::pair<std::int64_t, std::int64_t>> ranges;
-  if (parts < 2 || !has(table)) return ranges;
-  auto stmt = db_.prepare("SELECT min(rowid), max(rowid) FROM " + sql_quote(table));
+  if (parts < 2) return ranges;
+  // Two subqueries: SQLite looks up a lone min() or max() of the rowid at one end of the
+  // b-tree, but scans the whole table for both in one SELECT.
+  const std::string quoted = sql_quote(table);
+  auto stmt = db.prepare("SELECT (SELECT min(rowid) FROM " + quoted + "), (SELECT max(rowid) FROM " + quoted + ")");
   if (!stmt || !stmt->step() || stmt->is_null(0) || stmt->is_null(1)) return ranges;
   const std::int64_t lo = stmt->int64(0), hi = stmt->int64(1);
   if (hi <= lo) return ranges;
   const std::uint64_t span = static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) + 1;
-  if (span > row_estimate(table, file_bytes)) return ranges;
+  if (span > max_rows) return ranges;
   if (span * slot_bytes > file_bytes) {  // count(*) reads the table's pages, not its rows
-    auto count = db_.prepare("SELECT count(*) FROM " + sql_quote(table));
+    auto count = db.prepare("SELECT count(*) FROM " + quoted);
     if (!count || !count->step()) return ranges;
     const auto rows = static_cast<std::uint64_t>(std::max<std::int64_t>(count->int64(0), 0));
     if (span > rows + rows / 8 + 1024) return ranges;

@@ -141,6 +141,12 @@ class Schema {
   std::string version_;
 };
 
+// Schema::rowid_ranges on any connection to the export, for a table it has: `max_rows` is
+// its row_estimate.
+std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(const SqliteDb& db, std::string_view table,
+                                                                std::uint64_t parts, std::uint64_t max_rows,
+                                                                std::uint64_t file_bytes, std::size_t slot_bytes);
+
 // Whether the rows of a range come in increasing rowid order within it, as a sound table's
 // do. A damaged b-tree (rowids out of order) can give ranges other rows, or another error,
 // than one scan of the whole table: a reader that sees one out of order reads the table again

@@ -25,6 +25,7 @@
 #include "kernlens/common/memory.h"
 #include "kernlens/common/numeric.h"
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/common/step_times.h"
 #include "kernlens/common/simd.h"
 #include "kernlens/ingest/json/trace_tokenizer.h"
 #include "kernlens/ingest/part_merge.h"
@@ -492,7 +493,7 @@ class TraceReader {
                            "ProfilerActivity.CUDA?");
     }
     for (auto& r : records_.ranges) r.end_ns = std::min(r.end_ns, trace_end_ns_);
-    link_launches(records_, ctx_);
+    timed_step(ctx_.step_times(), "launches linked to their CUDA calls", [&] { link_launches(records_, ctx_); });
     for (std::size_t i : laid_out_) ctx_.profile.launches[i].start_ns.reset();  // placed, now timeless again
     return ok_status();
   }
