@@ -383,12 +383,13 @@ void expect_same_launches(const model::Profile& a, const model::Profile& b) {
 
 // Reads `bytes` through a file and the streaming reader, with small chunks.
 Status read_streamed(const std::string& bytes, model::Profile& p, std::size_t chunk, std::size_t carry,
-                     const ingest::ReadOptions& options = {}) {
+                     const ingest::ReadOptions& options = {},
+                     ingest::FileAccess access = ingest::FileAccess::kMapped) {
   test::TempDir dir;
   dir.write("in.csv", bytes);
   p.inputs.push_back(model::InputInfo{"in.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
   ingest::ReadContext ctx{"in.csv", p, 0, {}, &options};
-  return ingest::read_ncu_raw_csv_file(dir.file("in.csv"), bytes.size(), ctx, chunk, carry);
+  return ingest::read_ncu_raw_csv_file(dir.file("in.csv"), bytes.size(), ctx, chunk, carry, access);
 }
 
 TEST(NcuRawStream, ChunkedReadingEqualsReadingWhole) {
@@ -450,11 +451,24 @@ TEST(NcuRawStream, QuotedLineBreaksAndConsoleLinesAtChunkEdges) {
   }
 }
 
-TEST(NcuRawStream, RowsLongerThanTheCarryAreAnError) {
-  model::Profile p;  // the ~30 KB header fits the first chunk; the ~4 KB rows do not fit the carry
-  Status s = read_streamed(repeated_qwen(1), p, 65536, 2048);
+// Streamed, a row is held in the window's buffer, up to the carry; mapped, nothing is
+// buffered and a row may be of any length (its windows grow), on one thread as on several.
+TEST(NcuRawStream, RowsLongerThanTheCarryAreAnErrorOnlyWhenStreamed) {
+  model::Profile streamed;  // the ~30 KB header fits the first chunk; the ~4 KB rows do not fit the carry
+  Status s = read_streamed(repeated_qwen(1), streamed, 65536, 2048, {}, ingest::FileAccess::kStreamed);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("a record longer than 2048 bytes"), std::string::npos) << s.error().to_string();
+  model::Profile whole;
+  ASSERT_TRUE(ingest::read_input_bytes(repeated_qwen(1), "in.csv", whole).ok());
+  for (unsigned threads : {1u, 3u}) {
+    ingest::ReadOptions options;
+    options.threads = threads;
+    options.min_part_bytes = 1;
+    model::Profile mapped;
+    Status m = read_streamed(repeated_qwen(1), mapped, 65536, 2048, options);
+    ASSERT_TRUE(m.ok()) << m.error().to_string();
+    expect_same_launches(whole, mapped);
+  }
 }
 
 TEST(NcuRawStream, HeaderBeyondTheFirstChunkFallsBackToReadingWhole) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -375,11 +377,17 @@ void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
 constexpr std::size_t kPartsPerThread = 4;
 constexpr std::size_t kSlotsPerThread = 3;
 
+// Parts are about this long where a region holds more than kPartsPerThread a thread (a mapped
+// file on several threads is one region: its parts run on without a barrier).
+constexpr std::size_t kPartBytes = 2 << 20;
+
 // The parts of the regions of one file, kept from one region to the next (their tables keep
-// their room), and whether cuts are still guessed (guess_csv_record_cuts) for this file.
+// their room), whether cuts are still guessed (guess_csv_record_cuts) for this file, and what
+// to call, if anything, with the file offset before which every row is merged.
 struct Parts {
   std::vector<Part> parts;
   bool guess_cuts = true;
+  std::function<void(std::uint64_t)> merged_before;
 };
 
 // Reads the rows of `region` as main.parse does, on up to `threads` threads: the region is
@@ -400,9 +408,10 @@ RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const 
   std::int64_t line = first_line;
   for (bool quote_cuts_failed = false;;) {
     const std::string_view rest = region.substr(from);
+    const std::size_t wanted = std::max(std::size_t{threads} * kPartsPerThread, rest.size() / kPartBytes);
     const auto cuts = quote_cuts_failed || threads < 2 ? std::vector<std::size_t>()
-                      : parts.guess_cuts ? guess_csv_record_cuts(rest, threads * kPartsPerThread, options.min_part_bytes)
-                                         : split_csv_records(rest, threads * kPartsPerThread, options.min_part_bytes);
+                      : parts.guess_cuts ? guess_csv_record_cuts(rest, wanted, options.min_part_bytes)
+                                         : split_csv_records(rest, wanted, options.min_part_bytes);
     if (cuts.empty()) {
       RowParser::Outcome out = main.parse(rest, line, file_offset + from, last);
       out.consumed += from;
@@ -436,6 +445,7 @@ RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const 
       out.next_line = line = part.out.next_line;
       if (!part.out.status) return false;
       cut_inside_a_record = i < cuts.size() && part.out.consumed != part.text.size();
+      if (parts.merged_before) parts.merged_before(file_offset + out.consumed);
       return !cut_inside_a_record;
     };
     run_ordered_parts(threads, slots, has_part, parse, merge);
@@ -498,6 +508,8 @@ Status no_launches_unless(const RowParser& parser, std::int64_t line, ReadContex
   return ok_status();
 }
 
+Status read_mapped(FileMapping& file, ReadContext& ctx, std::size_t window_bytes);
+
 }  // namespace
 
 Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx) {
@@ -512,31 +524,43 @@ Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx) {
 }
 
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
-  // Windows that fit a core's L2 cache are read back while still there; with several threads,
-  // a window of 4 MiB for each (a thread is worth starting for that much).
+  // Windows that fit a core's L2 cache are read back while still there. With several threads
+  // a mapped file is one window, read in parts of kPartBytes that run on without a barrier
+  // (each window's end waited for its last part: 16 barriers for a gigabyte at 16 threads);
+  // a streamed one comes in windows of 4 MiB a thread (a thread is worth starting for that much).
   const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();
+  constexpr std::size_t kCarryBytes = 16 << 20;
+  if (threads > 1) {
+    if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes()))
+      return read_mapped(*file, ctx, std::numeric_limits<std::size_t>::max());
+  }
   const std::size_t chunk = threads > 1 ? std::size_t{threads} * (4 << 20) : 256 << 10;
-  return read_ncu_raw_csv_file(path, file_bytes, ctx, chunk, 16 << 20);
+  return read_ncu_raw_csv_file(path, file_bytes, ctx, chunk, kCarryBytes);
 }
 
 namespace {
 
-Status record_too_long(ReadContext& ctx, std::int64_t line, std::size_t carry_bytes) {
-  return ctx.error(line, "cannot read the row: a record longer than " + std::to_string(carry_bytes) + " bytes");
-}
-
 // The rows of a mapped file, window by window as the streamed reader cuts them (a window ends
 // at every multiple of `window_bytes` of the file; the rows a window leaves unfinished begin the
 // next; a header beyond the first window: the whole file at once), each window's parts parsed
-// where the bytes lie, so that both give the same profile and errors. The pages behind the rows
-// read are given back.
-Status read_mapped(FileMapping& file, ReadContext& ctx, std::size_t window_bytes, std::size_t carry_bytes) {
+// where the bytes lie, so that both give the same profile and errors, but that a record may be
+// of any length, as when the file is one window (several threads): nothing is buffered, and a
+// window whose tail is more than half of it is followed by one twice as long. The pages behind
+// the rows read are given back, also while a window is read on several threads (every
+// kReleaseBytes).
+Status read_mapped(FileMapping& file, ReadContext& ctx, std::size_t window_bytes) {
+  constexpr std::size_t kReleaseBytes = 8 << 20;
   const std::string_view bytes = file.bytes();
   auto start = read_start(bytes, ctx);
   if (!start) return start.error();
-  if (start->rows_at > window_bytes) window_bytes = bytes.size();
+  if (start->rows_at > window_bytes || window_bytes >= bytes.size()) window_bytes = bytes.size();
   RowParser parser(start->layout, start->columns, ctx, bytes.size());
   Parts parts;
+  parts.merged_before = [&](std::uint64_t offset) {  // within a window read on several threads
+    if (offset < file.released() + kReleaseBytes) return;
+    file.release_before(offset);
+    if (ctx.progress) ctx.progress(offset);
+  };
   std::size_t begin = start->rows_at;
   std::size_t end = start->rows_at / window_bytes * window_bytes;
   std::int64_t line = start->rows_line;
@@ -549,7 +573,7 @@ Status read_mapped(FileMapping& file, ReadContext& ctx, std::size_t window_bytes
     if (last) break;
     line = out.next_line;
     begin += out.consumed;
-    if (end - begin > carry_bytes) return record_too_long(ctx, line, carry_bytes);
+    if (end - begin > window_bytes / 2) window_bytes *= 2;  // a long record: scanned a few times, not once a window
     file.release_before(begin);
   }
   return no_launches_unless(parser, start->rows_line, ctx);
@@ -594,7 +618,7 @@ Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, 
                              std::size_t chunk_bytes, std::size_t carry_bytes, FileAccess access) {
   if (access == FileAccess::kMapped) {
     if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes())) {
-      return read_mapped(*file, ctx, chunk_bytes, carry_bytes);
+      return read_mapped(*file, ctx, chunk_bytes);
     }
   }
   return read_streamed(path, file_bytes, ctx, chunk_bytes, carry_bytes);

@@ -18,11 +18,13 @@ Status read_ncu_raw_csv(std::string_view bytes, ReadContext& ctx);
 
 // The same from a large file, window by window, so that memory does not grow with the file:
 // a plain file is mapped (common/file.h, FileMapping) and each window's parts parsed where the
-// bytes lie; a gzip file (or one that cannot be mapped) is streamed through a bounded buffer
-// while a background thread reads ahead (common/chunk_reader.h).
+// bytes lie (on several threads the whole file is one window, its pages given back as its
+// parts are merged); a gzip file (or one that cannot be mapped) is streamed through a bounded
+// buffer while a background thread reads ahead (common/chunk_reader.h).
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx);
 // With window sizes of the caller's choosing (tests use small ones to cross many windows), and
-// how the file is read (reader.h). A row longer than `carry_bytes` is an error.
+// how the file is read (reader.h). A streamed row longer than `carry_bytes` is an error; a
+// mapped one may be of any length.
 Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx,
                              std::size_t chunk_bytes, std::size_t carry_bytes, FileAccess access = FileAccess::kMapped);
 
