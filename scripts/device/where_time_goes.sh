@@ -5,7 +5,7 @@
 # (each input's read, the analysis's parts, the output) into OUT/steps.txt. Uses
 # build/devrun (scripts/device/make_devrun.sh).
 #   scripts/device/where_time_goes.sh OUT          (about 2 minutes)
-# Env: THREADS (default "1 2 16"), RAW_MB (default 200), TRACE_MB (default 1000),
+# Env: THREADS (default "1 2 16"; N@CPUS pins N threads to CPUS with taskset), RAW_MB (default 200), TRACE_MB (default 1000),
 #      NSYS_LAUNCHES (default 1000000); "" skips an input. KERNLENS: another kernlens binary
 #      (default build/devrun/kernlens).
 set -u
@@ -24,9 +24,11 @@ steps() {  # LABEL FILE
   local threads
   cat "$2" > /dev/null  # in the page cache, as the benchmarks read it
   for threads in ${THREADS:-1 2 16}; do
+    local pin=()  # N@CPUS: N threads on those CPUs only
+    [[ $threads == *@* ]] && pin=(taskset -c "${threads#*@}")
     echo "== $1 --threads $threads ($(stat -c %s "$2") bytes)"
-    (cd "$(dirname "$2")" && "$kernlens" analyze "$(basename "$2")" --format json -o /dev/null --verbose \
-      --threads "$threads" 2>&1)
+    (cd "$(dirname "$2")" && "${pin[@]}" "$kernlens" analyze "$(basename "$2")" --format json -o /dev/null --verbose \
+      --threads "${threads%@*}" 2>&1)
   done
 }
 each_big_input steps "${RAW_MB-200}" "${TRACE_MB-1000}" "${NSYS_LAUNCHES-1000000}" > "$out/steps.txt" 2>&1

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "kernlens/common/bits.h"
@@ -103,6 +104,22 @@ std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
 
 namespace {
 
+// The k-th cut of cut_records, the one before it at `from`; nullopt when there is none.
+template <class AfterBreak>
+std::optional<std::size_t> next_cut(std::string_view text, std::size_t k, std::size_t from, std::size_t min_bytes,
+                                    std::size_t target, const AfterBreak& after_break) {
+  const std::size_t at = std::max(from + min_bytes, k * target);
+  if (at + min_bytes > text.size()) return std::nullopt;
+  const std::size_t cut = after_break(at);
+  if (cut == std::string_view::npos || cut + min_bytes > text.size()) return std::nullopt;
+  return cut;
+}
+
+std::size_t after_line_break(std::string_view text, std::size_t at) {
+  const std::size_t line_break = text.find('\n', at);
+  return line_break == std::string_view::npos ? line_break : line_break + 1;
+}
+
 // Cuts `text` into up to `parts` parts of about equal size, none smaller than `min_bytes`:
 // each cut is what after_break(k x size / parts) says, the offset just after a record's line
 // break at or after that point (npos where there is none).
@@ -112,12 +129,9 @@ std::vector<std::size_t> cut_records(std::string_view text, std::size_t parts, s
   std::vector<std::size_t> starts;
   std::size_t from = 0;  // a record boundary
   for (std::size_t k = 1; k < parts; ++k) {
-    const std::size_t at = std::max(from + min_bytes, k * target);
-    if (at + min_bytes > text.size()) break;
-    const std::size_t cut = after_break(at);
-    if (cut == std::string_view::npos || cut + min_bytes > text.size()) break;
-    starts.push_back(cut);
-    from = cut;
+    const auto cut = next_cut(text, k, from, min_bytes, target, after_break);
+    if (!cut) break;
+    starts.push_back(from = *cut);
   }
   return starts;
 }
@@ -155,12 +169,25 @@ std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t pa
 }
 
 std::vector<std::size_t> guess_csv_record_cuts(std::string_view text, std::size_t parts, std::size_t min_bytes) {
-  if (too_small_to_split(text, parts, min_bytes)) return {};
-  const std::size_t target = std::max(min_bytes, text.size() / parts);
-  return cut_records(text, parts, min_bytes, target, [&](std::size_t at) {
-    const std::size_t line_break = text.find('\n', at);
-    return line_break == std::string_view::npos ? line_break : line_break + 1;
-  });
+  std::vector<std::size_t> cuts;
+  GuessedCsvRecordCuts guessed(text, parts, min_bytes);
+  while (auto cut = guessed.next()) cuts.push_back(*cut);
+  return cuts;
+}
+
+GuessedCsvRecordCuts::GuessedCsvRecordCuts(std::string_view text, std::size_t parts, std::size_t min_bytes)
+    : text_(text), parts_(too_small_to_split(text, parts, min_bytes) ? 1 : parts), min_bytes_(min_bytes),
+      target_(std::max(min_bytes, text.size() / std::max<std::size_t>(parts, 1))) {}
+
+std::optional<std::size_t> GuessedCsvRecordCuts::next() {
+  if (k_ >= parts_) return std::nullopt;
+  auto cut = next_cut(text_, k_, from_, min_bytes_, target_, [&](std::size_t at) { return after_line_break(text_, at); });
+  if (!cut) {
+    k_ = parts_;
+    return std::nullopt;
+  }
+  ++k_;
+  return from_ = *cut;
 }
 
 }  // namespace kernlens

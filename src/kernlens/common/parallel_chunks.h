@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -55,5 +56,21 @@ std::vector<std::size_t> split_csv_records(std::string_view text, std::size_t pa
 // where a guess takes one, the reader finds a part that does not end where the next begins
 // and cuts again with split_csv_records.
 std::vector<std::size_t> guess_csv_record_cuts(std::string_view text, std::size_t parts, std::size_t min_bytes);
+
+// The same cuts one at a time, as a reader comes to each part: a cut looks at the text where
+// it falls, and cutting a mapped file's whole text before its first part touched it every few
+// megabytes at once (its page cache mapped in large folios: most of a gigabyte in the
+// process's RSS from the start).
+class GuessedCsvRecordCuts {
+ public:
+  GuessedCsvRecordCuts(std::string_view text, std::size_t parts, std::size_t min_bytes);
+  // The next cut; nullopt once there is none (then never again).
+  std::optional<std::size_t> next();
+
+ private:
+  std::string_view text_;
+  std::size_t parts_, min_bytes_, target_;
+  std::size_t k_ = 1, from_ = 0;
+};
 
 }  // namespace kernlens

@@ -316,6 +316,8 @@ class RowParser {
 // One part of a region, parsed on a thread of its own into a profile of its own.
 struct Part {
   std::string_view text;
+  std::size_t begin = 0;  // where `text` begins in what the region's round cut
+  bool last = false;      // the round's last part
   model::Profile profile;
   DeviceRows device_rows;
   RowParser::Outcome out;
@@ -378,8 +380,34 @@ constexpr std::size_t kPartsPerThread = 4;
 constexpr std::size_t kSlotsPerThread = 3;
 
 // Parts are about this long where a region holds more than kPartsPerThread a thread (a mapped
-// file on several threads is one region: its parts run on without a barrier).
-constexpr std::size_t kPartBytes = 2 << 20;
+// file on several threads is one region: its parts run on without a barrier). The parts read
+// and not yet merged hold their text's pages: 1 MiB parts kept a gigabyte's peak where windows
+// had it (100 MB on 2 threads, 150 on 16), 2 MiB parts took 107 and 197 and were no faster.
+constexpr std::size_t kPartBytes = 1 << 20;
+
+// Where the parts of a region's rest begin, as far as known: guessed one at a time as the
+// parts are planned (GuessedCsvRecordCuts), or all at once where the quotes allow
+// (split_csv_records).
+class PartCuts {
+ public:
+  PartCuts(std::string_view rest, std::size_t parts, std::size_t min_bytes, bool guess) {
+    if (guess) guessed_.emplace(rest, parts, min_bytes);
+    else cuts_ = split_csv_records(rest, parts, min_bytes);
+  }
+  // Whether there is a cut i (where part i + 1 begins).
+  bool has(std::size_t i) {
+    while (guessed_ && cuts_.size() <= i) {
+      if (auto cut = guessed_->next()) cuts_.push_back(*cut);
+      else guessed_.reset();
+    }
+    return i < cuts_.size();
+  }
+  std::size_t operator[](std::size_t i) const { return cuts_[i]; }
+
+ private:
+  std::optional<GuessedCsvRecordCuts> guessed_;
+  std::vector<std::size_t> cuts_;
+};
 
 // The parts of the regions of one file, kept from one region to the next (their tables keep
 // their room), whether cuts are still guessed (guess_csv_record_cuts) for this file, and what
@@ -409,42 +437,42 @@ RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const 
   for (bool quote_cuts_failed = false;;) {
     const std::string_view rest = region.substr(from);
     const std::size_t wanted = std::max(std::size_t{threads} * kPartsPerThread, rest.size() / kPartBytes);
-    const auto cuts = quote_cuts_failed || threads < 2 ? std::vector<std::size_t>()
-                      : parts.guess_cuts ? guess_csv_record_cuts(rest, wanted, options.min_part_bytes)
-                                         : split_csv_records(rest, wanted, options.min_part_bytes);
-    if (cuts.empty()) {
+    PartCuts cuts(rest, wanted, options.min_part_bytes, parts.guess_cuts);
+    if (quote_cuts_failed || threads < 2 || !cuts.has(0)) {
       RowParser::Outcome out = main.parse(rest, line, file_offset + from, last);
       out.consumed += from;
       return out;
     }
     const std::size_t slots = std::size_t{threads} * kSlotsPerThread;
     if (parts.parts.size() < slots) parts.parts.resize(slots);
-    auto begin_of = [&](std::size_t i) { return i == 0 ? 0 : cuts[i - 1]; };
-    auto end_of = [&](std::size_t i) { return i < cuts.size() ? cuts[i] : rest.size(); };
     RowParser::Outcome out;
     bool cut_inside_a_record = false;
-    auto has_part = [&](std::size_t i, std::size_t slot) {
-      if (i > cuts.size()) return false;
-      parts.parts[slot].reset(rest.substr(begin_of(i), end_of(i) - begin_of(i)), ctx.input_index);
+    auto has_part = [&](std::size_t i, std::size_t slot) {  // the cuts are only looked at here, one call at a time
+      if (i > 0 && !cuts.has(i - 1)) return false;
+      Part& part = parts.parts[slot];
+      const std::size_t begin = i == 0 ? 0 : cuts[i - 1];
+      part.reset(rest.substr(begin, (cuts.has(i) ? cuts[i] : rest.size()) - begin), ctx.input_index);
+      part.begin = begin;
+      part.last = !cuts.has(i);
       return true;
     };
-    auto parse = [&](std::size_t i, std::size_t slot) {
+    auto parse = [&](std::size_t, std::size_t slot) {
       Part& part = parts.parts[slot];
       ReadContext part_ctx{ctx.path, part.profile, ctx.input_index, nullptr, ctx.options};
       RowParser parser(layout, columns, part_ctx, part.text.size(), &part.device_rows);
       // Lines from 1 at the part's cut; shifted to the file's once the parts before it are merged.
-      part.out = parser.parse(part.text, 1, 0, last && i == cuts.size());
+      part.out = parser.parse(part.text, 1, 0, last && part.last);
       part.rows = parser.rows();
     };
-    auto merge = [&](std::size_t i, std::size_t slot) {
+    auto merge = [&](std::size_t, std::size_t slot) {
       Part& part = parts.parts[slot];
       part.shift_lines(line - 1, ctx.input_index);
       merge_part(part, main, ctx);
       out.status = part.out.status;
-      out.consumed = from + begin_of(i) + part.out.consumed;
+      out.consumed = from + part.begin + part.out.consumed;
       out.next_line = line = part.out.next_line;
       if (!part.out.status) return false;
-      cut_inside_a_record = i < cuts.size() && part.out.consumed != part.text.size();
+      cut_inside_a_record = !part.last && part.out.consumed != part.text.size();
       if (parts.merged_before) parts.merged_before(file_offset + out.consumed);
       return !cut_inside_a_record;
     };
