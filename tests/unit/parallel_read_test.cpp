@@ -583,8 +583,9 @@ TEST(ParallelRead, NsysKernelTableInRowidRangesReadsAsOneScan) {
        "rowid < 300",
        true},
       // The launch calls in key and time order (the fixture's come in two runs of time): kept
-      // as they come in one scan beside the kernels' ranges; with a launch recorded twice; with
-      // another process's calls last.
+      // as they come, in one scan or (7 and 64 threads) in rowid ranges handed to one builder
+      // in order, beside the kernels' ranges; with a launch recorded twice; with another
+      // process's calls last.
       {kCallsInTimeOrder, true},
       {kCallsInTimeOrderOneTwice, true},
       {kCallsInTimeOrder + "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + (1 << 24) WHERE rowid > 5000",

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "kernlens/common/chunk_reader.h"
@@ -90,31 +92,40 @@ class ApiCallsBuilder {
   // gives each row with both ids to emit, and stops (returning false) when emit returns false.
   template <class ForEachRow>
   std::optional<ApiCalls> in_order(const ForEachRow& for_each_row, std::size_t estimate) {
+    reserve(estimate);
+    if (!for_each_row([&](const ApiRow& r) { return add_in_order(r); })) return std::nullopt;
+    return finish();
+  }
+
+  // in_order a row at a time: reserve, add_in_order each row (false: out of order, stop), finish.
+  void reserve(std::size_t estimate) {
     reserve_huge(out_.correlations_, estimate);
     reserve_huge(out_.place_of_, estimate);
-    ApiCall kept{};  // the call of the last key
-    bool in_order = for_each_row([&](const ApiRow& r) {
-      out_.latest_end_ns_ = std::max(out_.latest_end_ns_, r.end);
-      auto key = out_.key(r.global_tid, r.correlation);
-      if (!key) return true;
-      const ApiCall call{r.global_tid, r.start, r.end};
-      auto set = enclosing_.set_of(call);
-      const auto last = out_.last_key();
-      if (!set || (last && *key < *last)) return false;
-      if (last && *key == *last) {
-        if (is_inner_call(call, kept)) {
-          kept = call;
-          out_.place_of_.back() = place(CallPlace{call.thread, *set});
-        }
-        return true;
+  }
+  bool add_in_order(const ApiRow& r) {
+    out_.latest_end_ns_ = std::max(out_.latest_end_ns_, r.end);
+    auto key = out_.key(r.global_tid, r.correlation);
+    if (!key) return true;
+    const ApiCall call{r.global_tid, r.start, r.end};
+    auto set = enclosing_.set_of(call);
+    const auto last = out_.last_key();
+    if (!set || (last && *key < *last)) return false;
+    if (last && *key == *last) {
+      if (is_inner_call(call, kept_)) {
+        kept_ = call;
+        out_.place_of_.back() = place(CallPlace{call.thread, *set});
       }
-      kept = call;
-      out_.append(*key);
-      out_.place_of_.push_back(place(CallPlace{call.thread, *set}));
       return true;
-    });
-    if (!in_order) return std::nullopt;
-    return finish();
+    }
+    kept_ = call;
+    out_.append(*key);
+    out_.place_of_.push_back(place(CallPlace{call.thread, *set}));
+    return true;
+  }
+  ApiCalls finish() {
+    out_.sets_ = enclosing_.take_sets();
+    out_.last_process_ = 0;
+    return std::move(out_);
   }
 
   // Every row at once: sorted by key, the inner call of each key, then the calls in (thread,
@@ -166,11 +177,6 @@ class ApiCallsBuilder {
     return last_place_ = it->second;
   }
 
-  ApiCalls finish() {
-    out_.sets_ = enclosing_.take_sets();
-    out_.last_process_ = 0;
-    return std::move(out_);
-  }
 
   struct PairHash {
     std::size_t operator()(const std::pair<std::int64_t, std::uint32_t>& p) const {
@@ -180,6 +186,7 @@ class ApiCallsBuilder {
 
   EnclosingRanges enclosing_;
   ApiCalls out_;
+  ApiCall kept_{};  // in_order's: the call of the last key
   std::unordered_map<std::pair<std::int64_t, std::uint32_t>, std::uint32_t, PairHash> place_index_;
   std::uint32_t last_place_ = 0;
 };
@@ -263,9 +270,9 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   return read;
 }
 
-// How to read the calls. The rowid ranges are only planned when the one scan finds the calls
-// out of order: where the rowids are not dense, planning them counts the table's rows, a scan
-// of its pages on the thread that goes on to read the kernels.
+// How to read the calls, on up to `parts` threads: the rowid ranges are planned on the calls'
+// own thread (planning them for read_in_ranges counts the rows where the rowids are not dense,
+// a scan of the table's pages that held up the kernels when it ran before them).
 struct ApiCallsPlan {
   DbSource source;
   std::string sql, range_sql;
@@ -273,7 +280,119 @@ struct ApiCallsPlan {
   std::size_t rows;  // the table's row_estimate
 };
 
+// The calls read in order are cut into this many rowid ranges a thread at least, and ranges of
+// at most kRangeRows rows: the ranges read and not yet built are held (2 a thread).
+constexpr std::uint64_t kRangesPerThread = 4;
+constexpr std::uint64_t kRangeRows = 4096;
+
+// Connections to the export with the range SELECT prepared, lent to whichever thread reads a
+// range: as many as read at once, not one a slot.
+class RangeStatements {
+ public:
+  explicit RangeStatements(const ApiCallsPlan& plan) : plan_(plan) {}
+
+  struct Lent {
+    SqliteDb db;
+    SqliteStatement stmt;  // after db: destroyed first
+  };
+  // A connection, opened when none is free; null when the export cannot be opened.
+  std::unique_ptr<Lent> lend() {
+    {
+      std::lock_guard lock(mutex_);
+      if (!free_.empty()) {
+        auto lent = std::move(free_.back());
+        free_.pop_back();
+        return lent;
+      }
+    }
+    auto db = plan_.source.open_for_a_scan();
+    if (!db) return nullptr;
+    auto stmt = db->prepare(plan_.range_sql);
+    if (!stmt) return nullptr;
+    return std::unique_ptr<Lent>(new Lent{std::move(*db), std::move(*stmt)});
+  }
+  void give_back(std::unique_ptr<Lent> lent) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(std::move(lent));
+  }
+
+ private:
+  const ApiCallsPlan& plan_;
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<Lent>> free_;
+};
+
+// One rowid range's rows, read for the builder.
+struct RangeRows {
+  std::vector<ApiRow> rows;
+  std::uint64_t seen = 0;  // the range's rows, with both ids or not
+  bool whole = false;      // read to its end in rowid order, without an error
+
+  void read(RangeStatements& statements, std::pair<std::int64_t, std::int64_t> range) {
+    rows.clear();
+    seen = 0;
+    whole = false;
+    auto lent = statements.lend();
+    if (!lent) return;
+    SqliteStatement& stmt = lent->stmt;
+    stmt.reset();
+    stmt.bind(1, range.first);
+    stmt.bind(2, range.second);
+    RowidOrder order(range.first, range.second);
+    whole = read_api_rows(stmt, &order, seen, [&](const ApiRow& r) {
+              rows.push_back(r);
+              return true;
+            }) && !stmt.error();
+    statements.give_back(std::move(lent));
+  }
+};
+
+// The calls kept as they come (ApiCallsBuilder::in_order), their rows read in rowid ranges on
+// up to plan.threads threads and handed to the one builder in rowid order as each range is
+// ready (run_ordered_parts): the builder is about a sixth of a scan's work, and one thread
+// scanning the table was most of the read at 16 threads. Nullopt when the calls are not in
+// order, or the ranges did not read every row of one scan (damage): one scan tells then.
+std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const Ranges& ranges,
+                                                const std::vector<RangeInstance>& nvtx) {
+  constexpr std::size_t kSlotsPerThread = 2;
+  const auto threads = static_cast<unsigned>(plan.parts);
+  std::vector<RangeRows> slots(std::size_t{threads} * kSlotsPerThread);
+  RangeStatements statements(plan);
+  ApiCallsBuilder builder(nvtx);
+  builder.reserve(plan.rows);
+  std::uint64_t rows = 0;
+  bool whole = true;
+  std::optional<std::uint64_t> scanned;
+  std::size_t merged = 0;
+  run_side_by_side(
+      [&] {
+        merged = run_ordered_parts(
+            threads, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
+            [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i]); },
+            [&](std::size_t, std::size_t slot) {
+              const RangeRows& read = slots[slot];
+              rows += read.seen;
+              whole = read.whole && std::all_of(read.rows.begin(), read.rows.end(),
+                                                [&](const ApiRow& r) { return builder.add_in_order(r); });
+              return whole;
+            });
+      },
+      [&] {
+        if (auto db = plan.source.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kRuntime);
+      });
+  if (!whole || merged != ranges.size() || rows != scanned) return std::nullopt;
+  return builder.finish();
+}
+
 ApiCalls read_api_calls(const ApiCallsPlan& plan, const std::vector<RangeInstance>& nvtx) {
+  if (auto db = plan.source.open(); db && plan.parts > 1) {
+    // No slot a rowid here (slot_bytes 0): sparse rowids cost only a range of few rows.
+    const std::uint64_t parts = std::max<std::uint64_t>(plan.parts * kRangesPerThread, plan.rows / kRangeRows);
+    const Ranges ranges = rowid_ranges(*db, kRuntime, parts, plan.rows, plan.file_bytes, 0);
+    if (!ranges.empty()) {
+      if (auto calls = read_in_order_in_ranges(plan, ranges, nvtx)) return std::move(*calls);
+    }
+  }
   {
     auto db = plan.source.open_for_a_scan();
     auto stmt = db ? db->prepare(plan.sql) : Result<SqliteStatement>(db.error());

@@ -87,13 +87,14 @@ class ApiCalls {
 class Schema;
 struct DbSource;
 
-// The CUDA API calls (globalTid, correlationId, start, end), read on a connection of their own
-// and on another CPU when there is one: the table is about as long as the kernel table and
+// The CUDA API calls (globalTid, correlationId, start, end), read on connections of their own
+// and on other CPUs when there are: the table is about as long as the kernel table and
 // independent of it. `ranges` (which must outlive the future) are the export's NVTX ranges.
-// One scan keeps each call as it comes when the rows come in key order and in time order on
-// each thread (every nsys export we have); else the rows are read whole (in rowid ranges on
-// several threads with `threads` of 3 and more) and sorted. No calls when the export has no
-// runtime table.
+// Each call is kept as it comes when the rows come in key order and in time order on each
+// thread (every nsys export we have): with `threads` of 4 and more the rows are read in rowid
+// ranges on a third of them and handed to one builder in rowid order, else in one scan; calls
+// out of order are read whole (in rowid ranges likewise) and sorted. No calls when the export
+// has no runtime table.
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
                                               const std::vector<RangeInstance>& ranges);

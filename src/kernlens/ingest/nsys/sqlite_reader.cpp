@@ -400,8 +400,15 @@ class NsysReader {
         error = schema_.unreadable("table " + std::string(kKernels) + ": " + *part.sqlite_error);
       if (error) break;
     }
-    const std::vector<std::optional<std::uint32_t>> calls_of = resolve_launches(merges, first, at);
-    for (std::size_t i = first; i < at; ++i) add_op_of_call(launches[i], calls_of[i - first]);
+    // In blocks, so that what the lookups found is held for a block only (at a million
+    // launches the whole would be 8 MB at the read's peak).
+    constexpr std::size_t kBlockLaunches = std::size_t{1} << 17;
+    std::vector<std::optional<std::uint32_t>> calls_of;
+    for (std::size_t block = first; block < at; block += kBlockLaunches) {
+      const std::size_t end = std::min(at, block + kBlockLaunches);
+      resolve_launches(merges, block, end, calls_of);
+      for (std::size_t i = block; i < end; ++i) add_op_of_call(launches[i], calls_of[i - block]);
+    }
     if (error) {
       launches.resize(at);
       return *error;
@@ -411,14 +418,14 @@ class NsysReader {
   }
 
   // Gives launches[first, end) the profile's names, configurations and processes for their
-  // part's own, and returns the call of each, on every thread with a cursor each: a launch's
+  // part's own, and puts the call of each in `found`, on every thread with a cursor each: a launch's
   // call depends only on its process and correlation id, and the lookups were most of the
   // merge, serial after the parallel read.
-  std::vector<std::optional<std::uint32_t>> resolve_launches(const std::vector<PartMerge>& merges, std::size_t first,
-                                                             std::size_t end) {
+  void resolve_launches(const std::vector<PartMerge>& merges, std::size_t first, std::size_t end,
+                        std::vector<std::optional<std::uint32_t>>& found) {
     auto& launches = ctx_.profile.launches;
     const std::size_t rows = end - first;
-    std::vector<std::optional<std::uint32_t>> found(rows);
+    found.assign(rows, std::nullopt);
     const ApiCalls& api = calls();
     // A thread for each ReadOptions::min_part_bytes of launches (a megabyte: ~8,000 lookups).
     const std::size_t part_bytes = ctx_.options ? std::max<std::size_t>(1, ctx_.options->min_part_bytes) : ReadOptions().min_part_bytes;
@@ -442,7 +449,6 @@ class NsysReader {
         l.process = merge->processes[l.process - 1];
       }
     });
-    return found;
   }
 
   // The demangled name, else the short one, else the mangled one (as nsys's reports fall
