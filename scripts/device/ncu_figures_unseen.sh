@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The ncu raw-page analysis on model families no test, fixture or example uses: a StableLM model
 # (partial rotary embeddings, LayerNorm) and a StarCoder2 model (GQA, sliding window, GELU MLP),
+# or (FAMILIES) a BLOOM model (ALiBi, fused QKV) and a GPTBigCode model (multi-query attention),
 # built from transformers configs with random weights and run by examples/workloads/llm_stages.py
 # (no warm-up; a prefill and a few decode steps in NVTX ranges) under ncu with the roofline
 # tier's sections (--clock-control none, the first KERNELS kernels of the ranges), exported as a
@@ -11,7 +12,7 @@
 #     the same as build/devrun/kernlens_base's where that is there (an older build).
 # Uses build/devrun (scripts/device/make_devrun.sh). About a minute a family on an H100.
 #   scripts/device/ncu_figures_unseen.sh OUT
-# Env: FAMILIES (default "stablelm starcoder2"), KERNELS (default 120).
+# Env: FAMILIES (default "stablelm starcoder2"; also bloom, gptbigcode), KERNELS (default 120).
 set -uo pipefail
 out=${1:?usage: ncu_figures_unseen.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -31,6 +32,10 @@ llm_stages.CONFIGS["stablelm"] = lambda: transformers.StableLmConfig(
 llm_stages.CONFIGS["starcoder2"] = lambda: transformers.Starcoder2Config(
     hidden_size=960, intermediate_size=3840, num_hidden_layers=4, num_attention_heads=15,
     num_key_value_heads=5, sliding_window=512, vocab_size=49152, max_position_embeddings=2048)
+llm_stages.CONFIGS["bloom"] = lambda: transformers.BloomConfig(
+    hidden_size=1024, n_layer=4, n_head=16, vocab_size=50304)
+llm_stages.CONFIGS["gptbigcode"] = lambda: transformers.GPTBigCodeConfig(
+    n_embd=1024, n_inner=4096, n_layer=4, n_head=16, multi_query=True, vocab_size=49152, n_positions=2048)
 sys.argv = ["llm_stages.py"] + sys.argv[1:]
 llm_stages.main()
 PY
