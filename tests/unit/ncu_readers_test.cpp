@@ -2,6 +2,7 @@
 // in the ways files get damaged.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -469,6 +470,30 @@ TEST(NcuRawStream, RowsLongerThanTheCarryAreAnErrorOnlyWhenStreamed) {
     ASSERT_TRUE(m.ok()) << m.error().to_string();
     expect_same_launches(whole, mapped);
   }
+}
+
+// A mapped page on several threads is one window: it still reports its progress (and gives its
+// pages back) as its parts are merged, every 8 MiB, not only at its end.
+TEST(NcuRawStream, MappedOnSeveralThreadsReportsProgressAsItsPartsMerge) {
+  const std::string bytes = repeated_qwen(17);  // ~27 MB
+  ASSERT_GT(bytes.size(), std::size_t{24} << 20);
+  test::TempDir dir;
+  dir.write("in.csv", bytes);
+  ingest::ReadOptions options;
+  options.threads = 3;
+  model::Profile p;
+  p.inputs.push_back(model::InputInfo{"in.csv", model::InputFormat::kNcuRawCsv, "", {}, {}});
+  std::vector<std::uint64_t> reported;
+  ingest::ReadContext ctx{"in.csv", p, 0, [&](std::uint64_t at) { reported.push_back(at); }, &options};
+  Status s = ingest::read_ncu_raw_csv_file(dir.file("in.csv"), bytes.size(), ctx);
+  ASSERT_TRUE(s.ok()) << s.error().to_string();
+  ASSERT_GE(reported.size(), 3u);
+  EXPECT_TRUE(std::is_sorted(reported.begin(), reported.end()));
+  EXPECT_LT(reported.front(), bytes.size() / 2);  // not all at the end
+  EXPECT_EQ(reported.back(), bytes.size());
+  model::Profile whole;
+  ASSERT_TRUE(ingest::read_input_bytes(bytes, "in.csv", whole).ok());
+  expect_same_launches(whole, p);
 }
 
 TEST(NcuRawStream, HeaderBeyondTheFirstChunkFallsBackToReadingWhole) {

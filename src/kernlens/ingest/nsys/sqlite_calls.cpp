@@ -177,7 +177,6 @@ class ApiCallsBuilder {
     return last_place_ = it->second;
   }
 
-
   struct PairHash {
     std::size_t operator()(const std::pair<std::int64_t, std::uint32_t>& p) const {
       return std::hash<std::int64_t>()(p.first) * 31 + p.second;

@@ -216,24 +216,77 @@ class NsysReader {
 
   // add_op with the launch's call already found (nullopt: no process, or no key).
   void add_op_of_call(model::Launch& l, std::optional<std::uint32_t> entry) {
-    if (l.device_ordinal >= 0 && std::find(devices_used_.begin(), devices_used_.end(),
-                                           l.device_ordinal) == devices_used_.end()) {
-      devices_used_.push_back(l.device_ordinal);
-    }
+    Attribution a;
+    attribute(l, entry, a);
+    add_attribution(a);
+  }
+
+  // What attributing a stretch of launches adds to the reader: the devices in the order first
+  // met, the kernels without a call, and the stage projection's updates for each set of ranges
+  // around a call. StageProjection's updates are minima and maxima, so the extremes of a set's
+  // launches add what the launches add one by one, in any order: a stretch is attributed on a
+  // thread of its own and added in a few updates.
+  struct SetExtremes {
+    std::int64_t thread;
+    std::uint64_t rank;  // the least (thread, rank) of the calls
+    bool kernels = false;
+    std::uint64_t order = 0;  // of the kernels: the least call key, earliest start, latest end
+    std::int64_t start_ns = 0, end_ns = 0;
+  };
+  struct Attribution {
+    std::vector<std::int32_t> devices;
+    std::size_t unmatched_kernels = 0;
+    std::unordered_map<std::uint32_t, SetExtremes> sets;
+    std::pair<std::uint32_t, SetExtremes*> last{0, nullptr};  // launches come in runs of a set
+  };
+
+  // Attributes the launch to its call: the call's thread, and for now the index of the call's
+  // place as its stage (attribute_to_stages makes that a stage once every set of ranges that
+  // launched work is known). Reads only the calls: any number of threads at once.
+  void attribute(model::Launch& l, std::optional<std::uint32_t> entry, Attribution& a) const {
+    if (l.device_ordinal >= 0 && std::find(a.devices.begin(), a.devices.end(), l.device_ordinal) == a.devices.end())
+      a.devices.push_back(l.device_ordinal);
     if (!entry) return;
     const bool kernel = l.kind == model::LaunchKind::kKernel;
     if (*entry == ApiCalls::kNoCall) {
-      unmatched_kernels_ += kernel;
+      a.unmatched_kernels += kernel;
       return;
     }
     const CallPlace& place = calls_->place(*entry);
     l.thread_id = tid_of(place.thread);
     l.stage = calls_->place_index(*entry) + 1;
-    StageProjection& p = projection();
-    p.add_call(place.set, place.thread, calls_->rank(*entry));
+    const std::uint64_t rank = calls_->rank(*entry);
+    if (!a.last.second || a.last.first != place.set) {
+      auto [it, is_new] = a.sets.try_emplace(place.set, SetExtremes{place.thread, rank});
+      a.last = {place.set, &it->second};
+    }
+    SetExtremes& e = *a.last.second;
+    if (std::tie(place.thread, rank) < std::tie(e.thread, e.rank)) std::tie(e.thread, e.rank) = std::tie(place.thread, rank);
+    if (!kernel) return;
     // Kernels by call key: the order the ranges' stages were always named in.
-    if (kernel)
-      p.add_kernel(place.set, calls_->key_of(*entry), *l.start_ns, *l.start_ns + static_cast<std::int64_t>(*l.duration_ns));
+    const std::uint64_t order = calls_->key_of(*entry);
+    const std::int64_t start = *l.start_ns, end = start + static_cast<std::int64_t>(*l.duration_ns);
+    if (!e.kernels) {
+      e.kernels = true;
+      std::tie(e.order, e.start_ns, e.end_ns) = std::tie(order, start, end);
+      return;
+    }
+    e.order = std::min(e.order, order);
+    e.start_ns = std::min(e.start_ns, start);
+    e.end_ns = std::max(e.end_ns, end);
+  }
+
+  void add_attribution(const Attribution& a) {
+    for (std::int32_t d : a.devices) {
+      if (std::find(devices_used_.begin(), devices_used_.end(), d) == devices_used_.end()) devices_used_.push_back(d);
+    }
+    unmatched_kernels_ += a.unmatched_kernels;
+    if (a.sets.empty()) return;
+    StageProjection& p = projection();
+    for (const auto& [set, e] : a.sets) {
+      p.add_call(set, e.thread, e.rank);
+      if (e.kernels) p.add_kernel(set, e.order, e.start_ns, e.end_ns);
+    }
   }
 
   ApiCalls& calls() {
@@ -400,15 +453,7 @@ class NsysReader {
         error = schema_.unreadable("table " + std::string(kKernels) + ": " + *part.sqlite_error);
       if (error) break;
     }
-    // In blocks, so that what the lookups found is held for a block only (at a million
-    // launches the whole would be 8 MB at the read's peak).
-    constexpr std::size_t kBlockLaunches = std::size_t{1} << 17;
-    std::vector<std::optional<std::uint32_t>> calls_of;
-    for (std::size_t block = first; block < at; block += kBlockLaunches) {
-      const std::size_t end = std::min(at, block + kBlockLaunches);
-      resolve_launches(merges, block, end, calls_of);
-      for (std::size_t i = block; i < end; ++i) add_op_of_call(launches[i], calls_of[i - block]);
-    }
+    for (const Attribution& a : resolve_launches(merges, first, at)) add_attribution(a);
     if (error) {
       launches.resize(at);
       return *error;
@@ -418,19 +463,19 @@ class NsysReader {
   }
 
   // Gives launches[first, end) the profile's names, configurations and processes for their
-  // part's own, and puts the call of each in `found`, on every thread with a cursor each: a launch's
-  // call depends only on its process and correlation id, and the lookups were most of the
-  // merge, serial after the parallel read.
-  void resolve_launches(const std::vector<PartMerge>& merges, std::size_t first, std::size_t end,
-                        std::vector<std::optional<std::uint32_t>>& found) {
+  // part's own, and attributes each to its call, on every thread with a cursor each: a
+  // launch's call depends only on its process and correlation id, and the lookups were most
+  // of the merge, serial after the parallel read. One attribution a thread's stretch, in order.
+  std::vector<Attribution> resolve_launches(const std::vector<PartMerge>& merges, std::size_t first, std::size_t end) {
     auto& launches = ctx_.profile.launches;
     const std::size_t rows = end - first;
-    found.assign(rows, std::nullopt);
     const ApiCalls& api = calls();
-    // A thread for each ReadOptions::min_part_bytes of launches (a megabyte: ~8,000 lookups).
+    projection();  // made before the threads: it takes the calls' sets
+    // A thread for each ReadOptions::min_part_bytes of launches (a megabyte: ~12,000 launches).
     const std::size_t part_bytes = ctx_.options ? std::max<std::size_t>(1, ctx_.options->min_part_bytes) : ReadOptions().min_part_bytes;
     const std::size_t chunks =
         std::clamp<std::size_t>(rows * sizeof(model::Launch) / part_bytes, 1, reader_threads(ctx_, file_bytes_));
+    std::vector<Attribution> attributions(chunks);
     run_parallel(chunks, [&](std::size_t k) {
       ApiCalls::Cursor cursor;
       std::size_t i = first + rows * k / chunks;
@@ -444,11 +489,15 @@ class NsysReader {
         model::Launch& l = launches[i];
         l.name = merge->names[l.name];
         l.config = merge->configs[l.config];
-        if (l.process == 0) continue;
-        found[i - first] = api.find(merge->part->pids[l.process - 1], l.id, cursor);
-        l.process = merge->processes[l.process - 1];
+        std::optional<std::uint32_t> call;
+        if (l.process > 0) {
+          call = api.find(merge->part->pids[l.process - 1], l.id, cursor);
+          l.process = merge->processes[l.process - 1];
+        }
+        attribute(l, call, attributions[k]);
       }
     });
+    return attributions;
   }
 
   // The demangled name, else the short one, else the mangled one (as nsys's reports fall
