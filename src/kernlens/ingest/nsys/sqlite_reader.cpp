@@ -72,7 +72,7 @@ class NsysReader {
         ctx_(ctx),
         schema_(db_, ctx) {}
 
-  // f() timed as a step of the read (--verbose). timed as the step `name` of --verbose.
+  // f() timed as the step `name` of the read (--verbose).
   template <class F>
   decltype(auto) step(std::string name, F&& f) {
     return timed_step(ctx_.step_times(), std::move(name), std::forward<F>(f));
@@ -462,6 +462,13 @@ class NsysReader {
     return ok_status();
   }
 
+  // The threads for a pass over `rows` launches: one for each ReadOptions::min_part_bytes of
+  // them (a megabyte: ~12,000 launches), up to --threads.
+  std::size_t launch_chunks(std::size_t rows) const {
+    const std::size_t part_bytes = ctx_.options ? std::max<std::size_t>(1, ctx_.options->min_part_bytes) : ReadOptions().min_part_bytes;
+    return std::clamp<std::size_t>(rows * sizeof(model::Launch) / part_bytes, 1, reader_threads(ctx_, file_bytes_));
+  }
+
   // Gives launches[first, end) the profile's names, configurations and processes for their
   // part's own, and attributes each to its call, on every thread with a cursor each: a
   // launch's call depends only on its process and correlation id, and the lookups were most
@@ -471,10 +478,7 @@ class NsysReader {
     const std::size_t rows = end - first;
     const ApiCalls& api = calls();
     projection();  // made before the threads: it takes the calls' sets
-    // A thread for each ReadOptions::min_part_bytes of launches (a megabyte: ~12,000 launches).
-    const std::size_t part_bytes = ctx_.options ? std::max<std::size_t>(1, ctx_.options->min_part_bytes) : ReadOptions().min_part_bytes;
-    const std::size_t chunks =
-        std::clamp<std::size_t>(rows * sizeof(model::Launch) / part_bytes, 1, reader_threads(ctx_, file_bytes_));
+    const std::size_t chunks = launch_chunks(rows);
     std::vector<Attribution> attributions(chunks);
     run_parallel(chunks, [&](std::size_t k) {
       ApiCalls::Cursor cursor;
@@ -586,9 +590,12 @@ class NsysReader {
     const std::vector<model::StageId> stage_of_set = projection_->finish(ctx_.profile);
     const auto& places = calls().places();
     auto& launches = ctx_.profile.launches;
-    for (std::size_t i = first_launch_; i < launches.size(); ++i) {
-      if (launches[i].stage > 0) launches[i].stage = stage_of_set[places[launches[i].stage - 1].set];
-    }
+    const std::size_t first = first_launch_, rows = launches.size() - first, chunks = launch_chunks(rows);
+    run_parallel(chunks, [&](std::size_t k) {  // a pass over every launch: on every thread
+      for (std::size_t i = first + rows * k / chunks; i < first + rows * (k + 1) / chunks; ++i) {
+        if (launches[i].stage > 0) launches[i].stage = stage_of_set[places[launches[i].stage - 1].set];
+      }
+    });
     warn_about_ranges(unmatched_kernels_);
   }
 
