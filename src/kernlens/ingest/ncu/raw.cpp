@@ -410,7 +410,7 @@ class PartCuts {
 };
 
 // The parts of the regions of one file, kept from one region to the next (their tables keep
-// their room), whether cuts are still guessed (guess_csv_record_cuts) for this file, and what
+// their room), whether cuts are still guessed (GuessedCsvRecordCuts) for this file, and what
 // to call, if anything, with the file offset before which every row is merged.
 struct Parts {
   std::vector<Part> parts;

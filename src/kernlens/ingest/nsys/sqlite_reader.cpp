@@ -105,9 +105,12 @@ class NsysReader {
     return read_nvtx();
   }
 
+  // The memory operations, attributed like the kernels: into one attribution, added at the end.
   Status read_memory_ops() {
-    if (auto s = read_memcpys(); !s) return s;
-    return read_memsets();
+    Status s = read_memcpys();
+    if (s) s = read_memsets();
+    if (s) add_attribution(memory_ops_);
+    return s;
   }
 
   // The launches read before an error, as attributed before attribution was finished: to no
@@ -203,22 +206,8 @@ class NsysReader {
     if (auto bad = read_op_row(stmt, ctx_.input_index, l, ids)) return row_error(table, row, *bad);
     trace_end_ = std::max(trace_end_, ids.end);
     if (ids.global_pid) l.process = process_index(*ids.global_pid);
-    add_op(l, ids.global_pid);
+    attribute(l, ids.global_pid ? calls().find(*ids.global_pid, l.id) : std::nullopt, memory_ops_);
     return ok_status();
-  }
-
-  // Records the device the launch ran on and attributes it to its call: the call's thread,
-  // and for now the index of the call's place as its stage (attribute_to_stages makes that a
-  // stage once every set of ranges that launched work is known).
-  void add_op(model::Launch& l, std::optional<std::int64_t> global_pid) {
-    add_op_of_call(l, global_pid ? calls().find(*global_pid, l.id) : std::nullopt);
-  }
-
-  // add_op with the launch's call already found (nullopt: no process, or no key).
-  void add_op_of_call(model::Launch& l, std::optional<std::uint32_t> entry) {
-    Attribution a;
-    attribute(l, entry, a);
-    add_attribution(a);
   }
 
   // What attributing a stretch of launches adds to the reader: the devices in the order first
@@ -343,11 +332,11 @@ class NsysReader {
     if (launches.capacity() >= first + span)  // reserved (reserve()): the pages are new
       prefault_in_parallel(launches.data() + first, span * sizeof(model::Launch), threads);
     launches.resize(first + span);
-    auto slots = [&](const KernelPart& part) { return &launches[first + static_cast<std::size_t>(part.first_rowid - base)]; };
+    auto slot = [&](const KernelPart& part) { return first + static_cast<std::size_t>(part.first_rowid - base); };
     std::atomic<std::size_t> next_part{0};
     std::optional<std::uint64_t> scanned;  // one more thread: the rows of one scan
     run_parallel(std::size_t{threads} + 1, [&](std::size_t t) {
-      if (t < threads) return read_parts_on_own_connection(sql, parts, next_part, slots);
+      if (t < threads) return read_parts_on_own_connection(sql, parts, next_part, slot);
       if (auto db = source_.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kKernels);
     });
     std::uint64_t rows = 0;
@@ -362,7 +351,7 @@ class NsysReader {
     }
     auto to = launches.begin() + static_cast<std::ptrdiff_t>(first);
     for (const KernelPart& part : parts) {
-      const auto from = launches.begin() + (slots(part) - launches.data()), end = from + static_cast<std::ptrdiff_t>(part.rows);
+      const auto from = launches.begin() + static_cast<std::ptrdiff_t>(slot(part)), end = from + static_cast<std::ptrdiff_t>(part.rows);
       to = from == to ? end : std::move(from, end, to);  // no self-moves
     }
     launches.erase(to, launches.end());
@@ -383,9 +372,9 @@ class NsysReader {
   }
 
   // Reads the parts `next` hands out until none is left, on one connection.
-  template <class SlotsOf>
+  template <class SlotOf>
   void read_parts_on_own_connection(const std::string& sql, std::vector<KernelPart>& parts,
-                                    std::atomic<std::size_t>& next, const SlotsOf& slots_of) {
+                                    std::atomic<std::size_t>& next, const SlotOf& slot_of) {
     auto db = source_.open_for_a_scan();
     auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
     for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < parts.size();) {
@@ -397,7 +386,7 @@ class NsysReader {
       stmt->reset();
       stmt->bind(1, part.first_rowid);
       stmt->bind(2, part.end_rowid);
-      model::Launch* slots = slots_of(part);
+      model::Launch* slots = ctx_.profile.launches.data() + slot_of(part);
       std::size_t at = 0;
       read_kernel_part(*stmt, ctx_.input_index, true, part, [&](model::Launch&& l) { slots[at++] = std::move(l); });
     }
@@ -623,6 +612,7 @@ class NsysReader {
   std::future<ApiCalls> api_calls_;  // after source_ and nvtx_, which its reading uses
   std::optional<ApiCalls> calls_;
   std::optional<StageProjection> projection_;
+  Attribution memory_ops_;  // read_op's, for read_memory_ops to add
   std::size_t first_launch_ = 0;
   std::size_t unmatched_kernels_ = 0;
   std::map<std::int64_t, model::Device> gpus_;  // TARGET_INFO_GPU id -> device
