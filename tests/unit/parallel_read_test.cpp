@@ -4,6 +4,7 @@
 // at the cuts between parts: stray quotes, quoted line breaks, console lines, truncation.
 // KERNLENS_FUZZ_CORPUS=DIR adds the files of a real corpus (build/fuzz/corpus after a run).
 #include <gtest/gtest.h>
+#include <malloc.h>
 #include <sqlite3.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -664,6 +665,40 @@ TEST(PrefaultInParallel, FaultsInEveryPageOfTheRange) {
     EXPECT_TRUE(std::all_of(map, map + mapped, [](char c) { return c == 0; }));
     munmap(map, mapped);
   }
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
+#define KERNLENS_OWN_MALLOC 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define KERNLENS_OWN_MALLOC 1
+#endif
+
+// After return_large_blocks_when_freed, a large block that no free memory of the arenas can
+// hold is a mapping of its own even once a larger one was freed (glibc would have raised its
+// threshold to the freed block's size and grown the arena for the next, where it stays when
+// freed), and is given back when freed.
+TEST(ReturnLargeBlocksWhenFreed, ALargeBlockIsItsOwnMappingAfterALargerOneWasFreed) {
+#if !defined(__GLIBC__) || defined(KERNLENS_OWN_MALLOC)
+  GTEST_SKIP() << "glibc's malloc only (a sanitizer brings its own)";
+#else
+  return_large_blocks_when_freed();
+  // Larger than all the arenas' free memory, so that malloc must ask the system for it, and
+  // below glibc's highest dynamic threshold (32 MiB), so that the default would not map it.
+  const std::size_t block = mallinfo2().fordblks + (std::size_t{1} << 20);
+  if (block + (std::size_t{2} << 20) > (std::size_t{32} << 20)) GTEST_SKIP() << "the arenas hold too much free memory";
+  static void* volatile kept;  // the allocations are not elided
+  kept = std::malloc(block + (std::size_t{2} << 20));
+  std::free(kept);
+  const std::size_t mappings = mallinfo2().hblks;
+  kept = std::malloc(block);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_EQ(mallinfo2().hblks, mappings + 1);
+  std::free(kept);
+  EXPECT_EQ(mallinfo2().hblks, mappings);  // given back when freed
+#endif
 }
 
 TEST(GuessCsvRecordCuts, CutsAfterTheFirstLineBreakQuotedOrNot) {

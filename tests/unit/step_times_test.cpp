@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <thread>
+#include <vector>
 
 namespace kernlens {
 namespace {
@@ -27,7 +28,23 @@ TEST(StepTimes, StepsNestInTheOrderTheyStartAndEachIsTimedWhole) {
   const std::string text = times.text();
   EXPECT_NE(text.find("  outer "), std::string::npos) << text;
   EXPECT_NE(text.find("    inner "), std::string::npos) << text;
-  EXPECT_NE(text.find(" s\n"), std::string::npos) << text;
+  EXPECT_NE(text.find(" s   peak "), std::string::npos) << text;
+  EXPECT_NE(text.find(" MiB\n"), std::string::npos) << text;
+}
+
+TEST(StepTimes, EachStepKeepsThePeakMemorySoFarWhichOnlyRises) {
+  StepTimes times;
+  std::vector<char> held;
+  times.time("small", [] {});
+  times.time("large", [&] {
+    held.assign(std::size_t{64} << 20, 1);  // 64 MiB written: resident
+  });
+  const auto& steps = times.steps();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_GT(steps[0].peak_rss_bytes, 0);
+  EXPECT_GE(steps[1].peak_rss_bytes, steps[0].peak_rss_bytes);
+  EXPECT_GE(steps[1].peak_rss_bytes, std::int64_t{64} << 20);
+  EXPECT_EQ(held[12345], 1);
 }
 
 TEST(StepTimes, WithoutTimesAStepOnlyRuns) {

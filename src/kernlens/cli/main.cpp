@@ -7,6 +7,7 @@
 
 #include "kernlens/cli/commands.h"
 #include "kernlens/common/file.h"
+#include "kernlens/common/memory.h"
 #include "kernlens/common/parallel_chunks.h"
 #include "kernlens/common/text.h"
 
@@ -104,6 +105,7 @@ void add_threads_option(CLI::App* app) {
 int main(int argc, char** argv) {
   using namespace kernlens::cli;
   using namespace kernlens;
+  return_large_blocks_when_freed();
   CLI::App app{"kernlens: where an LLM workload spends its GPU time, kernel by kernel, and why.",
                "kernlens"};
   app.set_version_flag("--version", std::string("kernlens ") + KERNLENS_VERSION);

@@ -1,5 +1,6 @@
 #include "kernlens/common/memory.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -40,6 +41,12 @@ void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads) {
   (void)data;
   (void)bytes;
   (void)threads;
+#endif
+}
+
+void return_large_blocks_when_freed() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 #endif
 }
 

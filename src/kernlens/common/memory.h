@@ -16,4 +16,13 @@ void advise_huge_pages(void* data, std::size_t bytes);
 // A hint; failure is harmless.
 void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads);
 
+// Makes malloc map every block of 128 KiB and more that its arena's free memory cannot hold
+// on its own, returned to the system when it is freed (M_MMAP_THRESHOLD fixed: glibc otherwise
+// raises the threshold to the size of each large block freed, then grows the arena of the
+// thread that allocates, which keeps the memory). A read on many threads frees its parts'
+// buffers on threads whose arenas the analysis then does not use: at --threads 16 a
+// million-kernel nsys export held ~6 MB more than its file so. For a whole process (the CLI),
+// not a library's caller; glibc only.
+void return_large_blocks_when_freed();
+
 }  // namespace kernlens

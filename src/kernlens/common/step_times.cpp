@@ -1,10 +1,20 @@
 #include "kernlens/common/step_times.h"
 
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 
 namespace kernlens {
+namespace {
+
+std::int64_t peak_rss_bytes() {
+  rusage usage{};
+  if (getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux counts KiB
+}
+
+}  // namespace
 
 StepTimes::Scope::Scope(StepTimes& times, std::string name)
     : times_(times), index_(times.steps_.size()), start_(Clock::now()) {
@@ -14,6 +24,7 @@ StepTimes::Scope::Scope(StepTimes& times, std::string name)
 StepTimes::Scope::~Scope() {
   times_.steps_[index_].wall_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
+  times_.steps_[index_].peak_rss_bytes = peak_rss_bytes();
   --times_.depth_;
 }
 
@@ -23,7 +34,9 @@ std::string StepTimes::text() const {
   std::string out;
   for (const Step& s : steps_) {
     const std::string label = std::string(2 * static_cast<std::size_t>(s.depth), ' ') + s.name;
-    out += fmt::format("  {:<{}}  {:8.3f} s\n", label, width, static_cast<double>(s.wall_ns) / 1e9);
+    out += fmt::format("  {:<{}}  {:8.3f} s", label, width, static_cast<double>(s.wall_ns) / 1e9);
+    if (s.peak_rss_bytes > 0) out += fmt::format("   peak {:7.1f} MiB", static_cast<double>(s.peak_rss_bytes) / (1 << 20));
+    out += '\n';
   }
   return out;
 }

@@ -1,5 +1,6 @@
 // Where a command's time went, step by step (`analyze --verbose`): each step's name, wall
-// time and nesting depth, in the order the steps started.
+// time, nesting depth and the process's peak memory when it ended, in the order the steps
+// started.
 #pragma once
 
 #include <chrono>
@@ -16,6 +17,9 @@ class StepTimes {
     std::string name;
     std::int64_t wall_ns = 0;
     int depth = 0;  // steps inside another are one deeper
+    // The process's peak resident memory so far when the step ended (getrusage), 0 where the
+    // system does not say: where the peak rises is the step that holds the most.
+    std::int64_t peak_rss_bytes = 0;
   };
 
   // Runs f() as the step `name`; its wall time is from the call to f's return.
@@ -26,7 +30,8 @@ class StepTimes {
   }
 
   const std::vector<Step>& steps() const { return steps_; }
-  // One line a step, indented by depth, the times aligned: "  read in.sqlite   0.812 s".
+  // One line a step, indented by depth, the times aligned, and the peak so far where it is
+  // known: "  read in.sqlite   0.812 s   peak 104.4 MiB".
   std::string text() const;
 
  private:
