@@ -3,7 +3,7 @@
 // pass over the kernels beside the aggregate's rows (aggregate.cpp, TimelineSweep) and the
 // ranks beside the insights (analysis.cpp): its result, written out whole as analyze's JSON,
 // is the one a single thread gives, on fixtures large enough to use every thread asked for
-// (the nsys export has stage rows and a timeline).
+// (the nsys export has stage rows and a timeline, its rows swept in parts on several threads).
 #include <gtest/gtest.h>
 
 #include <string>

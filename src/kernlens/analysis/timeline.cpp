@@ -1,6 +1,7 @@
 #include "kernlens/analysis/timeline.h"
 
 #include "kernlens/analysis/ranks.h"
+#include "kernlens/common/parallel_chunks.h"
 
 #include <algorithm>
 #include <cmath>
@@ -131,11 +132,10 @@ void add_coverage(StageRow& row, const Coverage& c) {
   row.gaps = g;
 }
 
-// Calls visit(i) for each kernel launch with a time, in an order that has each lane's kernels
-// by start: the launches' own order when it already does (a timeline's usual order, and then
-// no list), else sorted.
-template <class Visit>
-void for_each_kernel_by_start(const model::Profile& profile, const Lanes& lanes, Visit visit) {
+// The kernel launches with a time in an order that has each lane's kernels by start: nullopt
+// when the launches' own order already does (a timeline's usual order: no list), else the
+// launches' indices sorted by start.
+std::optional<std::vector<std::uint32_t>> kernels_by_start(const model::Profile& profile, const Lanes& lanes) {
   std::vector<std::int64_t> last(lanes.lanes.size(), INT64_MIN);
   bool in_order = true;
   for (std::size_t i = 0; i < profile.launches.size() && in_order; ++i) {
@@ -145,12 +145,7 @@ void for_each_kernel_by_start(const model::Profile& profile, const Lanes& lanes,
     in_order = iv->begin_ns >= lane_last;
     lane_last = iv->begin_ns;
   }
-  if (in_order) {
-    for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-      if (auto iv = kernel_interval(profile.launches[i])) visit(i, *iv);
-    }
-    return;
-  }
+  if (in_order) return std::nullopt;
   std::vector<std::uint32_t> order;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     if (kernel_interval(profile.launches[i])) order.push_back(static_cast<std::uint32_t>(i));
@@ -158,7 +153,20 @@ void for_each_kernel_by_start(const model::Profile& profile, const Lanes& lanes,
   std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
     return *profile.launches[a].start_ns < *profile.launches[b].start_ns;
   });
-  for (std::uint32_t i : order) visit(i, *kernel_interval(profile.launches[i]));
+  return order;
+}
+
+// Calls visit(i, interval) for each kernel launch with a time, in `order` (kernels_by_start).
+template <class Visit>
+void for_each_kernel_in(const model::Profile& profile, const std::optional<std::vector<std::uint32_t>>& order,
+                        Visit visit) {
+  if (!order) {
+    for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+      if (auto iv = kernel_interval(profile.launches[i])) visit(i, *iv);
+    }
+    return;
+  }
+  for (std::uint32_t i : *order) visit(i, *kernel_interval(profile.launches[i]));
 }
 
 std::vector<std::optional<Coverage>> finish_lanes(std::vector<BusyUnion>& unions, const std::vector<char>& any) {
@@ -191,7 +199,7 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
   if (agg.lane_coverages.size() == lanes.lanes.size()) return agg.lane_coverages;
   std::vector<BusyUnion> unions(lanes.lanes.size(), BusyUnion(nullptr));
   std::vector<char> any(lanes.lanes.size(), 0);
-  for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
+  for_each_kernel_in(profile, kernels_by_start(profile, lanes), [&](std::size_t i, const Interval& iv) {
     const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
     any[lane] = 1;
     unions[lane].add(iv);
@@ -201,17 +209,22 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
 
 // Each lane (one GPU of one rank, ranks.h) is its own timeline: a row's figures are the sums
 // of its lanes' figures, so two GPUs busy half the time each are busy half the time, not all
-// of it. A lane takes the stage extents of its input. One pass over the kernels feeds the
-// union of every (lane, row) and of every lane as a whole, kernel by kernel: no list of
-// intervals, whose million kernels would be 16 bytes each in every row they are in.
+// of it. A lane takes the stage extents of its input. A pass over the kernels feeds the union
+// of every (lane, row) and of every lane as a whole, kernel by kernel: no list of intervals,
+// whose million kernels would be 16 bytes each in every row they are in. The rows are cut
+// into parts (row id modulo the parts), each swept on a thread of its own over every kernel in
+// the same order, so each union sees what one pass would show it: the same figures on any
+// number of threads.
 struct TimelineSweep::State {
+  // A row's union in a lane: inside the row's extents in the lane's input, else the own span.
+  using RowsOfLane = std::vector<std::unordered_map<std::uint32_t, BusyUnion>>;
+
   std::optional<LaneMap> own;
   const LaneMap& mapped;
   const StageStrings stage_rows;
   const StageExtents extents;
-  // A row's union in a lane: inside the row's extents in the lane's input, else the own span.
-  std::vector<std::unordered_map<std::uint32_t, BusyUnion>> rows_of_lane;
-  std::vector<BusyUnion> whole_lanes;  // each lane as a whole (the rank analysis reads them)
+  std::vector<RowsOfLane> parts;       // part p holds the rows whose id is p modulo the parts
+  std::vector<BusyUnion> whole_lanes;  // each lane as a whole (the rank analysis reads them), by part 0
   std::vector<char> lane_any;
   bool any = false;
 
@@ -219,7 +232,6 @@ struct TimelineSweep::State {
       : mapped(given_or_mapped(profile, given, own)),
         stage_rows(intern_stage_strings(profile, stage_row_names)),
         extents(stage_extents(profile)),
-        rows_of_lane(mapped.lanes.lanes.size()),
         whole_lanes(mapped.lanes.lanes.size(), BusyUnion(nullptr)),
         lane_any(mapped.lanes.lanes.size(), 0) {}
 
@@ -232,25 +244,48 @@ struct TimelineSweep::State {
     auto e = in->second.find(row);
     return e == in->second.end() ? nullptr : &e->second;
   }
+  BusyUnion* row_union(std::size_t lane, std::uint32_t row) {
+    auto& unions = parts[row % parts.size()][lane];
+    auto it = unions.find(row);
+    return it == unions.end() ? nullptr : &it->second;
+  }
+
+  // A part for every 8,192 kernels, up to 8 parts: each part reads every kernel (a pass over a
+  // million is a few milliseconds), so more parts than rows' work to share only cost passes.
+  static constexpr std::size_t kKernelsPerPart = 8192, kMostParts = 8;
 
   void sweep(const model::Profile& profile) {
+    const auto order = kernels_by_start(profile, mapped.lanes);
+    const std::size_t kernels = order ? order->size() : profile.launches.size();
+    const std::size_t n = std::clamp<std::size_t>(std::min({std::size_t{default_threads()}, kMostParts, 1 + kernels / kKernelsPerPart}),
+                                                  1, std::max<std::size_t>(1, stage_rows.names.size()));
+    parts.assign(n, RowsOfLane(mapped.lanes.lanes.size()));
+    run_parallel(n, [&](std::size_t p) { sweep_part(profile, order, p); });
+  }
+
+  // Part p's rows over every kernel in order; part 0 also each lane as a whole.
+  void sweep_part(const model::Profile& profile, const std::optional<std::vector<std::uint32_t>>& order, std::size_t p) {
     const Lanes& lanes = mapped.lanes;
+    RowsOfLane& rows_of_lane = parts[p];
     // Launches come in runs of one lane and stage: the rows' unions are looked up once a run
     // (references to an unordered_map's values stay valid as it grows).
     std::size_t run_lane = SIZE_MAX;
     model::StageId run_stage = 0;
     std::vector<BusyUnion*> run_rows;
-    for_each_kernel_by_start(profile, lanes, [&](std::size_t i, const Interval& iv) {
-      any = true;
+    for_each_kernel_in(profile, order, [&](std::size_t i, const Interval& iv) {
       const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
-      lane_any[lane] = 1;
-      whole_lanes[lane].add(iv);
+      if (p == 0) {
+        any = true;
+        lane_any[lane] = 1;
+        whole_lanes[lane].add(iv);
+      }
       const model::StageId stage = profile.launches[i].stage;
       if (lane != run_lane || stage != run_stage) {
         run_lane = lane;
         run_stage = stage;
         run_rows.clear();
         for (std::uint32_t row : stage_rows.of_stage[stage]) {
+          if (row % parts.size() != p) continue;
           auto it = rows_of_lane[lane].find(row);
           if (it == rows_of_lane[lane].end()) {
             const RowExtents* e = extents_of(lane, stage_rows.names[row]);
@@ -277,8 +312,8 @@ struct TimelineSweep::State {
       const auto id = stage_rows.ids.find(row.name);
       for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
         if (id != stage_rows.ids.end()) {
-          if (auto u = rows_of_lane[k].find(id->second); u != rows_of_lane[k].end()) {
-            add_coverage(row, u->second.finish());
+          if (BusyUnion* u = row_union(k, id->second)) {
+            add_coverage(row, u->finish());
             continue;
           }
         }
