@@ -1,4 +1,5 @@
-// The analysis works out kernels and families (analysis.cpp, insights_in_parallel) and each
+// The analysis lists each name's launches (analysis.cpp, launches_by_name), works out kernels
+// and families (insights_in_parallel) and each
 // launch's measured FLOPs (flops.cpp, measure_launches) on several threads, the timeline's
 // pass over the kernels beside the aggregate's rows (aggregate.cpp, TimelineSweep) and the
 // ranks beside the insights (analysis.cpp): its result, written out whole as analyze's JSON,

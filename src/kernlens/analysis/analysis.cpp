@@ -4,6 +4,7 @@
 #include <limits>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -38,15 +39,32 @@ constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 using LaunchList = std::vector<model::LaunchIndex>;
 
 // Each name's kernel launches, in launch order; counted first, so that no list grows past its
-// size (a million launches).
+// size (a million launches). The launches are cut into chunks, each counted and then placed on
+// a thread of its own: chunk c's launches of a name go after those of chunks 0 .. c-1, so the
+// lists are the ones a single pass makes.
 std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
-  std::vector<std::size_t> counts(profile.names.size(), 0);
-  for (const auto& l : profile.launches) counts[l.name] += l.kind == model::LaunchKind::kKernel;
-  std::vector<LaunchList> by_name(profile.names.size());
-  for (std::size_t n = 0; n < by_name.size(); ++n) by_name[n].reserve(counts[n]);
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    if (profile.launches[i].kind == model::LaunchKind::kKernel) by_name[profile.launches[i].name].push_back(static_cast<model::LaunchIndex>(i));
+  const auto& launches = profile.launches;
+  const std::size_t names = profile.names.size();
+  // A chunk is worth a thread for a few thousand launches; each keeps a count a name.
+  const std::size_t chunks = std::clamp<std::size_t>(
+      std::min<std::size_t>(launches.size() / 4096, launches.size() / std::max<std::size_t>(1, 4 * names)), 1,
+      default_threads());
+  auto first_of = [&](std::size_t c) { return launches.size() * c / chunks; };
+  std::vector<std::vector<std::size_t>> next(chunks, std::vector<std::size_t>(names, 0));
+  run_parallel(chunks, [&](std::size_t c) {
+    for (std::size_t i = first_of(c); i < first_of(c + 1); ++i) next[c][launches[i].name] += launches[i].kind == model::LaunchKind::kKernel;
+  });
+  std::vector<LaunchList> by_name(names);
+  for (std::size_t n = 0; n < names; ++n) {
+    std::size_t total = 0;
+    for (auto& chunk : next) total += std::exchange(chunk[n], total);  // a count becomes where the chunk starts
+    by_name[n].resize(total);
   }
+  run_parallel(chunks, [&](std::size_t c) {
+    for (std::size_t i = first_of(c); i < first_of(c + 1); ++i) {
+      if (launches[i].kind == model::LaunchKind::kKernel) by_name[launches[i].name][next[c][launches[i].name]++] = static_cast<model::LaunchIndex>(i);
+    }
+  });
   return by_name;
 }
 
