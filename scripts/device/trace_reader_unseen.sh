@@ -17,7 +17,8 @@
 # heads and its embedding, attention and residual multipliers, and "olmo2": OLMo 2 with its
 # QK norms after the projections, "cohere": Cohere with its parallel attention and MLP block,
 # layer norms without bias and logit scale, "qwen3": Qwen3 with 16 query / 8 KV heads of 64 and
-# QK norms).
+# QK norms, "gptj": GPT-J with its parallel attention and MLP and rotary on 32 of 64 dims,
+# "stablelm": StableLM 2 with 16 query / 4 KV heads and rotary on a quarter of each head).
 set -uo pipefail
 out=${1:?usage: trace_reader_unseen.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -55,6 +56,11 @@ llm_stages.CONFIGS["olmo2"] = lambda: transformers.Olmo2Config(
 llm_stages.CONFIGS["cohere"] = lambda: transformers.CohereConfig(
     hidden_size=1152, intermediate_size=3072, num_hidden_layers=5, num_attention_heads=12,
     num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048, logit_scale=0.0625)
+llm_stages.CONFIGS["gptj"] = lambda: transformers.GPTJConfig(
+    n_embd=1024, n_layer=5, n_head=16, rotary_dim=32, vocab_size=50400, n_positions=2048)
+llm_stages.CONFIGS["stablelm"] = lambda: transformers.StableLmConfig(
+    hidden_size=1024, intermediate_size=2816, num_hidden_layers=5, num_attention_heads=16,
+    num_key_value_heads=4, vocab_size=50304, max_position_embeddings=2048, partial_rotary_factor=0.25)
 llm_stages.CONFIGS["qwen3"] = lambda: transformers.Qwen3Config(
     hidden_size=896, intermediate_size=2432, num_hidden_layers=6, num_attention_heads=16,
     num_key_value_heads=8, head_dim=64, vocab_size=37888, max_position_embeddings=2048)
