@@ -165,6 +165,29 @@ std::vector<std::string> seeds_and_mutations(const std::string& content, std::ui
 // Parts are parsed once each, merged in order and one at a time, never more than `slots`
 // parsed and not merged; a merge that says stop ends the merging there, and no part is
 // begun after it.
+// The chunks cover every item once, in order, in stretches that differ by one item at most.
+TEST(RunInChunks, EveryItemOnceInOrderedStretchesOfAboutEqualSize) {
+  for (std::size_t items : {0u, 1u, 7u, 1000u}) {
+    for (std::size_t chunks : {1u, 3u, 8u}) {
+      std::vector<std::pair<std::size_t, std::size_t>> stretch(chunks, {SIZE_MAX, SIZE_MAX});
+      std::vector<std::atomic<int>> seen(items);
+      run_in_chunks(items, chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+        stretch[c] = {begin, end};
+        for (std::size_t i = begin; i < end; ++i) seen[i].fetch_add(1);
+      });
+      EXPECT_EQ(stretch.front().first, 0u);
+      EXPECT_EQ(stretch.back().second, items);
+      for (std::size_t c = 0; c < chunks; ++c) {
+        if (c > 0) {
+          EXPECT_EQ(stretch[c].first, stretch[c - 1].second) << items << " in " << chunks;
+        }
+        EXPECT_LE(stretch[c].second - stretch[c].first, items / chunks + 1);
+      }
+      for (const auto& n : seen) EXPECT_EQ(n.load(), 1);
+    }
+  }
+}
+
 TEST(RunOrderedParts, EachPartMergedOnceInOrderWithBoundedPartsInFlight) {
   std::mt19937 rng(7);
   for (unsigned threads : {0u, 1u, 2u, 3u, 16u}) {

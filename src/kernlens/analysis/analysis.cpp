@@ -49,10 +49,9 @@ std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
   const std::size_t chunks = std::clamp<std::size_t>(
       std::min<std::size_t>(launches.size() / 4096, launches.size() / std::max<std::size_t>(1, 4 * names)), 1,
       default_threads());
-  auto first_of = [&](std::size_t c) { return launches.size() * c / chunks; };
   std::vector<std::vector<std::size_t>> next(chunks, std::vector<std::size_t>(names, 0));
-  run_parallel(chunks, [&](std::size_t c) {
-    for (std::size_t i = first_of(c); i < first_of(c + 1); ++i) next[c][launches[i].name] += launches[i].kind == model::LaunchKind::kKernel;
+  run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) next[c][launches[i].name] += launches[i].kind == model::LaunchKind::kKernel;
   });
   std::vector<LaunchList> by_name(names);
   for (std::size_t n = 0; n < names; ++n) {
@@ -60,8 +59,8 @@ std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
     for (auto& chunk : next) total += std::exchange(chunk[n], total);  // a count becomes where the chunk starts
     by_name[n].resize(total);
   }
-  run_parallel(chunks, [&](std::size_t c) {
-    for (std::size_t i = first_of(c); i < first_of(c + 1); ++i) {
+  run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
       if (launches[i].kind == model::LaunchKind::kKernel) by_name[launches[i].name][next[c][launches[i].name]++] = static_cast<model::LaunchIndex>(i);
     }
   });

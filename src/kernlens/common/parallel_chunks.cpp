@@ -40,6 +40,11 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
   for (auto& t : threads) t.join();
 }
 
+void run_in_chunks(std::size_t items, std::size_t chunks,
+                   const std::function<void(std::size_t, std::size_t, std::size_t)>& work) {
+  run_parallel(chunks, [&](std::size_t c) { work(c, items * c / chunks, items * (c + 1) / chunks); });
+}
+
 void run_side_by_side(const std::function<void()>& first, const std::function<void()>& second) {
   if (default_threads() < 2) {
     first();

@@ -23,6 +23,11 @@ void set_default_threads(unsigned threads);  // 0: back to usable_cpus()
 // own; returns when all have returned. `work` must not throw.
 void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 
+// Cuts [0, items) into `chunks` stretches of about equal size, in order, and runs
+// work(chunk, begin, end) for each, each on a thread of its own (run_parallel).
+void run_in_chunks(std::size_t items, std::size_t chunks,
+                   const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
+
 // Runs first() and second() at once, second() on a thread of its own, where default_threads()
 // is more than one; else one after the other. Neither may throw.
 void run_side_by_side(const std::function<void()>& first, const std::function<void()>& second);

@@ -469,10 +469,10 @@ class NsysReader {
     projection();  // made before the threads: it takes the calls' sets
     const std::size_t chunks = launch_chunks(rows);
     std::vector<Attribution> attributions(chunks);
-    run_parallel(chunks, [&](std::size_t k) {
+    run_in_chunks(rows, chunks, [&](std::size_t k, std::size_t from, std::size_t to) {
       ApiCalls::Cursor cursor;
-      std::size_t i = first + rows * k / chunks;
-      const std::size_t stop = first + rows * (k + 1) / chunks;
+      std::size_t i = first + from;
+      const std::size_t stop = first + to;
       if (i == stop) return;
       // The last part beginning at or before i holds it (parts of no rows are passed over).
       auto merge = std::prev(std::upper_bound(merges.begin(), merges.end(), i,
@@ -580,8 +580,8 @@ class NsysReader {
     const auto& places = calls().places();
     auto& launches = ctx_.profile.launches;
     const std::size_t first = first_launch_, rows = launches.size() - first, chunks = launch_chunks(rows);
-    run_parallel(chunks, [&](std::size_t k) {  // a pass over every launch: on every thread
-      for (std::size_t i = first + rows * k / chunks; i < first + rows * (k + 1) / chunks; ++i) {
+    run_in_chunks(rows, chunks, [&](std::size_t, std::size_t begin, std::size_t end) {  // on every thread
+      for (std::size_t i = first + begin; i < first + end; ++i) {
         if (launches[i].stage > 0) launches[i].stage = stage_of_set[places[launches[i].stage - 1].set];
       }
     });
