@@ -7,6 +7,7 @@
 #
 # Usage: scripts/fuzz.sh
 # Env:   FUZZ_SECONDS  seconds per target (default 30)
+#        FUZZ_JOBS     targets fuzzed at a time (default: the cores)
 #        FUZZ_TARGETS  space-separated subset of the targets below (default: all)
 #        FUZZ_CXX      the clang++ to use (default clang++, else clang++-14)
 #        FUZZ_BUILD    a build directory already configured with KERNLENS_BUILD_FUZZ=ON (scripts/test.sh's
@@ -19,12 +20,14 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD:-$root/build/fuzz}
 fixtures=$root/tests/fixtures/ncu
 seconds=${FUZZ_SECONDS:-30}
+parallel=${FUZZ_JOBS:-$(nproc)}
 all_targets="fuzz_ncu_raw fuzz_ncu_details fuzz_ncu_summary fuzz_read_any fuzz_csv_scanner \
 fuzz_ncu_cells fuzz_names fuzz_pytorch_trace fuzz_nsys_stats fuzz_nsys_sqlite fuzz_kltrace fuzz_sweep_spec"
 targets=${FUZZ_TARGETS:-$all_targets}
 
 die() { echo "fuzz.sh: $*" >&2; exit 2; }
 [[ $seconds =~ ^[0-9]+$ && $seconds -gt 0 ]] || die "FUZZ_SECONDS must be a positive integer, not '$seconds'"
+[[ $parallel =~ ^[0-9]+$ && $parallel -gt 0 ]] || die "FUZZ_JOBS must be a positive integer, not '$parallel'"
 for t in $targets; do
   [[ " $all_targets " == *" $t "* ]] || die "unknown target '$t' (known: $all_targets)"
 done
@@ -163,23 +166,33 @@ for f in "$root"/tests/fixtures/sweep/*.toml "$root"/scripts/device/*.toml; do
   cp "$f" "$corpus/fuzz_sweep_spec/seed-$(basename "$f")"
 done
 
-# Run. UBSan only reports by default; halt_on_error makes undefined behaviour a crash.
+# Run, FUZZ_JOBS targets at a time (default: the cores), each for its own FUZZ_SECONDS. UBSan
+# only reports by default; halt_on_error makes undefined behaviour a crash.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-failed=()
-printf '%-18s %8s %10s %8s %s\n' target status execs/s corpus log
-for t in $targets; do
-  rc=0
-  dict=$root/tests/fuzz/ncu.dict
+fuzz_target() {
+  local t=$1 rc=0 dict=$root/tests/fuzz/ncu.dict
   [[ $t == fuzz_names ]] && dict=$root/tests/fuzz/names.dict
   [[ $t == fuzz_pytorch_trace ]] && dict=$root/tests/fuzz/pytorch_trace.dict
   [[ $t == fuzz_sweep_spec ]] && dict=$root/tests/fuzz/sweep_spec.dict
   "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -max_len=65536 -timeout=10 \
     -rss_limit_mb=2048 -dict="$dict" -artifact_prefix="$crashes/$t-" \
     -print_final_stats=1 > "$logs/$t.log" 2>&1 || rc=$?
+  echo $rc > "$logs/$t.rc"
+}
+for t in $targets; do
+  while (($(jobs -rp | wc -l) >= parallel)); do wait -n || true; done
+  rm -f "$logs/$t.rc"
+  fuzz_target "$t" &
+done
+wait
+failed=()
+printf '%-18s %8s %10s %8s %s\n' target status execs/s corpus log
+for t in $targets; do
+  rc=$(cat "$logs/$t.rc" 2> /dev/null || echo lost)
   execs=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$logs/$t.log" | tail -1)
   units=$(find "$corpus/$t" -type f | wc -l)
   status=ok
-  if ((rc != 0)); then
+  if [[ $rc != 0 ]]; then
     status="FAIL($rc)"
     failed+=("$t")
   fi
