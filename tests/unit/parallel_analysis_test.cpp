@@ -1,17 +1,21 @@
-// The analysis lists each name's launches (analysis.cpp, launches_by_name), works out kernels
-// and families (insights_in_parallel) and each
-// launch's measured FLOPs (flops.cpp, measure_launches) on several threads, the timeline's
-// pass over the kernels beside the aggregate's rows (aggregate.cpp, TimelineSweep) and the
-// ranks beside the insights (analysis.cpp): its result, written out whole as analyze's JSON,
-// is the one a single thread gives, on fixtures large enough to use every thread asked for
-// (the nsys export has stage rows and a timeline, its rows swept in parts on several threads).
+// The analysis finds the launches' runs of one input, process and GPU (ranks.cpp, in stretches),
+// lists each name's launches (analysis.cpp, launches_by_name), sums the kernel and stage rows
+// in stretches (aggregate.cpp, where the sums are exact), works out kernels and families
+// (insights_in_parallel) and each launch's measured FLOPs (flops.cpp, measure_launches) on
+// several threads, the timeline's pass over the kernels beside the aggregate's rows
+// (TimelineSweep) and the ranks beside the insights (analysis.cpp): its result, written out
+// whole as analyze's JSON, is the one a single thread gives, on fixtures large enough to use
+// every thread asked for (the nsys export has stage rows and a timeline, its rows swept in
+// parts on several threads).
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
+#include "kernlens/analysis/aggregate.h"
 #include "kernlens/analysis/analysis.h"
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/common/step_times.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/report/json_report.h"
 #include "test_util.h"
@@ -56,6 +60,65 @@ TEST(ParallelAnalysis, TheSameOnAnyNumberOfThreads) {
       ASSERT_NE(one.find("\"ranks\""), std::string::npos);
     }
     for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(analysis_on(p, threads), one) << fixtures[0] << " on " << threads;
+  }
+}
+
+// The steps analyze recorded, as text.
+std::string steps_on(const model::Profile& p, unsigned threads) {
+  StepTimes times;
+  analysis::AnalysisOptions options;
+  options.step_times = &times;
+  set_default_threads(threads);
+  EXPECT_TRUE(analysis::analyze(p, test::builtin_classifier(), options).ok());
+  set_default_threads(0);
+  return times.text();
+}
+
+// Every time sum of an aggregate, in its order: the total, each kernel's and its stages', each
+// stage row's and memory operation's.
+std::vector<double> time_sums(const model::Profile& p, unsigned threads) {
+  set_default_threads(threads);
+  const analysis::Aggregate agg = analysis::aggregate(p, test::builtin_classifier());
+  set_default_threads(0);
+  std::vector<double> sums = {agg.totals.kernel_time_ns.value_or(-1)};
+  for (const auto& k : agg.kernels) {
+    sums.push_back(k.total_ns.value_or(-1));
+    for (const auto& [label, ns] : k.stage_ns) sums.push_back(ns);
+  }
+  for (const auto& s : agg.stages) sums.push_back(s.kernel_time_ns);
+  for (const auto& m : agg.memory_ops) sums.push_back(m.total_ns.value_or(-1));
+  return sums;
+}
+
+// The kernel and stage rows are summed in stretches on several threads where every time is a
+// whole number of ns and the sums stay exact (their magnitudes below 2^52 together); else in
+// one pass. Either way every sum is the double a single thread gives, bit for bit: here where
+// the exact sums and the in-order sums of one pass differ, too.
+TEST(ParallelAnalysis, RowsSummedInPartsOnlyWhereTheSumsAreExact) {
+  const model::Profile whole = repeated({"nsys/llama_stages.sqlite"}, 4 * 4096);
+  EXPECT_NE(steps_on(whole, 4).find("kernel and stage rows, 4 parts"), std::string::npos) << steps_on(whole, 4);
+  EXPECT_EQ(steps_on(whole, 1).find("kernel and stage rows,"), std::string::npos);
+  EXPECT_EQ(time_sums(whole, 4), time_sums(whole, 1));
+
+  model::Profile fractional = whole;
+  fractional.launches[fractional.launches.size() / 2].duration_ns = 1.5;
+  model::Profile large = whole;  // 2^51 + 1 ns now and then: sums in launch order lose the ones
+  for (std::size_t i = 0; i < large.launches.size(); i += 997) large.launches[i].duration_ns = 0x1p51 + 1;
+  double in_order = 0;
+  std::int64_t exact = 0;
+  for (const auto& l : large.launches) {
+    if (l.kind != model::LaunchKind::kKernel || !l.duration_ns) continue;
+    in_order += *l.total_duration_ns();
+    exact += static_cast<std::int64_t>(*l.total_duration_ns());
+  }
+  ASSERT_NE(in_order, static_cast<double>(exact));  // the case under test happens
+  for (const model::Profile* p : {&fractional, &large}) {
+    const std::string steps = steps_on(*p, 4);
+    EXPECT_NE(steps.find("kernel and stage rows "), std::string::npos) << steps;  // one pass
+    const std::vector<double> one = time_sums(*p, 1);
+    EXPECT_EQ(one.front(), p == &large ? in_order : one.front());
+    for (unsigned threads : {2u, 4u}) EXPECT_EQ(time_sums(*p, threads), one) << threads << " threads";
+    EXPECT_EQ(analysis_on(*p, 4), analysis_on(*p, 1));
   }
 }
 

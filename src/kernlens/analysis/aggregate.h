@@ -14,6 +14,10 @@
 #include "kernlens/model/profile.h"
 #include "kernlens/names/classify.h"
 
+namespace kernlens {
+class StepTimes;  // common/step_times.h
+}  // namespace kernlens
+
 namespace kernlens::analysis {
 
 struct LaneMap;  // ranks.h
@@ -110,8 +114,10 @@ inline constexpr std::string_view kWholeRunStage = "(whole run)";
 // result (the families' rule ids point into it).
 // With `lanes` the profile's map_rank_lanes (ranks.h) for the timeline figures, else they
 // work it out.
+// With `times`, the rows' pass and the timeline's, which run side by side, are recorded in it
+// as steps (with the parts each was cut into).
 Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier& classifier,
-                    const LaneMap* lanes = nullptr);
+                    const LaneMap* lanes = nullptr, StepTimes* times = nullptr);
 
 // The name to show for a kernel: demangled when the input spelled it mangled.
 const std::string& shown_name(const model::Profile& profile, const KernelRow& row);

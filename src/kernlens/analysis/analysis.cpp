@@ -226,7 +226,7 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   Analysis a;
   StepTimes* times = options.step_times;
   const LaneMap lanes = timed_step(times, "ranks and GPU lanes", [&] { return map_rank_lanes(profile); });
-  a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes); });
+  a.agg = timed_step(times, "kernels, families, stages, timeline", [&] { return aggregate(profile, classifier, &lanes, times); });
   // The ranks read only the aggregate: worked out beside the rest (untimed, off this thread).
   Status kernels = ok_status();
   timed_step(times, "insights, MFU and ranks, side by side", [&] {

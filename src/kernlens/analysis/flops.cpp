@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/analysis/kernel_metrics.h"
+#include "kernlens/common/memory.h"
 #include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens::analysis {
@@ -191,7 +192,7 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
   // estimates[0]: none (not a kernel); then one per class of no work or unmeasured work, made
   // when first needed; then each launch's own.
   out.estimates.emplace_back();
-  out.of_launch.assign(profile.launches.size(), 0);
+  resize_prefaulted(out.of_launch, profile.launches.size(), default_threads());
   auto own = [&](std::size_t launch) -> LaunchEstimate& {
     out.of_launch[launch] = static_cast<std::uint32_t>(out.estimates.size());
     return out.estimates.emplace_back();

@@ -10,6 +10,8 @@
 #include <utility>
 
 #include "kernlens/analysis/timeline.h"
+#include "kernlens/common/memory.h"
+#include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens::analysis {
 namespace {
@@ -164,22 +166,40 @@ namespace {
 
 // A run of consecutive launches of one input, process and device: launches come in such runs,
 // so the maps below are worked out once a run, not once a launch (a pass over a million
-// 104-byte launches is most of their cost).
+// 88-byte launches is most of their cost).
 struct LaunchRun {
   std::size_t first = 0;  // launches [first, next run's first)
   std::uint32_t input = 0, process = 0;
   std::int32_t device = -1;
 };
 
-std::vector<LaunchRun> launch_runs(const model::Profile& profile) {
-  std::vector<LaunchRun> runs;
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
+bool same_run(const LaunchRun& a, const LaunchRun& b) {
+  return a.input == b.input && a.process == b.process && a.device == b.device;
+}
+
+// The runs of launches [begin, end) appended to `runs`.
+void add_launch_runs(const model::Profile& profile, std::size_t begin, std::size_t end, std::vector<LaunchRun>& runs) {
+  for (std::size_t i = begin; i < end; ++i) {
     const Launch& l = profile.launches[i];
-    if (!runs.empty() && runs.back().input == l.input && runs.back().process == l.process &&
-        runs.back().device == l.device_ordinal) {
-      continue;
+    const LaunchRun run{i, l.input, l.process, l.device_ordinal};
+    if (runs.empty() || !same_run(runs.back(), run)) runs.push_back(run);
+  }
+}
+
+// Found in stretches of 4,096 launches at least, one a thread, then joined where a run goes
+// on from one stretch into the next.
+std::vector<LaunchRun> launch_runs(const model::Profile& profile) {
+  const std::size_t launches = profile.launches.size();
+  const std::size_t chunks = std::clamp<std::size_t>(launches / 4096, 1, default_threads());
+  std::vector<std::vector<LaunchRun>> parts(chunks);
+  run_in_chunks(launches, chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    add_launch_runs(profile, begin, end, parts[c]);
+  });
+  std::vector<LaunchRun> runs = std::move(parts[0]);
+  for (std::size_t c = 1; c < chunks; ++c) {
+    for (const LaunchRun& run : parts[c]) {
+      if (runs.empty() || !same_run(runs.back(), run)) runs.push_back(run);
     }
-    runs.push_back(LaunchRun{i, l.input, l.process, l.device_ordinal});
   }
   return runs;
 }
@@ -236,7 +256,7 @@ RankMap map_ranks(const model::Profile& profile, const std::vector<LaunchRun>& r
     sorted.push_back(map.units[order[i]]);
   }
   map.units = std::move(sorted);
-  map.unit_of_launch.resize(profile.launches.size());
+  resize_prefaulted(map.unit_of_launch, profile.launches.size(), default_threads());
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const std::uint32_t unit = new_index[unit_index.at({runs[r].input, pid_of(runs[r])})];
     std::fill(map.unit_of_launch.begin() + static_cast<std::ptrdiff_t>(runs[r].first),
@@ -248,7 +268,7 @@ RankMap map_ranks(const model::Profile& profile, const std::vector<LaunchRun>& r
 Lanes map_lanes(const model::Profile& profile, const RankMap& ranks, const std::vector<LaunchRun>& runs) {
   Lanes out;
   std::map<std::pair<std::uint32_t, std::int32_t>, std::int32_t> index;
-  out.lane_of_launch.resize(profile.launches.size());
+  resize_prefaulted(out.lane_of_launch, profile.launches.size(), default_threads());
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const std::size_t first = runs[r].first, end = run_end(runs, r, profile.launches.size());
     // A run is one input and process, so one unit; the units split no run.

@@ -346,4 +346,6 @@ TimelineSweep::~TimelineSweep() = default;
 
 void TimelineSweep::add_figures(Aggregate& agg) { state_->add_figures(profile_, agg); }
 
+std::size_t TimelineSweep::parts() const { return state_->parts.size(); }
+
 }  // namespace kernlens::analysis

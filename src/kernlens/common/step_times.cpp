@@ -28,6 +28,10 @@ StepTimes::Scope::~Scope() {
   --times_.depth_;
 }
 
+void StepTimes::add(std::string name, std::int64_t wall_ns) {
+  steps_.push_back(Step{std::move(name), wall_ns, depth_, peak_rss_bytes()});
+}
+
 std::string StepTimes::text() const {
   std::size_t width = 0;
   for (const Step& s : steps_) width = std::max(width, 2 * static_cast<std::size_t>(s.depth) + s.name.size());

@@ -29,6 +29,10 @@ class StepTimes {
     return std::forward<F>(f)();
   }
 
+  // Records a step timed elsewhere (work done on another thread, beside the step now open),
+  // inside the step now open.
+  void add(std::string name, std::int64_t wall_ns);
+
   const std::vector<Step>& steps() const { return steps_; }
   // One line a step, indented by depth, the times aligned, and the peak so far where it is
   // known: "  read in.sqlite   0.812 s   peak 104.4 MiB".
