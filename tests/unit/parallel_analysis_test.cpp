@@ -122,5 +122,57 @@ TEST(ParallelAnalysis, RowsSummedInPartsOnlyWhereTheSumsAreExact) {
   }
 }
 
+// Every timeline figure of an aggregate, in order: each lane's and each stage row's busy,
+// wall and gap figures, the stage rows' instances.
+std::vector<double> timeline_figures(const model::Profile& p, unsigned threads) {
+  set_default_threads(threads);
+  const analysis::Aggregate agg = analysis::aggregate(p, test::builtin_classifier());
+  set_default_threads(0);
+  std::vector<double> out;
+  auto add = [&](const analysis::Coverage& c) {
+    out.insert(out.end(), {c.busy_ns, c.wall_ns, static_cast<double>(c.gaps.count), c.gaps.total_ns, c.gaps.largest_ns});
+  };
+  for (const auto& lane : agg.lane_coverages) {
+    if (lane) add(*lane);
+    else out.push_back(-1);
+  }
+  for (const auto& s : agg.stages) {
+    out.insert(out.end(), {s.wall_ns.value_or(-1), s.busy_ns.value_or(-1), static_cast<double>(s.instances.value_or(0))});
+    if (s.gaps) out.insert(out.end(), {static_cast<double>(s.gaps->count), s.gaps->total_ns, s.gaps->largest_ns});
+  }
+  return out;
+}
+
+// The timeline is swept in stretches of the kernels on several threads: its figures are those
+// of one pass, bit for bit, where kernels overlap across the stretches' ends (the repeated
+// copies), come out of start order, last no time, and stages have extents of no length.
+TEST(ParallelAnalysis, TimelineSweptInStretchesGivesTheFiguresOfOnePass) {
+  const std::vector<std::vector<std::string>> inputs = {
+      {"nsys/llama_stages.sqlite"}, {"multirank/tp_nccl_h200_rank-0.json.gz", "multirank/tp_nccl_h200_rank-1.json.gz"}};
+  for (const auto& fixtures : inputs) {
+    const model::Profile base = repeated(fixtures, 4 * 4096);
+    model::Profile moved = base;  // a third of the kernels moved by up to 5 us, some of no length
+    std::uint64_t x = 22;
+    for (std::size_t i = 0; i < moved.launches.size(); ++i) {
+      x = x * 6364136223846793005u + 1442695040888963407u;
+      model::Launch& l = moved.launches[i];
+      if (!l.start_ns || x % 3 != 0) continue;
+      *l.start_ns += static_cast<std::int64_t>((x >> 33) % 10000) - 5000;
+      if (x % 7 == 0) l.duration_ns = 0;
+    }
+    for (std::size_t r = 0, n = moved.stage_ranges.size(); r < n; r += 3) {
+      model::StageRange point = moved.stage_ranges[r];
+      point.start_ns = point.end_ns = moved.stage_ranges[r].end_ns + 1000;
+      moved.stage_ranges.push_back(point);
+    }
+    for (const model::Profile* p : {&base, static_cast<const model::Profile*>(&moved)}) {
+      const std::vector<double> one = timeline_figures(*p, 1);
+      ASSERT_GT(one.size(), 10u) << fixtures[0];
+      for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(timeline_figures(*p, threads), one) << fixtures[0] << " on " << threads;
+      EXPECT_NE(steps_on(*p, 4).find("timeline, "), std::string::npos) << steps_on(*p, 4);  // in parts
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kernlens

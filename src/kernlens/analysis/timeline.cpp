@@ -38,6 +38,16 @@ CoverageSweep::CoverageSweep(const std::vector<Interval>* extents) : extents_(ex
   if (extents_ && !extents_->empty()) cursor_ = extents_->front().begin_ns;
 }
 
+CoverageSweep::CoverageSweep(const std::vector<Interval>* extents, std::int64_t first_begin, std::int64_t last_end)
+    : extents_(extents), any_(true), first_begin_(first_begin), last_end_(last_end) {
+  if (!extents_) return;
+  // add() closes every extent that ends by the interval's end and leaves the cursor at that
+  // end, or at the next extent's begin when it lies after it.
+  const std::vector<Interval>& e = *extents_;
+  while (k_ < e.size() && e[k_].end_ns <= last_end) ++k_;
+  if (k_ < e.size()) cursor_ = std::max(last_end, e[k_].begin_ns);
+}
+
 // Each busy interval credits the extents it overlaps (begin before the extent's end, end after
 // its begin), clipped to them; an extent is done once an interval reaches its end.
 void CoverageSweep::add(const Interval& b) {
@@ -207,33 +217,64 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
   return finish_lanes(unions, any);
 }
 
+namespace {
+
+void add_partial(Coverage& into, const Coverage& c) {
+  into.busy_ns += c.busy_ns;
+  into.wall_ns += c.wall_ns;
+  into.gaps.count += c.gaps.count;
+  into.gaps.total_ns += c.gaps.total_ns;
+  into.gaps.largest_ns = std::max(into.gaps.largest_ns, c.gaps.largest_ns);
+}
+
+}  // namespace
+
 // Each lane (one GPU of one rank, ranks.h) is its own timeline: a row's figures are the sums
 // of its lanes' figures, so two GPUs busy half the time each are busy half the time, not all
 // of it. A lane takes the stage extents of its input. A pass over the kernels feeds the union
 // of every (lane, row) and of every lane as a whole, kernel by kernel: no list of intervals,
-// whose million kernels would be 16 bytes each in every row they are in. The rows are cut
-// into parts (row id modulo the parts), each swept on a thread of its own over every kernel in
-// the same order, so each union sees what one pass would show it: the same figures on any
-// number of threads.
+// whose million kernels would be 16 bytes each in every row they are in.
+//
+// The kernels, in the sweep's order, are cut into stretches swept on a thread each, twice.
+// The first pass finds each union's largest end in each stretch: the end of the interval still
+// open when the next stretch begins (its kernels come by begin). The second merges each
+// stretch's intervals into a sweep of its own, the kernels that overlap the interval open
+// before it only extending that one, and holds back its last interval, which later stretches
+// may extend too. Then each union's held-back intervals go, with their whole ends, into the
+// sweeps that held them back: every interval reaches one sweep, in order, and each sweep
+// begins in the state the one before it ends in (CoverageSweep's resuming constructor). Its
+// figures are sums of whole nanoseconds, exact in any grouping below 2^53, so they are the
+// figures of one pass, on any number of threads; where the timeline spans 2^52 ns or more,
+// one stretch is swept.
 struct TimelineSweep::State {
-  // A row's union in a lane: inside the row's extents in the lane's input, else the own span.
-  using RowsOfLane = std::vector<std::unordered_map<std::uint32_t, BusyUnion>>;
+  static constexpr std::uint32_t kWholeLane = UINT32_MAX;  // the row of a lane's own union
+  static std::uint64_t key_of(std::size_t lane, std::uint32_t row) { return (std::uint64_t{lane} << 32) | row; }
+
+  // What one stretch of the kernels holds of one union.
+  struct Stretch {
+    const std::vector<Interval>* extents = nullptr;  // the row's extents in the lane's input, or own span
+    bool seen = false;                 // pass 1: a kernel of the union is in the stretch
+    std::int64_t first_begin = 0, largest_end = 0;
+    std::optional<std::int64_t> open_end;  // pass 2: the end of the interval open before the stretch
+    std::int64_t union_first_begin = 0;    // the union's first begin, in any stretch
+    bool own = false;                      // an interval begins in the stretch
+    Interval held{0, 0};                   // its last one, not yet in its sweep
+    std::optional<CoverageSweep> sweep;
+  };
+  using Stretches = std::unordered_map<std::uint64_t, Stretch>;
 
   std::optional<LaneMap> own;
   const LaneMap& mapped;
   const StageStrings stage_rows;
   const StageExtents extents;
-  std::vector<RowsOfLane> parts;       // part p holds the rows whose id is p modulo the parts
-  std::vector<BusyUnion> whole_lanes;  // each lane as a whole (the rank analysis reads them), by part 0
-  std::vector<char> lane_any;
+  std::vector<Stretches> stretches;
+  std::unordered_map<std::uint64_t, Coverage> coverages;  // by union, once swept
   bool any = false;
 
   State(const model::Profile& profile, const LaneMap* given)
       : mapped(given_or_mapped(profile, given, own)),
         stage_rows(intern_stage_strings(profile, stage_row_names)),
-        extents(stage_extents(profile)),
-        whole_lanes(mapped.lanes.lanes.size(), BusyUnion(nullptr)),
-        lane_any(mapped.lanes.lanes.size(), 0) {}
+        extents(stage_extents(profile)) {}
 
   std::uint32_t input_of_lane(std::size_t k) const {
     return mapped.ranks.units[mapped.lanes.lanes[k].unit].input;
@@ -244,63 +285,179 @@ struct TimelineSweep::State {
     auto e = in->second.find(row);
     return e == in->second.end() ? nullptr : &e->second;
   }
-  BusyUnion* row_union(std::size_t lane, std::uint32_t row) {
-    auto& unions = parts[row % parts.size()][lane];
-    auto it = unions.find(row);
-    return it == unions.end() ? nullptr : &it->second;
+  const Coverage* coverage_of(std::size_t lane, std::uint32_t row) const {
+    auto it = coverages.find(key_of(lane, row));
+    return it == coverages.end() ? nullptr : &it->second;
   }
 
-  // A part for every 8,192 kernels, up to 8 parts: each part reads every kernel (a pass over a
-  // million is a few milliseconds), so more parts than rows' work to share only cost passes.
-  static constexpr std::size_t kKernelsPerPart = 8192, kMostParts = 8;
+  // A stretch for every 4,096 kernels at least, one a thread.
+  static constexpr std::size_t kLeastKernelsPerStretch = 4096;
+  static constexpr std::int64_t kExactSpanNs = std::int64_t{1} << 52;
 
   void sweep(const model::Profile& profile) {
     const auto order = kernels_by_start(profile, mapped.lanes);
-    const std::size_t kernels = order ? order->size() : profile.launches.size();
-    const std::size_t n = std::clamp<std::size_t>(std::min({std::size_t{default_threads()}, kMostParts, 1 + kernels / kKernelsPerPart}),
-                                                  1, std::max<std::size_t>(1, stage_rows.names.size()));
-    parts.assign(n, RowsOfLane(mapped.lanes.lanes.size()));
-    run_parallel(n, [&](std::size_t p) { sweep_part(profile, order, p); });
+    const std::size_t items = order ? order->size() : profile.launches.size();
+    std::size_t n = std::clamp<std::size_t>(items / kLeastKernelsPerStretch, 1, default_threads());
+    stretches.assign(n, Stretches());
+    if (n > 1) {  // one stretch has nothing open before it
+      find_largest_ends(profile, order, items);
+      if (span_ns() < kExactSpanNs) {
+        hand_on_open_ends();
+      } else {
+        stretches.assign(n = 1, Stretches());
+      }
+    }
+    run_in_chunks(items, n, [&](std::size_t c, std::size_t begin, std::size_t end) {
+      for_each_kernel_of_stretch(profile, order, begin, end, c, merge_into_stretch);
+    });
+    finish_unions();
   }
 
-  // Part p's rows over every kernel in order; part 0 also each lane as a whole.
-  void sweep_part(const model::Profile& profile, const std::optional<std::vector<std::uint32_t>>& order, std::size_t p) {
-    const Lanes& lanes = mapped.lanes;
-    RowsOfLane& rows_of_lane = parts[p];
-    // Launches come in runs of one lane and stage: the rows' unions are looked up once a run
+  // Pass 1, in each stretch.
+  void find_largest_ends(const model::Profile& profile, const std::optional<std::vector<std::uint32_t>>& order,
+                         std::size_t items) {
+    run_in_chunks(items, stretches.size(), [&](std::size_t c, std::size_t begin, std::size_t end) {
+      for_each_kernel_of_stretch(profile, order, begin, end, c, [](Stretch& s, const Interval& iv) {
+        if (!s.seen) {
+          s.seen = true;
+          s.first_begin = iv.begin_ns;
+          s.largest_end = iv.end_ns;
+        }
+        s.largest_end = std::max(s.largest_end, iv.end_ns);
+      });
+    });
+  }
+
+  // The unions' span, first begin to last end, with the stages' extents.
+  std::int64_t span_ns() const {
+    std::int64_t first = INT64_MAX, last = INT64_MIN;
+    for (const Stretches& unions : stretches) {
+      for (const auto& [key, s] : unions) {
+        first = std::min(first, s.first_begin);
+        last = std::max(last, s.largest_end);
+      }
+    }
+    for (const auto& [input, rows] : extents) {
+      for (const auto& [name, row] : rows) {
+        if (row.merged.empty()) continue;
+        first = std::min(first, row.merged.front().begin_ns);
+        last = std::max(last, row.merged.back().end_ns);
+      }
+    }
+    if (last <= first) return 0;
+    return static_cast<std::int64_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first), INT64_MAX));
+  }
+
+  // Calls visit(stretch, interval) for each union of each kernel of items [begin, end) of the
+  // order, in order: the kernel's lane as a whole and each stage row of its lane.
+  template <class Visit>
+  void for_each_kernel_of_stretch(const model::Profile& profile, const std::optional<std::vector<std::uint32_t>>& order,
+                                  std::size_t begin, std::size_t end, std::size_t c, Visit visit) {
+    Stretches& unions = stretches[c];
+    // Launches come in runs of one lane and stage: the unions are looked up once a run
     // (references to an unordered_map's values stay valid as it grows).
     std::size_t run_lane = SIZE_MAX;
     model::StageId run_stage = 0;
-    std::vector<BusyUnion*> run_rows;
-    for_each_kernel_in(profile, order, [&](std::size_t i, const Interval& iv) {
-      const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
-      if (p == 0) {
-        any = true;
-        lane_any[lane] = 1;
-        whole_lanes[lane].add(iv);
+    std::vector<Stretch*> run_unions;
+    auto stretch_of = [&](std::size_t lane, std::uint32_t row) -> Stretch* {
+      auto [it, added] = unions.try_emplace(key_of(lane, row));
+      if (added && row != kWholeLane) {
+        const RowExtents* e = extents_of(lane, stage_rows.names[row]);
+        it->second.extents = e ? &e->merged : nullptr;
       }
+      return &it->second;
+    };
+    auto kernel = [&](std::size_t i, const Interval& iv) {
+      const auto lane = static_cast<std::size_t>(mapped.lanes.lane_of_launch[i]);
       const model::StageId stage = profile.launches[i].stage;
       if (lane != run_lane || stage != run_stage) {
         run_lane = lane;
         run_stage = stage;
-        run_rows.clear();
-        for (std::uint32_t row : stage_rows.of_stage[stage]) {
-          if (row % parts.size() != p) continue;
-          auto it = rows_of_lane[lane].find(row);
-          if (it == rows_of_lane[lane].end()) {
-            const RowExtents* e = extents_of(lane, stage_rows.names[row]);
-            it = rows_of_lane[lane].emplace(row, BusyUnion(e ? &e->merged : nullptr)).first;
-          }
-          run_rows.push_back(&it->second);
+        run_unions.assign(1, stretch_of(lane, kWholeLane));
+        for (std::uint32_t row : stage_rows.of_stage[stage]) run_unions.push_back(stretch_of(lane, row));
+      }
+      for (Stretch* s : run_unions) visit(*s, iv);
+    };
+    if (order) {
+      for (std::size_t k = begin; k < end; ++k) kernel((*order)[k], *kernel_interval(profile.launches[(*order)[k]]));
+      return;
+    }
+    for (std::size_t i = begin; i < end; ++i) {
+      if (auto iv = kernel_interval(profile.launches[i])) kernel(i, *iv);
+    }
+  }
+
+  // Each union's largest end before each stretch, and its first begin, handed to the stretch.
+  void hand_on_open_ends() {
+    std::unordered_map<std::uint64_t, Stretch> before;  // seen, first_begin, largest_end so far
+    for (Stretches& unions : stretches) {
+      for (auto& [key, s] : unions) {
+        auto [prior, first] = before.try_emplace(key, s);
+        if (!first) {
+          s.open_end = prior->second.largest_end;
+          prior->second.largest_end = std::max(prior->second.largest_end, s.largest_end);
         }
       }
-      for (BusyUnion* row : run_rows) row->add(iv);
-    });
+    }
+    for (Stretches& unions : stretches) {
+      for (auto& [key, s] : unions) s.union_first_begin = before.at(key).first_begin;
+    }
+  }
+
+  // Pass 2 for one kernel of one union: extend the interval open before the stretch, or
+  // merge into the stretch's own intervals (BusyUnion's rule: overlapping or touching).
+  static void merge_into_stretch(Stretch& s, const Interval& iv) {
+    if (!s.own) {
+      if (s.open_end && iv.begin_ns <= *s.open_end) {
+        *s.open_end = std::max(*s.open_end, iv.end_ns);
+        return;
+      }
+      s.own = true;
+      if (s.open_end) s.sweep.emplace(s.extents, s.union_first_begin, *s.open_end);
+      else s.sweep.emplace(s.extents);
+      s.held = iv;
+    } else if (iv.begin_ns <= s.held.end_ns) {
+      s.held.end_ns = std::max(s.held.end_ns, iv.end_ns);
+    } else {
+      s.sweep->add(s.held);
+      s.held = iv;
+    }
+  }
+
+  // Each union's held-back intervals into their sweeps, with the ends later stretches gave
+  // them; the sweeps' figures summed.
+  void finish_unions() {
+    std::unordered_map<std::uint64_t, std::vector<Stretch*>> by_union;
+    for (Stretches& unions : stretches) {
+      for (auto& [key, s] : unions) by_union[key].push_back(&s);
+    }
+    for (auto& [key, list] : by_union) {
+      Stretch* owner = nullptr;
+      Interval held{0, 0};
+      for (Stretch* s : list) {
+        if (owner && s->open_end) held.end_ns = std::max(held.end_ns, *s->open_end);
+        if (!s->own) continue;
+        if (owner) owner->sweep->add(held);
+        owner = s;
+        held = s->held;
+      }
+      owner->sweep->add(held);
+      Coverage c;
+      for (Stretch* s : list) {
+        if (s->own && s != owner) add_partial(c, s->sweep->so_far());
+      }
+      add_partial(c, owner->sweep->finish());
+      coverages.emplace(key, c);
+      any = true;
+    }
   }
 
   void add_figures(const model::Profile& profile, Aggregate& agg) {
     const Lanes& lanes = mapped.lanes;
-    agg.lane_coverages = finish_lanes(whole_lanes, lane_any);
+    agg.lane_coverages.assign(lanes.lanes.size(), std::nullopt);
+    for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
+      if (const Coverage* c = coverage_of(k, kWholeLane)) agg.lane_coverages[k] = *c;
+    }
     if (!any) return;
     // The first lane of each input takes the input's extents of a row no lane of it ran in.
     std::unordered_map<std::uint32_t, std::size_t> first_lane;
@@ -312,8 +469,8 @@ struct TimelineSweep::State {
       const auto id = stage_rows.ids.find(row.name);
       for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
         if (id != stage_rows.ids.end()) {
-          if (BusyUnion* u = row_union(k, id->second)) {
-            add_coverage(row, u->finish());
+          if (const Coverage* c = coverage_of(k, id->second)) {
+            add_coverage(row, *c);
             continue;
           }
         }
@@ -346,6 +503,6 @@ TimelineSweep::~TimelineSweep() = default;
 
 void TimelineSweep::add_figures(Aggregate& agg) { state_->add_figures(profile_, agg); }
 
-std::size_t TimelineSweep::parts() const { return state_->parts.size(); }
+std::size_t TimelineSweep::parts() const { return state_->stretches.size(); }
 
 }  // namespace kernlens::analysis

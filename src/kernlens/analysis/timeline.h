@@ -75,7 +75,13 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
 class CoverageSweep {
  public:
   explicit CoverageSweep(const std::vector<Interval>* extents);
+  // The state a sweep is in once busy intervals up to one that ends at `last_end` were added,
+  // the first of them beginning at `first_begin`, but with nothing counted yet: for a sweep
+  // of later intervals whose figures add to those of the sweep before.
+  CoverageSweep(const std::vector<Interval>* extents, std::int64_t first_begin, std::int64_t last_end);
   void add(const Interval& busy);
+  // The figures so far, without the extents not yet done.
+  const Coverage& so_far() const { return c_; }
   Coverage finish();
 
  private:
