@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -425,12 +423,6 @@ std::size_t add_rows(const model::Profile& profile, const names::KernelClassifie
   for (const auto& launch : profile.launches) one.add(launch);
   one.finish(classifier, false, out);
   return 1;
-}
-
-std::int64_t wall_ns_of(const std::function<void()>& f) {
-  const auto start = std::chrono::steady_clock::now();
-  f();
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
 }
 
 std::string in_parts(const std::string& step, std::size_t parts) {

@@ -152,7 +152,7 @@ namespace {
 void add_insights(const model::Profile& profile, const MetricsContext& ctx, const FlopsEstimates& flops,
                   const AnalysisOptions& options, Analysis& a) {
   StepTimes* times = options.step_times;
-  const std::vector<LaunchList> by_name = launches_by_name(profile);
+  const std::vector<LaunchList> by_name = timed_step(times, "launches by name", [&] { return launches_by_name(profile); });
   const FamilyLaunches by_family = launches_by_family(a.agg, by_name);
   std::vector<InsightJob> jobs;
   jobs.reserve(a.agg.kernels.size() + a.agg.families.size());
@@ -203,12 +203,16 @@ Status analyze_kernels(const model::Profile& profile, const AnalysisOptions& opt
   // MFU reads the FLOPs and the stage rows, not the insights: worked out beside them, with a
   // resolver of its own (a resolver is not thread-safe).
   std::optional<Result<ProfileWork>> work;
+  std::int64_t mfu_ns = 0;
   run_side_by_side([&] { add_insights(profile, ctx, flops, options, a); },
                    [&] {
-                     const MetricResolver own(profile);
-                     const MfuInput mfu{profile, own, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
-                     work = profile_work(mfu, a.agg.stages, options.work);
+                     mfu_ns = wall_ns_of([&] {
+                       const MetricResolver own(profile);
+                       const MfuInput mfu{profile, own, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
+                       work = profile_work(mfu, a.agg.stages, options.work);
+                     });
                    });
+  if (times) times->add("MFU per stage (beside)", mfu_ns);
   if (!*work) return work->error();
   a.stages = std::move((*work)->stages);
   a.whole = std::move((*work)->whole);
@@ -230,8 +234,10 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   // The ranks read only the aggregate: worked out beside the rest (untimed, off this thread).
   Status kernels = ok_status();
   timed_step(times, "insights, MFU and ranks, side by side", [&] {
+    std::int64_t ranks_ns = 0;
     run_side_by_side([&] { kernels = analyze_kernels(profile, options, a); },
-                     [&] { a.ranks = analyze_ranks(profile, a.agg, &lanes); });
+                     [&] { ranks_ns = wall_ns_of([&] { a.ranks = analyze_ranks(profile, a.agg, &lanes); }); });
+    if (times) times->add("ranks (beside)", ranks_ns);
   });
   if (!kernels) return kernels.error();
   return a;

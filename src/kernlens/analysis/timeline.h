@@ -31,7 +31,7 @@ class TimelineSweep {
   TimelineSweep& operator=(const TimelineSweep&) = delete;
 
   void add_figures(Aggregate& agg);
-  // The parts the stage rows were swept in, each on a thread of its own.
+  // The stretches of the kernels the timeline was swept in, each on a thread of its own.
   std::size_t parts() const;
 
  private:

@@ -57,6 +57,14 @@ class StepTimes {
   int depth_ = 0;
 };
 
+// The wall time f() takes, in ns: for work on another thread, recorded with StepTimes::add.
+template <class F>
+std::int64_t wall_ns_of(F&& f) {
+  const auto start = std::chrono::steady_clock::now();
+  std::forward<F>(f)();
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+}
+
 // f() timed as `name` into `times`, or only run when there is none (no --verbose).
 template <class F>
 decltype(auto) timed_step(StepTimes* times, std::string name, F&& f) {
