@@ -6,7 +6,8 @@
 #      "unit") nor the mutation campaign, which step 2 runs, but for ParallelRead.*, whose
 #      corpus tests read every case here and a sample under the sanitizers;
 #   2. every test but the "orchestration" ones (a browser on the report, the sweep driver with
-#      fake Slurm: step 1 runs them), under AddressSanitizer + UndefinedBehaviorSanitizer (clang);
+#      fake Slurm: step 1 runs them), under AddressSanitizer + UndefinedBehaviorSanitizer (clang),
+#      the unit tests in 16 shards of a process each (tests/CMakeLists.txt);
 #   3. every libFuzzer harness of that same build for a bounded time (FUZZ_SECONDS each, default 5).
 # CI runs it on two cores, where compiling is most of its time (BENCHMARKS.md, "CI time"), hence
 # the build flags: unity builds (CMakeLists.txt), no debug info in step 1 (it costs 30% of each
