@@ -425,10 +425,6 @@ std::size_t add_rows(const model::Profile& profile, const names::KernelClassifie
   return 1;
 }
 
-std::string in_parts(const std::string& step, std::size_t parts) {
-  return parts > 1 ? step + ", " + std::to_string(parts) + " parts" : step;
-}
-
 }  // namespace
 
 // The timeline's pass over the kernels needs only the profile: it runs beside the rows' pass.

@@ -177,13 +177,9 @@ bool same_run(const LaunchRun& a, const LaunchRun& b) {
   return a.input == b.input && a.process == b.process && a.device == b.device;
 }
 
-// The runs of launches [begin, end) appended to `runs`.
-void add_launch_runs(const model::Profile& profile, std::size_t begin, std::size_t end, std::vector<LaunchRun>& runs) {
-  for (std::size_t i = begin; i < end; ++i) {
-    const Launch& l = profile.launches[i];
-    const LaunchRun run{i, l.input, l.process, l.device_ordinal};
-    if (runs.empty() || !same_run(runs.back(), run)) runs.push_back(run);
-  }
+// Appends `run` unless it goes on with the last run.
+void append_run(std::vector<LaunchRun>& runs, const LaunchRun& run) {
+  if (runs.empty() || !same_run(runs.back(), run)) runs.push_back(run);
 }
 
 // Found in stretches of 4,096 launches at least, one a thread, then joined where a run goes
@@ -193,13 +189,14 @@ std::vector<LaunchRun> launch_runs(const model::Profile& profile) {
   const std::size_t chunks = std::clamp<std::size_t>(launches / 4096, 1, default_threads());
   std::vector<std::vector<LaunchRun>> parts(chunks);
   run_in_chunks(launches, chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
-    add_launch_runs(profile, begin, end, parts[c]);
+    for (std::size_t i = begin; i < end; ++i) {
+      const Launch& l = profile.launches[i];
+      append_run(parts[c], LaunchRun{i, l.input, l.process, l.device_ordinal});
+    }
   });
   std::vector<LaunchRun> runs = std::move(parts[0]);
   for (std::size_t c = 1; c < chunks; ++c) {
-    for (const LaunchRun& run : parts[c]) {
-      if (runs.empty() || !same_run(runs.back(), run)) runs.push_back(run);
-    }
+    for (const LaunchRun& run : parts[c]) append_run(runs, run);
   }
   return runs;
 }
@@ -313,12 +310,6 @@ void fill_lane_figures(LaneRow& row, const std::optional<Coverage>& c) {
   row.busy_ns = c->busy_ns;
   row.wall_ns = c->wall_ns;
   row.gaps = c->gaps;
-}
-
-void add_gaps(GapStats& into, const GapStats& g) {
-  into.count += g.count;
-  into.total_ns += g.total_ns;
-  into.largest_ns = std::max(into.largest_ns, g.largest_ns);
 }
 
 // Each rank's stage walls: the union of the stage's extents in the rank's input; also kept

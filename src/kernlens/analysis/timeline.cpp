@@ -27,6 +27,18 @@ void merge_intervals(std::vector<Interval>& intervals) {
   intervals.resize(out);
 }
 
+void add_gaps(GapStats& into, const GapStats& g) {
+  into.count += g.count;
+  into.total_ns += g.total_ns;
+  into.largest_ns = std::max(into.largest_ns, g.largest_ns);
+}
+
+void add_coverage(Coverage& into, const Coverage& c) {
+  into.busy_ns += c.busy_ns;
+  into.wall_ns += c.wall_ns;
+  add_gaps(into.gaps, c.gaps);
+}
+
 void CoverageSweep::gap(std::int64_t ns) {
   const auto g = static_cast<double>(ns);
   ++c_.gaps.count;
@@ -136,9 +148,7 @@ void add_coverage(StageRow& row, const Coverage& c) {
   row.wall_ns = row.wall_ns.value_or(0) + c.wall_ns;
   row.busy_ns = row.busy_ns.value_or(0) + c.busy_ns;
   GapStats g = row.gaps.value_or(GapStats{});
-  g.count += c.gaps.count;
-  g.total_ns += c.gaps.total_ns;
-  g.largest_ns = std::max(g.largest_ns, c.gaps.largest_ns);
+  add_gaps(g, c.gaps);
   row.gaps = g;
 }
 
@@ -216,18 +226,6 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
   });
   return finish_lanes(unions, any);
 }
-
-namespace {
-
-void add_partial(Coverage& into, const Coverage& c) {
-  into.busy_ns += c.busy_ns;
-  into.wall_ns += c.wall_ns;
-  into.gaps.count += c.gaps.count;
-  into.gaps.total_ns += c.gaps.total_ns;
-  into.gaps.largest_ns = std::max(into.gaps.largest_ns, c.gaps.largest_ns);
-}
-
-}  // namespace
 
 // Each lane (one GPU of one rank, ranks.h) is its own timeline: a row's figures are the sums
 // of its lanes' figures, so two GPUs busy half the time each are busy half the time, not all
@@ -444,9 +442,9 @@ struct TimelineSweep::State {
       owner->sweep->add(held);
       Coverage c;
       for (Stretch* s : list) {
-        if (s->own && s != owner) add_partial(c, s->sweep->so_far());
+        if (s->own && s != owner) add_coverage(c, s->sweep->so_far());
       }
-      add_partial(c, owner->sweep->finish());
+      add_coverage(c, owner->sweep->finish());
       coverages.emplace(key, c);
       any = true;
     }

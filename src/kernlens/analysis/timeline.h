@@ -72,6 +72,12 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
 // coverage() as the busy intervals come (merged, in begin order), so that a million kernels
 // need no list of intervals: against `extents` (merged; must outlive the sweep), or without
 // them (nullptr) inside the intervals' own span, from the first begin to the last end.
+// Adds `g`'s gaps to `into`'s: counts and totals summed, the largest kept.
+void add_gaps(GapStats& into, const GapStats& g);
+// Adds `c`'s figures to `into`'s (busy, wall, gaps): the figures of two timelines side by side,
+// or of two stretches of one.
+void add_coverage(Coverage& into, const Coverage& c);
+
 class CoverageSweep {
  public:
   explicit CoverageSweep(const std::vector<Interval>* extents);

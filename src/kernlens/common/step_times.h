@@ -57,6 +57,11 @@ class StepTimes {
   int depth_ = 0;
 };
 
+// A step's name with the parts it was cut into, one a thread: "kernel rows, 64 parts".
+inline std::string in_parts(const std::string& step, std::size_t parts) {
+  return parts > 1 ? step + ", " + std::to_string(parts) + " parts" : step;
+}
+
 // The wall time f() takes, in ns: for work on another thread, recorded with StepTimes::add.
 template <class F>
 std::int64_t wall_ns_of(F&& f) {

@@ -305,7 +305,7 @@ class NsysReader {
     if (parts.size() > 1) {
       auto sql = schema_.select_range_sql(kKernels, cols);
       if (!sql) return sql.error();
-      const std::string name = "kernel rows, " + std::to_string(parts.size()) + " parts";
+      const std::string name = in_parts("kernel rows", parts.size());
       if (step(name, [&] { return read_kernel_ranges(*sql, parts, first); })) return merge_kernel_parts(parts, first);
       parts.assign(1, KernelPart{});  // damage or a bad row: one scan, as one thread reads it
     }

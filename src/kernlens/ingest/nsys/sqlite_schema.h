@@ -71,15 +71,6 @@ struct DbSource {
   }
 };
 
-// Reserves before the first touch, with huge pages: each 4 KiB page fault costs about a
-// microsecond on virtual machines, a quarter of the time for a million launches.
-template <class T>
-void reserve_huge(std::vector<T>& v, std::size_t n) {
-  if (n <= v.capacity()) return;
-  v.reserve(n);
-  advise_huge_pages(v.data() + v.size(), (v.capacity() - v.size()) * sizeof(T));
-}
-
 // The threads to read with: --threads (ReadOptions::threads, else default_threads()), but one
 // per min_part_bytes of the file at most.
 unsigned reader_threads(const ReadContext& ctx, std::uint64_t file_bytes);
