@@ -53,6 +53,15 @@ std::optional<std::int64_t> SqliteStatement::opt_int64(int column) const {
   return v;
 }
 
+std::uint64_t SqliteStatement::int64_columns(int count, std::int64_t* values) const {
+  std::uint64_t nulls = 0;
+  for (int c = 0; c < count; ++c) {
+    values[c] = sqlite3_column_int64(stmt_, c);
+    if (values[c] == 0 && sqlite3_column_type(stmt_, c) == SQLITE_NULL) nulls |= std::uint64_t{1} << c;
+  }
+  return nulls;
+}
+
 std::optional<double> SqliteStatement::opt_double(int column) const {
   if (is_null(column)) return std::nullopt;
   return sqlite3_column_double(stmt_, column);

@@ -38,6 +38,10 @@ class SqliteStatement {
   bool is_null(int column) const;
   std::int64_t int64(int column) const;
   std::optional<std::int64_t> opt_int64(int column) const;
+  // Columns [0, count) of the row as integers into values[0, count), NULL as 0 with bit c of the
+  // result set (count at most 64): for readers of wide integer rows, one call into SQLite a
+  // column where opt_int64 a column is a call of ours and one or two of SQLite's.
+  std::uint64_t int64_columns(int count, std::int64_t* values) const;
   std::optional<double> opt_double(int column) const;
   std::string_view text(int column) const;  // empty for NULL; valid until the next step()
 

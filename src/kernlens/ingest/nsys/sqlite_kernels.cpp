@@ -9,8 +9,7 @@
 namespace kernlens::ingest::nsys {
 namespace {
 
-std::optional<std::string> check_times(const SqliteStatement& stmt,
-                                       std::optional<std::int64_t> start,
+std::optional<std::string> check_times(const SqliteStatement& stmt, std::optional<std::int64_t> start,
                                        std::optional<std::int64_t> end) {
   if (!start || !end) return "no start or end time";
   // SQLite reads text such as 'abc' as 0: only integers are times.
@@ -31,18 +30,17 @@ std::optional<std::string> check_times(const SqliteStatement& stmt,
 }
 
 // Grid, block, registers and shared memory; what is out of range, if anything.
-std::optional<std::string> read_kernel_dims(const SqliteStatement& stmt, model::LaunchConfig& l) {
-  std::string bad;
-  auto u32 = [&](int col, std::string_view what) -> std::uint32_t {
-    auto v = stmt.opt_int64(col).value_or(0);
-    if (v < 0 || v > std::numeric_limits<std::uint32_t>::max())
-      bad = std::string(what) + " " + std::to_string(v);
-    return static_cast<std::uint32_t>(
-        std::clamp<std::int64_t>(v, 0, std::numeric_limits<std::uint32_t>::max()));
+std::optional<std::string> read_kernel_dims(const IntRow& row, model::LaunchConfig& l) {
+  constexpr std::int64_t kMaxU32 = std::numeric_limits<std::uint32_t>::max();
+  std::optional<std::string> bad;
+  auto u32 = [&](int col, const char* what) -> std::uint32_t {
+    const std::int64_t v = row.opt(col).value_or(0);
+    if (v < 0 || v > kMaxU32) bad = std::string(what) + " " + std::to_string(v);
+    return static_cast<std::uint32_t>(std::clamp<std::int64_t>(v, 0, kMaxU32));
   };
   l.grid = {u32(kGridX, "gridX"), u32(kGridY, "gridY"), u32(kGridZ, "gridZ")};
   l.block = {u32(kBlockX, "blockX"), u32(kBlockY, "blockY"), u32(kBlockZ, "blockZ")};
-  if (auto regs = stmt.opt_int64(kRegisters)) {
+  if (auto regs = row.opt(kRegisters)) {
     if (*regs < 0 || *regs > std::numeric_limits<std::int32_t>::max())
       bad = "registersPerThread " + std::to_string(*regs);
     else
@@ -51,15 +49,15 @@ std::optional<std::string> read_kernel_dims(const SqliteStatement& stmt, model::
   for (auto [col, slot, what] :
        {std::tuple{kStaticShared, &l.static_shared_bytes, "staticSharedMemory"},
         std::tuple{kDynamicShared, &l.dynamic_shared_bytes, "dynamicSharedMemory"}}) {
-    if (auto v = stmt.opt_int64(col)) {
+    if (auto v = row.opt(col)) {
       if (*v < 0)
         bad = std::string(what) + " " + std::to_string(*v);
       else
         *slot = *v;
     }
   }
-  if (!bad.empty()) return bad + " is out of range";
-  return std::nullopt;
+  if (bad) *bad += " is out of range";
+  return bad;
 }
 
 struct NameIdsHash {
@@ -92,28 +90,28 @@ class FirstMet {
 
 }  // namespace
 
-std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_t input,
+std::optional<std::string> read_op_row(const SqliteStatement& stmt, const IntRow& row, std::uint32_t input,
                                        model::Launch& l, OpIds& ids) {
-  auto start = stmt.opt_int64(kStart), end = stmt.opt_int64(kEnd);
+  auto start = row.opt(kStart), end = row.opt(kEnd);
   if (auto bad = check_times(stmt, start, end)) return bad;
   l.start_ns = *start;
   l.duration_ns = static_cast<double>(*end - *start);
   l.input = input;
   for (auto [column, what, to] : {std::tuple{kContextId, "contextId", &l.context_id},
                                    std::tuple{kStreamId, "streamId", &l.stream_id}}) {
-    const std::int64_t id = stmt.opt_int64(column).value_or(model::kUnknown);
+    const std::int64_t id = row.opt(column).value_or(model::kUnknown);
     auto narrow = model::stream_id_of(id);
     if (!narrow) return std::string(what) + " " + std::to_string(id) + " needs more than CUPTI's 32 bits";
     *to = *narrow;
   }
-  if (auto device = stmt.opt_int64(kDeviceId)) {
+  if (auto device = row.opt(kDeviceId)) {
     if (*device < 0 || *device > std::numeric_limits<std::int16_t>::max()) {
       return "deviceId " + std::to_string(*device) + " is not a device ordinal";
     }
     l.device_ordinal = static_cast<std::int16_t>(*device);
   }
-  ids.correlation = stmt.opt_int64(kCorrelationId);
-  ids.global_pid = stmt.opt_int64(kGlobalPid);
+  ids.correlation = row.opt(kCorrelationId);
+  ids.global_pid = row.opt(kGlobalPid);
   ids.end = *end;
   if (ids.correlation) l.id = *ids.correlation;
   return std::nullopt;
@@ -126,15 +124,18 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
   FirstMet<model::LaunchConfig, model::LaunchConfigHash> configs;
   std::size_t row = 0;
   RowidOrder order(part.first_rowid, part.end_rowid);
+  IntRow values;
+  const int columns = kKernelColumnCount + (ranged ? 1 : 0);
   while (stmt.step()) {
-    if (ranged && !order.next(stmt.int64(kKernelColumnCount))) {
+    values.read(stmt, columns);
+    if (ranged && !order.next(values[kKernelColumnCount])) {
       part.out_of_order = true;
       return;
     }
     ++row;
     model::Launch l;
     OpIds ids;
-    if (auto bad = read_op_row(stmt, input, l, ids)) {
+    if (auto bad = read_op_row(stmt, values, input, l, ids)) {
       part.bad_row.emplace(row, std::move(*bad));
       return;
     }
@@ -146,7 +147,7 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
     }
     // The name is looked up when the parts are merged; a bad name, at its first row, comes
     // before a bad dimension of the same row (as in one scan).
-    NameIds name{stmt.opt_int64(kDemangled), stmt.opt_int64(kShortName), stmt.opt_int64(kMangled)};
+    NameIds name{values.opt(kDemangled), values.opt(kShortName), values.opt(kMangled)};
     auto [local, is_new] = names.index(name);
     if (is_new) {
       part.names.push_back(name);
@@ -154,7 +155,7 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
     }
     l.name = local;
     model::LaunchConfig config;
-    if (auto bad = read_kernel_dims(stmt, config)) {
+    if (auto bad = read_kernel_dims(values, config)) {
       part.bad_row.emplace(row, std::move(*bad));
       return;
     }

@@ -5,6 +5,7 @@
 // profile is the one a single scan gives. Internal to ingest/nsys.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -47,15 +48,31 @@ enum KernelColumn : int {
   kKernelColumnCount
 };
 
+// A row's integer columns, read at once (SqliteStatement::int64_columns): a kernel row is ~20
+// integers, and a call of ours around each of SQLite's was a fifth of reading it.
+struct IntRow {
+  std::array<std::int64_t, kKernelColumnCount + 1> values{};  // and a ranged SELECT's rowid
+  std::uint64_t nulls = 0;                                     // bit c: column c is NULL
+
+  // Columns [0, count) of the statement's row.
+  void read(const SqliteStatement& stmt, int count) { nulls = stmt.int64_columns(count, values.data()); }
+  std::int64_t operator[](int column) const { return values[static_cast<std::size_t>(column)]; }
+  std::optional<std::int64_t> opt(int column) const {
+    if (nulls >> column & 1) return std::nullopt;
+    return values[static_cast<std::size_t>(column)];
+  }
+};
+
 // What a row says about who launched it, for the caller to look up.
 struct OpIds {
   std::optional<std::int64_t> global_pid, correlation;
   std::int64_t end = 0;
 };
 
-// The common columns of one GPU activity row into `l` (times, device, context, stream, the
-// correlation id as l.id). On bad values, what is wrong (the caller adds table and row).
-std::optional<std::string> read_op_row(const SqliteStatement& stmt, std::uint32_t input,
+// The common columns of one GPU activity row (`row`, read from `stmt`'s current row) into `l`
+// (times, device, context, stream, the correlation id as l.id). On bad values, what is wrong
+// (the caller adds table and row).
+std::optional<std::string> read_op_row(const SqliteStatement& stmt, const IntRow& row, std::uint32_t input,
                                        model::Launch& l, OpIds& ids);
 
 // A kernel's name ids: demangled, short, mangled (StringIds), resolved in that order.

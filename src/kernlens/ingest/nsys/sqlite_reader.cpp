@@ -200,10 +200,10 @@ class NsysReader {
 
   // The columns every GPU activity row has (time, where it ran, who launched it), for the
   // tables read in one scan.
-  Status read_op(const SqliteStatement& stmt, std::string_view table, std::uint64_t row,
+  Status read_op(const SqliteStatement& stmt, const IntRow& values, std::string_view table, std::uint64_t row,
                  model::Launch& l) {
     OpIds ids;
-    if (auto bad = read_op_row(stmt, ctx_.input_index, l, ids)) return row_error(table, row, *bad);
+    if (auto bad = read_op_row(stmt, values, ctx_.input_index, l, ids)) return row_error(table, row, *bad);
     trace_end_ = std::max(trace_end_, ids.end);
     if (ids.global_pid) l.process = process_index(*ids.global_pid);
     attribute(l, ids.global_pid ? calls().find(*ids.global_pid, l.id) : std::nullopt, memory_ops_);
@@ -553,13 +553,15 @@ class NsysReader {
     auto stmt = schema_.select(table, cols);
     if (!stmt) return stmt.error();
     std::uint64_t row = 0;
+    IntRow values;
     while (stmt->step()) {
+      values.read(*stmt, static_cast<int>(cols.size()));
       model::Launch l;
       l.kind = kind;
-      if (auto s = read_op(*stmt, table, ++row, l); !s) return s;
-      if (auto bytes = stmt->opt_int64(kExtra); bytes && *bytes >= 0) l.bytes = *bytes;
+      if (auto s = read_op(*stmt, values, table, ++row, l); !s) return s;
+      if (auto bytes = values.opt(kExtra); bytes && *bytes >= 0) l.bytes = *bytes;
       l.name = memory_op_name(
-          kind, kind == model::LaunchKind::kMemcpy ? stmt->opt_int64(kExtra + 1) : std::nullopt);
+          kind, kind == model::LaunchKind::kMemcpy ? values.opt(kExtra + 1) : std::nullopt);
       ctx_.profile.launches.push_back(std::move(l));
     }
     return schema_.finished(*stmt, table);
