@@ -172,11 +172,17 @@ TEST(Ranks, WholeRunTimelineIsPerGpuNotMerged) {
   EXPECT_EQ(*whole.wall_ns, 200);  // two lanes of 100 ns
   EXPECT_EQ(*whole.busy_ns, 150);
   EXPECT_DOUBLE_EQ(*whole.busy_fraction(), 0.75);
+  ASSERT_EQ(agg.lane_coverages.size(), 2u);  // per GPU
+  ASSERT_TRUE(agg.lane_coverages[0] && agg.lane_coverages[1]);
+  EXPECT_EQ(agg.lane_coverages[0]->busy_ns, 75);
+  EXPECT_EQ(agg.lane_coverages[1]->busy_ns, 75);
+  // One rank: its identity only, no figures of its own (they are the profile's, above).
   RankAnalysis a = analyze_ranks(t.p, agg);
   ASSERT_EQ(a.ranks.size(), 1u);
-  ASSERT_EQ(a.ranks[0].lanes.size(), 2u);
-  EXPECT_EQ(*a.ranks[0].lanes[0].busy_ns, 75);
-  EXPECT_EQ(*a.ranks[0].lanes[1].busy_ns, 75);
+  EXPECT_FALSE(a.multi_rank());
+  EXPECT_EQ(a.ranks[0].rank, 0);
+  EXPECT_TRUE(a.ranks[0].lanes.empty());
+  EXPECT_EQ(a.ranks[0].launches, 0u);
 }
 
 // The lanes' figures are worked out once, with the stage figures, and the rank analysis reads

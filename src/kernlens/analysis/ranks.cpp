@@ -349,6 +349,10 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
     r.pid = u.pid;
     out.ranks.push_back(std::move(r));
   }
+  // One rank's figures are the whole profile's (the aggregate's), and nothing shows a rank's
+  // own but for several (multi_rank): the passes over every launch below were a serial tenth of
+  // a large single-GPU analysis, for figures no one read.
+  if (!out.multi_rank()) return out;
   std::vector<LaneTimeline> timelines(lanes.lanes.size());
   std::vector<LaneRow> lane_rows(lanes.lanes.size());
   // The collective of each launch, classified once per (name, kind); a kernel is communication

@@ -145,7 +145,9 @@ struct RankAnalysis {
 inline constexpr double kStragglerCommShare = 0.5;
 inline constexpr std::size_t kStragglerMedianMinCollectives = 3;
 
-// With `lanes` the profile's map_rank_lanes, else it is worked out here.
+// With `lanes` the profile's map_rank_lanes, else it is worked out here. With one rank, that
+// rank's identity only (rank, input, pid, warnings): its figures are the profile's own, and
+// every report shows ranks only where there are several.
 RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, const LaneMap* lanes = nullptr);
 
 }  // namespace kernlens::analysis
