@@ -6,7 +6,7 @@
 // (TimelineSweep) and the ranks beside the insights (analysis.cpp): its result, written out
 // whole as analyze's JSON, is the one a single thread gives, on fixtures large enough to use
 // every thread asked for (the nsys export has stage rows and a timeline, its rows swept in
-// parts on several threads).
+// parts on several threads). The MFU's sums are dealt to threads, each summing in launch order.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -172,6 +172,56 @@ TEST(ParallelAnalysis, TimelineSweptInStretchesGivesTheFiguresOfOnePass) {
       EXPECT_NE(steps_on(*p, 4).find("timeline, "), std::string::npos) << steps_on(*p, 4);  // in parts
     }
   }
+}
+
+// Every figure of the MFU per stage row and of the whole profile, in order.
+std::vector<double> mfu_figures(const model::Profile& p, unsigned threads) {
+  set_default_threads(threads);
+  auto a = analysis::analyze(p, test::builtin_classifier(), {});
+  set_default_threads(0);
+  EXPECT_TRUE(a.ok());
+  std::vector<double> out;
+  if (!a.ok()) return out;
+  std::vector<const analysis::StageWork*> works = {&a->whole};
+  for (const auto& w : a->stages) works.push_back(&w);
+  for (const analysis::StageWork* w : works) {
+    for (const auto& v : {w->flops, w->flops_low, w->flops_high, w->mfu, w->mfu_low, w->mfu_high, w->coverage})
+      out.push_back(v.value_or(-1));
+    out.push_back(w->time_ns);
+  }
+  return out;
+}
+
+// The MFU's sums (each stage row's and the whole profile's FLOPs, kernel time and time with
+// deep metrics) are dealt to threads, each sum taking its launches in launch order on one: the
+// figures of one pass, bit for bit, where FLOPs and times are fractional (FLOPs measured for some
+// kernels, rate x duration for the rest; the durations made fractional) and summing the
+// launches in two stretches gives other doubles.
+TEST(ParallelAnalysis, MfuSumsAreThoseOfOnePassOnAnyNumberOfThreads) {
+  model::Profile p = repeated({"ncu/gpt2_prefill_raw.csv"}, 4 * 4096);
+  auto stage = [&](std::vector<std::string> path) {
+    model::StageKey key;
+    for (auto& n : path) key.push_pop.push_back(model::NvtxRange{"", n, model::RangeKind::kPushPop});
+    return p.intern_stage(std::move(key));
+  };
+  const std::vector<model::StageId> stages = {stage({"step", "prefill"}), stage({"step", "decode"}),
+                                              stage({"step", "decode", "layer"}), stage({"other"}), 0};
+  for (std::size_t i = 0; i < p.launches.size(); ++i) {
+    model::Launch& l = p.launches[i];
+    l.stage = stages[(i / 7 + i % 3) % stages.size()];
+    if (l.duration_ns) *l.duration_ns *= 1 + 1e-7 * static_cast<double>(i % 5);  // fractional ns
+  }
+  double in_order = 0, first_half = 0, second_half = 0;
+  for (std::size_t i = 0; i < p.launches.size(); ++i) {
+    const double ns = p.launches[i].total_duration_ns().value_or(0);
+    in_order += ns;
+    (i < p.launches.size() / 2 ? first_half : second_half) += ns;
+  }
+  ASSERT_NE(in_order, first_half + second_half);  // the case under test happens
+  const std::vector<double> one = mfu_figures(p, 1);
+  ASSERT_GT(one.size(), 5u * 8);                  // the whole profile and every stage row
+  ASSERT_GT(one[0], 0);                           // FLOPs known
+  for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(mfu_figures(p, threads), one) << threads << " threads";
 }
 
 }  // namespace
