@@ -52,7 +52,13 @@ std::vector<Measured> measure(const MfuInput& in, const std::vector<StageRow>& s
     if (r != whole_row) largest_first.push_back(r);
   }
   std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t a, std::size_t b) { return load[a] > load[b]; });
-  const std::size_t threads = std::clamp<std::size_t>(default_threads(), 1, largest_first.size());
+  // No thread can take less than the largest sum (the whole profile's, every kernel), and each
+  // thread reads every launch: threads beyond the total over the largest only cost.
+  std::uint64_t total = 0;
+  for (std::uint64_t l : load) total += l;
+  const std::uint64_t largest = std::max<std::uint64_t>(load[largest_first.front()], 1);
+  const std::size_t threads = std::clamp<std::size_t>(std::min<std::uint64_t>(default_threads(), (total + largest - 1) / largest),
+                                                      1, largest_first.size());
   std::vector<std::size_t> owner(all + 1, kNoThread);
   std::vector<std::uint64_t> thread_load(threads, 0);
   for (std::size_t r : largest_first) {
