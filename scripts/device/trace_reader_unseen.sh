@@ -18,7 +18,9 @@
 # QK norms after the projections, "cohere": Cohere with its parallel attention and MLP block,
 # layer norms without bias and logit scale, "qwen3": Qwen3 with 16 query / 8 KV heads of 64 and
 # QK norms, "gptj": GPT-J with its parallel attention and MLP and rotary on 32 of 64 dims,
-# "stablelm": StableLM 2 with 16 query / 4 KV heads and rotary on a quarter of each head).
+# "stablelm": StableLM 2 with 16 query / 4 KV heads and rotary on a quarter of each head,
+# "mixtral": a Mixtral mixture of experts, 4 experts of which each token takes 2, and
+# "starcoder2": StarCoder2 with 16 query / 4 KV heads, biases and a GELU MLP).
 set -uo pipefail
 out=${1:?usage: trace_reader_unseen.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,6 +66,13 @@ llm_stages.CONFIGS["stablelm"] = lambda: transformers.StableLmConfig(
 llm_stages.CONFIGS["qwen3"] = lambda: transformers.Qwen3Config(
     hidden_size=896, intermediate_size=2432, num_hidden_layers=6, num_attention_heads=16,
     num_key_value_heads=8, head_dim=64, vocab_size=37888, max_position_embeddings=2048)
+llm_stages.CONFIGS["mixtral"] = lambda: transformers.MixtralConfig(
+    hidden_size=1024, intermediate_size=2048, num_hidden_layers=4, num_attention_heads=16,
+    num_key_value_heads=4, num_local_experts=4, num_experts_per_tok=2, vocab_size=32000,
+    max_position_embeddings=2048)
+llm_stages.CONFIGS["starcoder2"] = lambda: transformers.Starcoder2Config(
+    hidden_size=1024, intermediate_size=4096, num_hidden_layers=5, num_attention_heads=16,
+    num_key_value_heads=4, vocab_size=49152, max_position_embeddings=2048)
 sys.argv = ["llm_stages.py", "--model", family, "--batch", "6", "--prompt", "384",
             "--decode-steps", "48", "--torch-trace", trace]
 llm_stages.main()
