@@ -73,10 +73,13 @@ struct ApiRows {
 // rowid (column 4) of every row must be in it; false when one is not.
 template <class Emit>
 bool read_api_rows(SqliteStatement& stmt, RowidOrder* order, std::uint64_t& rows, Emit emit) {
+  std::array<std::int64_t, 5> v{};
+  const int columns = order ? 5 : 4;
   for (; stmt.step(); ++rows) {
-    if (order && !order->next(stmt.int64(4))) return false;
-    if (stmt.is_null(0) || stmt.is_null(1)) continue;
-    if (!emit(ApiRow{stmt.int64(0), stmt.int64(1), stmt.int64(2), stmt.int64(3)})) return false;
+    const std::uint64_t nulls = stmt.int64_columns(columns, v.data());
+    if (order && !order->next(v[4])) return false;
+    if (nulls & 0b11) continue;  // no globalTid or correlationId
+    if (!emit(ApiRow{v[0], v[1], v[2], v[3]})) return false;
   }
   return true;
 }
