@@ -7,7 +7,7 @@
 // work, nothing of ours. And, as the machine's limit for work that touches no memory, a compute
 // loop of a fixed total split across the threads. What `kernlens analyze --verbose` shows for
 // "kernel rows" beyond the first figure is ours; what the first does not gain from more threads,
-// no reader built on SQLite can.
+// no reader built on SQLite can. scripts/device/read_limit.sh runs it on the GPU machine.
 //   bench_sqlite_limit FILE [THREADS...]   (default 1 2 4 8 16; ROUNDS env, default 5: medians;
 //                                          NO_COMPUTE: the SQLite rows only)
 #include <sqlite3.h>
