@@ -234,7 +234,9 @@ TEST(RunProcess, SigtermAndSighupEndTheChildsGroup) {
     EXPECT_NE(result->describe().find(sig == SIGHUP ? "interrupted by SIGHUP" : "interrupted by SIGTERM"),
               std::string::npos)
         << result->describe();
-    EXPECT_LT(result->wall_ns, 3'000'000'000);
+    // describe() names the signals it took: SIGKILL here means something of the group outlived
+    // SIGTERM (a flake seen when the whole test binary ran in one process).
+    EXPECT_LT(result->wall_ns, 3'000'000'000) << result->describe();
   }
 }
 
