@@ -4,6 +4,9 @@
 # the folder the scripts/device/*.sh scripts use. The device tool sends the working tree
 # without build outputs, so carry the folder: `run(carry=["build/devrun"], ...)`.
 #   scripts/device/make_devrun.sh [BUILD]          (default: build)
+# PERF=1: also this machine's perf and the libraries it needs in BUILD/devrun/perf (the GPU
+# machine has none; scripts/device/perf_profile.sh uses it), and nothing stripped, so that perf
+# names the functions.
 set -euo pipefail
 build=${1:-build}
 devrun=$build/devrun
@@ -19,5 +22,14 @@ for bin in "$devrun"/kernlens "$devrun"/*.so; do
     [[ $name =~ $keep ]] || cp -L "$path" "$devrun/lib/"
   done
 done
-strip --strip-unneeded "$devrun/kernlens" "$devrun/lib/"* 2>/dev/null || true
+if [[ ${PERF:-0} == 1 ]]; then
+  perf=$(command -v perf) || { echo "make_devrun.sh: PERF=1 needs perf (Debian: linux-perf)" >&2; exit 2; }
+  mkdir -p "$devrun/perf/lib"
+  cp -L "$perf" "$devrun/perf/"
+  ldd "$perf" | awk '$3 ~ /^\// {print $1, $3}' | while read -r name path; do
+    [[ $name =~ $keep ]] || cp -L "$path" "$devrun/perf/lib/"
+  done
+else
+  strip --strip-unneeded "$devrun/kernlens" "$devrun/lib/"* 2>/dev/null || true
+fi
 du -sh "$devrun"
