@@ -6,7 +6,8 @@
 // (TimelineSweep) and the ranks beside the insights (analysis.cpp): its result, written out
 // whole as analyze's JSON, is the one a single thread gives, on fixtures large enough to use
 // every thread asked for (the nsys export has stage rows and a timeline, its rows swept in
-// parts on several threads). The MFU's sums are dealt to threads, each summing in launch order.
+// parts on several threads). Fractional sums over more than kSumStretchLaunches launches (a
+// kernel's figures, the MFU's FLOPs) are taken in fixed stretches, whatever the threads.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -193,11 +194,11 @@ std::vector<double> mfu_figures(const model::Profile& p, unsigned threads) {
 }
 
 // The MFU's sums (each stage row's and the whole profile's FLOPs, kernel time and time with
-// deep metrics) are dealt to threads, each sum taking its launches in launch order on one: the
-// figures of one pass, bit for bit, where FLOPs and times are fractional (FLOPs measured for some
-// kernels, rate x duration for the rest; the durations made fractional) and summing the
-// launches in two stretches gives other doubles.
-TEST(ParallelAnalysis, MfuSumsAreThoseOfOnePassOnAnyNumberOfThreads) {
+// deep metrics) are taken in fixed stretches of the profile's launches, on any number of
+// threads: the same figures, bit for bit, where FLOPs and times are fractional (FLOPs measured
+// for some kernels, rate x duration for the rest; the durations made fractional) and summing
+// the launches in two stretches gives other doubles than one pass.
+TEST(ParallelAnalysis, MfuSumsAreTheSameOnAnyNumberOfThreads) {
   model::Profile p = repeated({"ncu/gpt2_prefill_raw.csv"}, 4 * 4096);
   auto stage = [&](std::vector<std::string> path) {
     model::StageKey key;
@@ -222,6 +223,43 @@ TEST(ParallelAnalysis, MfuSumsAreThoseOfOnePassOnAnyNumberOfThreads) {
   ASSERT_GT(one.size(), 5u * 8);                  // the whole profile and every stage row
   ASSERT_GT(one[0], 0);                           // FLOPs known
   for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(mfu_figures(p, threads), one) << threads << " threads";
+}
+
+// A kernel's figures over more launches than a stretch: its launches summed in stretches of
+// kSumStretchLaunches, each from zero in launch order, the stretches' sums added in order, on
+// any number of threads; here where that differs from one pass over the launches.
+TEST(ParallelAnalysis, AKernelOfManyLaunchesIsSummedInFixedStretches) {
+  model::Profile p = repeated({"ncu/gpt2_prefill_raw.csv"}, 1);
+  std::vector<std::size_t> per_name(p.names.size(), 0);
+  for (const auto& l : p.launches) per_name[l.name] += l.kind == model::LaunchKind::kKernel;
+  const auto most = static_cast<model::NameId>(std::max_element(per_name.begin(), per_name.end()) - per_name.begin());
+  p = repeated({"ncu/gpt2_prefill_raw.csv"}, p.launches.size() * (3 * analysis::kSumStretchLaunches / per_name[most] + 1));
+  std::vector<double> durations;  // the kernel's, in launch order
+  for (std::size_t i = 0; i < p.launches.size(); ++i) {
+    model::Launch& l = p.launches[i];
+    if (l.duration_ns) *l.duration_ns *= 1 + 1e-7 * static_cast<double>(i % 5);  // fractional ns
+    if (l.name == most && l.kind == model::LaunchKind::kKernel) durations.push_back(*l.total_duration_ns());
+  }
+  ASSERT_GT(durations.size(), 3 * analysis::kSumStretchLaunches);
+  double one_pass = 0, in_stretches = 0;
+  for (std::size_t begin = 0; begin < durations.size(); begin += analysis::kSumStretchLaunches) {
+    double stretch = 0;
+    for (std::size_t i = begin; i < std::min(durations.size(), begin + analysis::kSumStretchLaunches); ++i) stretch += durations[i];
+    in_stretches += stretch;
+  }
+  for (double d : durations) one_pass += d;
+  ASSERT_NE(one_pass, in_stretches);  // the case under test happens
+  for (unsigned threads : {1u, 3u}) {
+    set_default_threads(threads);
+    auto a = analysis::analyze(p, test::builtin_classifier(), {});
+    set_default_threads(0);
+    ASSERT_TRUE(a.ok());
+    const auto row = std::find_if(a->agg.kernels.begin(), a->agg.kernels.end(), [&](const auto& k) { return k.name == most; });
+    ASSERT_NE(row, a->agg.kernels.end());
+    const analysis::KernelMetrics& m = a->kernels[static_cast<std::size_t>(row - a->agg.kernels.begin())].metrics;
+    EXPECT_EQ(m.launches, durations.size());
+    EXPECT_EQ(m.time_ns, in_stretches) << threads << " threads";
+  }
 }
 
 }  // namespace

@@ -10,13 +10,6 @@
 namespace kernlens::analysis {
 namespace {
 
-struct RuleTotals {
-  std::string text;
-  double best_speedup = -1;  // of the message kept as the text
-  double weighted_speedup = 0;
-  bool any_estimate = false;
-};
-
 // Messages of a rule about the profiler itself, not the kernel (e.g. CPIStall's "The optional
 // metric smsp__pcsamp_sample_count could not be found").
 constexpr std::array<std::string_view, 1> kProfilerNotes = {"The optional metric "};
@@ -108,19 +101,18 @@ const std::vector<OwnRule>& own_rules() {
 
 }  // namespace
 
-std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices) {
-  std::map<std::string, RuleTotals> by_rule;  // ordered: ties in speedup stay stable
-  double measured_ns = 0;  // time of the launches that carry rule results
+void NcuRuleSums::add(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices) {
+  std::map<std::string_view, double> best_of_launch;  // a rule may print several messages
   for (model::LaunchIndex index : launch_indices) {
     const model::Launch& launch = profile.launches[index];
     const auto rules = profile.rules_of(launch);
     if (rules.empty()) continue;
     const double w = launch.total_duration_ns().value_or(0);
-    measured_ns += w;
-    std::map<std::string_view, double> best_of_launch;  // a rule may print several messages
+    measured_ns_ += w;
+    best_of_launch.clear();
     for (const auto& r : rules) {
       if (!actionable(r)) continue;
-      RuleTotals& t = by_rule[r.rule];
+      RuleTotals& t = by_rule_[r.rule];
       double speedup = r.est_speedup_pct.value_or(-1);
       if (t.text.empty() || speedup > t.best_speedup) {
         t.text = r.text;
@@ -132,18 +124,49 @@ std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const mo
         best = std::max(best, *r.est_speedup_pct);
       }
     }
-    for (const auto& [rule, speedup] : best_of_launch) by_rule[std::string(rule)].weighted_speedup += speedup * w;
+    for (const auto& [rule, speedup] : best_of_launch) by_rule_.find(rule)->second.weighted_speedup += speedup * w;
   }
+}
+
+void NcuRuleSums::merge(NcuRuleSums&& later) {
+  measured_ns_ += later.measured_ns_;
+  for (auto& [rule, l] : later.by_rule_) {
+    auto [it, is_new] = by_rule_.try_emplace(rule);
+    RuleTotals& t = it->second;
+    if (is_new) {
+      t = std::move(l);
+      continue;
+    }
+    if (t.text.empty() || l.best_speedup > t.best_speedup) {  // the later stretch's best message
+      t.text = std::move(l.text);
+      t.best_speedup = l.best_speedup;
+    }
+    t.weighted_speedup += l.weighted_speedup;
+    t.any_estimate = t.any_estimate || l.any_estimate;
+  }
+}
+
+std::vector<Advice> NcuRuleSums::advice() && {
   std::vector<Advice> out;
-  for (auto& [rule, t] : by_rule) {
+  for (auto& [rule, t] : by_rule_) {
     Advice a{"ncu:" + rule, std::move(t.text), std::nullopt};
-    if (t.any_estimate && measured_ns > 0) a.est_speedup_pct = t.weighted_speedup / measured_ns;
+    if (t.any_estimate && measured_ns_ > 0) a.est_speedup_pct = t.weighted_speedup / measured_ns_;
     out.push_back(std::move(a));
   }
   std::stable_sort(out.begin(), out.end(), [](const Advice& a, const Advice& b) {
     return a.est_speedup_pct.value_or(-1) > b.est_speedup_pct.value_or(-1);
   });
   return out;
+}
+
+std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices) {
+  NcuRuleSums sums;
+  for_each_sum_stretch(launch_indices.size(), [&](std::size_t begin, std::size_t end) {
+    NcuRuleSums stretch;
+    stretch.add(profile, launch_indices.subspan(begin, end - begin));
+    sums.merge(std::move(stretch));
+  });
+  return std::move(sums).advice();
 }
 
 std::vector<Advice> kernlens_advice(const AdviceInput& input) {

@@ -3,6 +3,7 @@
 // verdict, the operation, how many launches) the way an engineer would.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,8 +25,28 @@ struct Advice {
 };
 
 // ncu's rule results of type OPT and WRN on the launches at `launch_indices`, one entry per
-// rule (its message with the largest estimated speedup), largest speedup first.
+// rule (its message with the largest estimated speedup), largest speedup first; summed in
+// stretches (kSumStretchLaunches).
 std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices);
+
+// What ncu_advice sums, over launches added in order: merge() adds a later stretch's sums,
+// then advice() makes the entries.
+class NcuRuleSums {
+ public:
+  void add(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices);
+  void merge(NcuRuleSums&& later);
+  std::vector<Advice> advice() &&;
+
+ private:
+  struct RuleTotals {
+    std::string text;
+    double best_speedup = -1;  // of the message kept as the text
+    double weighted_speedup = 0;
+    bool any_estimate = false;
+  };
+  std::map<std::string, RuleTotals, std::less<>> by_rule_;  // ordered: ties in speedup stay stable
+  double measured_ns_ = 0;  // time of the launches that carry rule results
+};
 
 // What kernlens sees about one kernel (or family).
 struct AdviceInput {

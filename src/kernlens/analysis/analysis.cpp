@@ -38,60 +38,68 @@ constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 using LaunchList = std::vector<model::LaunchIndex>;
 
-// Each name's kernel launches, in launch order; counted first, so that no list grows past its
-// size (a million launches). The launches are cut into chunks, each counted and then placed on
-// a thread of its own: chunk c's launches of a name go after those of chunks 0 .. c-1, so the
-// lists are the ones a single pass makes.
-std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
+// The kernel launches of each group of names (group_of_name: a name's group, or kNone), in
+// launch order; counted first, so that no list grows past its size (a million launches). The
+// launches are cut into chunks, each counted and then placed on a thread of its own: chunk c's
+// launches of a group go after those of chunks 0 .. c-1, so the lists are the ones a single
+// pass makes.
+std::vector<LaunchList> launches_by_group(const model::Profile& profile, const std::vector<std::size_t>& group_of_name,
+                                          std::size_t groups) {
   const auto& launches = profile.launches;
-  const std::size_t names = profile.names.size();
-  // A chunk is worth a thread for a few thousand launches; each keeps a count a name.
+  // A chunk is worth a thread for a few thousand launches; each keeps a count a group.
   const std::size_t chunks = std::clamp<std::size_t>(
-      std::min<std::size_t>(launches.size() / 4096, launches.size() / std::max<std::size_t>(1, 4 * names)), 1,
+      std::min<std::size_t>(launches.size() / 4096, launches.size() / std::max<std::size_t>(1, 4 * groups)), 1,
       default_threads());
-  std::vector<std::vector<std::size_t>> next(chunks, std::vector<std::size_t>(names, 0));
+  auto group = [&](const model::Launch& l) { return l.kind == model::LaunchKind::kKernel ? group_of_name[l.name] : kNone; };
+  std::vector<std::vector<std::size_t>> next(chunks, std::vector<std::size_t>(groups, 0));
   run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) next[c][launches[i].name] += launches[i].kind == model::LaunchKind::kKernel;
+    for (std::size_t i = begin; i < end; ++i) {
+      if (const std::size_t g = group(launches[i]); g != kNone) ++next[c][g];
+    }
   });
-  std::vector<LaunchList> by_name(names);
-  for (std::size_t n = 0; n < names; ++n) {
+  std::vector<LaunchList> by_group(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
     std::size_t total = 0;
-    for (auto& chunk : next) total += std::exchange(chunk[n], total);  // a count becomes where the chunk starts
-    by_name[n].resize(total);
+    for (auto& chunk : next) total += std::exchange(chunk[g], total);  // a count becomes where the chunk starts
+    by_group[g].resize(total);
   }
   run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      if (launches[i].kind == model::LaunchKind::kKernel) by_name[launches[i].name][next[c][launches[i].name]++] = static_cast<model::LaunchIndex>(i);
+      if (const std::size_t g = group(launches[i]); g != kNone) by_group[g][next[c][g]++] = static_cast<model::LaunchIndex>(i);
     }
   });
-  return by_name;
+  return by_group;
+}
+
+std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
+  std::vector<std::size_t> each_its_own(profile.names.size());
+  for (std::size_t n = 0; n < each_its_own.size(); ++n) each_its_own[n] = n;
+  return launches_by_group(profile, each_its_own, each_its_own.size());
 }
 
 // Each family's launches, as its insight needs them. A family of one kernel row has that row's
 // launches in the same order, and so the same figures: its insight is the row's (most families
 // of a raw page are such), not worked out again. A family of several rows has their launches
-// merged in launch order.
+// in launch order, gathered like the names' (merging the rows' lists and sorting them was a
+// serial tenth of the insights of a million-launch export).
 struct FamilyLaunches {
   std::vector<std::size_t> row;    // by family: its one kernel row, or kNone
   std::vector<LaunchList> merged;  // by family: a family of several rows' launches
 };
 
-FamilyLaunches launches_by_family(const Aggregate& agg, const std::vector<LaunchList>& by_name) {
-  FamilyLaunches out{std::vector<std::size_t>(agg.families.size(), kNone), std::vector<LaunchList>(agg.families.size())};
-  std::vector<std::size_t> rows(agg.families.size(), 0), launches(agg.families.size(), 0);
+FamilyLaunches launches_by_family(const model::Profile& profile, const Aggregate& agg) {
+  FamilyLaunches out{std::vector<std::size_t>(agg.families.size(), kNone), {}};
+  std::vector<std::size_t> rows(agg.families.size(), 0);
   for (std::size_t k = 0; k < agg.kernels.size(); ++k) {
     const KernelRow& row = agg.kernels[k];
     ++rows[row.family];
-    launches[row.family] += by_name[row.name].size();
     out.row[row.family] = rows[row.family] == 1 ? k : kNone;
   }
-  for (std::size_t f = 0; f < out.merged.size(); ++f) {
-    if (rows[f] > 1) out.merged[f].reserve(launches[f]);
-  }
+  std::vector<std::size_t> family_of_name(profile.names.size(), kNone);
   for (const auto& row : agg.kernels) {
-    if (rows[row.family] > 1) out.merged[row.family].insert(out.merged[row.family].end(), by_name[row.name].begin(), by_name[row.name].end());
+    if (rows[row.family] > 1) family_of_name[row.name] = row.family;
   }
-  for (auto& f : out.merged) std::sort(f.begin(), f.end());  // launch order, as for a kernel
+  out.merged = launches_by_group(profile, family_of_name, agg.families.size());
   return out;
 }
 
@@ -102,14 +110,33 @@ std::vector<names::OpClass> op_class_by_name(const model::Profile& profile, cons
   return out;
 }
 
-KernelInsight insight(const MetricsContext& ctx, const FlopsEstimates& flops, std::span<const model::LaunchIndex> launches,
-                      const TimeStats& row, const AnalysisOptions& options, std::string_view op_class) {
+// What an insight sums over a stretch of its launches (kSumStretchLaunches), or, merged in
+// order, over all of them.
+struct InsightSums {
+  LaunchSums metrics;
+  FlopsTotal flops;
+  NcuRuleSums rules;
+
+  void add(const MetricsContext& ctx, const FlopsEstimates& estimates, std::span<const model::LaunchIndex> launches) {
+    metrics.add(ctx, launches);
+    for (model::LaunchIndex i : launches) flops.add(estimates.launch(i), ctx.profile.launches[i].total_duration_ns());
+    rules.add(ctx.profile, launches);
+  }
+  void merge(InsightSums&& later) {
+    metrics.merge(std::move(later.metrics));
+    flops.merge(later.flops);
+    rules.merge(std::move(later.rules));
+  }
+};
+
+KernelInsight insight(const MetricsContext& ctx, InsightSums&& sums, const TimeStats& row, const AnalysisOptions& options,
+                      std::string_view op_class) {
   KernelInsight k;
-  k.metrics = summarize_launches(ctx, launches);
-  for (model::LaunchIndex i : launches) k.flops.add(flops.launch(i), ctx.profile.launches[i].total_duration_ns());
+  k.metrics = std::move(sums.metrics).finish(ctx);
+  k.flops = sums.flops;
   k.verdict = classify_bottleneck(k.metrics, row.mean_ns, options.thresholds);
   k.advice = kernlens_advice(AdviceInput{k.metrics, k.verdict, op_class, row.launches, row.mean_ns});
-  auto from_ncu = ncu_advice(ctx.profile, launches);
+  auto from_ncu = std::move(sums.rules).advice();
   k.advice.insert(k.advice.end(), std::make_move_iterator(from_ncu.begin()), std::make_move_iterator(from_ncu.end()));
   return k;
 }
@@ -121,25 +148,45 @@ struct InsightJob {
   std::string_view op_class;
 };
 
-// The insights of `jobs`, in their order, worked out on up to default_threads() threads.
-// Each insight is computed whole by one thread, as one thread alone computes it, so the result
-// is the same on any number of threads. The largest jobs are handed out first.
+// The insights of `jobs`, in their order, worked out on up to default_threads() threads: the
+// stretches of every job's launches summed as threads come free (a kernel of a fifth of a
+// million-launch profile's launches held the step on one thread), then each job's stretches
+// merged in order. The stretches do not depend on the threads, so neither does the result.
 std::vector<KernelInsight> insights_in_parallel(std::span<const InsightJob> jobs, const MetricsContext& ctx,
                                                 const FlopsEstimates& flops, const AnalysisOptions& options) {
-  std::vector<KernelInsight> out(jobs.size());
-  std::vector<std::size_t> order(jobs.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t x, std::size_t y) { return jobs[x].launches.size() > jobs[y].launches.size(); });
+  struct Stretch {
+    std::size_t job, begin, end;
+  };
+  std::vector<Stretch> stretches;
+  std::vector<std::size_t> first_stretch;  // by job
+  for (std::size_t j = 0; j < jobs.size(); ++j) {
+    first_stretch.push_back(stretches.size());
+    for_each_sum_stretch(jobs[j].launches.size(), [&](std::size_t b, std::size_t e) { stretches.push_back({j, b, e}); });
+    if (jobs[j].launches.empty()) stretches.push_back({j, 0, 0});  // a job sums to its empty sums
+  }
+  first_stretch.push_back(stretches.size());
+  std::vector<std::size_t> largest_first(stretches.size());
+  for (std::size_t i = 0; i < largest_first.size(); ++i) largest_first[i] = i;
+  std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t x, std::size_t y) {
+    return stretches[x].end - stretches[x].begin > stretches[y].end - stretches[y].begin;
+  });
   std::size_t launches = 0;
   for (const auto& job : jobs) launches += job.launches.size();
   // A thread is worth starting for a few thousand launches (a profile of a few hundred is read
   // in a millisecond).
   const std::size_t threads = std::min<std::size_t>(default_threads(), 1 + launches / 4096);
-  for_each_with_resolver(ctx.resolver, order.size(), threads, [&](const MetricResolver& resolver, std::size_t n) {
+  std::vector<InsightSums> sums(stretches.size());
+  for_each_with_resolver(ctx.resolver, stretches.size(), threads, [&](const MetricResolver& resolver, std::size_t n) {
     const MetricsContext own{ctx.profile, resolver, ctx.device_peaks, ctx.top_stalls};
-    const InsightJob& job = jobs[order[n]];
-    out[order[n]] = insight(own, flops, job.launches, *job.row, options, job.op_class);
+    const Stretch& s = stretches[largest_first[n]];
+    sums[largest_first[n]].add(own, flops, jobs[s.job].launches.subspan(s.begin, s.end - s.begin));
+  });
+  std::vector<KernelInsight> out(jobs.size());
+  for_each_with_resolver(ctx.resolver, jobs.size(), threads, [&](const MetricResolver& resolver, std::size_t j) {
+    const MetricsContext own{ctx.profile, resolver, ctx.device_peaks, ctx.top_stalls};
+    InsightSums& whole = sums[first_stretch[j]];
+    for (std::size_t k = first_stretch[j] + 1; k < first_stretch[j + 1]; ++k) whole.merge(std::move(sums[k]));
+    out[j] = insight(own, std::move(whole), *jobs[j].row, options, jobs[j].op_class);
   });
   return out;
 }
@@ -152,8 +199,9 @@ namespace {
 void add_insights(const model::Profile& profile, const MetricsContext& ctx, const FlopsEstimates& flops,
                   const AnalysisOptions& options, Analysis& a) {
   StepTimes* times = options.step_times;
-  const std::vector<LaunchList> by_name = timed_step(times, "launches by name", [&] { return launches_by_name(profile); });
-  const FamilyLaunches by_family = launches_by_family(a.agg, by_name);
+  const auto [by_name, by_family] = timed_step(times, "launches by name and family", [&] {
+    return std::pair{launches_by_name(profile), launches_by_family(profile, a.agg)};
+  });
   std::vector<InsightJob> jobs;
   jobs.reserve(a.agg.kernels.size() + a.agg.families.size());
   for (const auto& row : a.agg.kernels) {

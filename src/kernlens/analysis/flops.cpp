@@ -221,25 +221,50 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
   out.any_measured = !measured.empty();
   if (out.any_measured) out.why_not_measured.clear();
   const auto ceiling = class_ceilings(measured, op_class_by_name, peaks);
-  std::array<std::uint32_t, std::size(kClassWork)> of_class{};  // the shared estimate of each class; 0: not yet
-  for (std::size_t i = 0; i < profile.launches.size(); ++i) {
-    const model::Launch& l = profile.launches[i];
-    if (l.kind != model::LaunchKind::kKernel || is_measured[i]) continue;
-    if (auto k = measured.find(l.name); k != measured.end()) {
-      own(i) = measured_kernel_launch(profile, k->second, l);
-      continue;
+  // The launches not measured, on every thread (a timeline's million launches were a serial
+  // pass): a measured kernel's get an estimate each, kept by their chunk and appended in launch
+  // order; the others share their class's, made for the classes met, in the order first met.
+  const std::size_t n = profile.launches.size(), chunks = std::clamp<std::size_t>(n / 65536, 1, default_threads());
+  struct Chunk {
+    std::vector<std::pair<std::size_t, LaunchEstimate>> own;
+    std::vector<OpClass> classes;  // met, in the order first met
+  };
+  std::vector<Chunk> met(chunks);
+  auto class_of = [&](const model::Launch& l) -> std::optional<OpClass> {
+    if (l.kind != model::LaunchKind::kKernel || measured.contains(l.name)) return std::nullopt;
+    return l.name < op_class_by_name.size() ? op_class_by_name[l.name] : OpClass::kOther;
+  };
+  run_in_chunks(n, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
+    std::array<bool, std::size(kClassWork)> seen{};
+    for (std::size_t i = begin; i < end; ++i) {
+      const model::Launch& l = profile.launches[i];
+      if (is_measured[i]) continue;
+      if (auto c = class_of(l)) {
+        if (!std::exchange(seen[static_cast<std::size_t>(*c)], true)) met[chunk].classes.push_back(*c);
+      } else if (l.kind == model::LaunchKind::kKernel) {
+        met[chunk].own.emplace_back(i, measured_kernel_launch(profile, measured.at(l.name), l));
+      }
     }
-    const OpClass c = l.name < op_class_by_name.size() ? op_class_by_name[l.name] : OpClass::kOther;
-    std::uint32_t& shared = of_class[static_cast<std::size_t>(c)];
-    if (shared == 0) {
+  });
+  std::array<std::uint32_t, std::size(kClassWork)> of_class{};  // the shared estimate of each class; 0: none
+  for (Chunk& chunk : met) {
+    for (auto& [i, e] : chunk.own) own(i) = e;
+    for (OpClass c : chunk.classes) {
+      std::uint32_t& shared = of_class[static_cast<std::size_t>(c)];
+      if (shared != 0) continue;
       shared = static_cast<std::uint32_t>(out.estimates.size());
       LaunchEstimate& e = out.estimates.emplace_back();
       const bool no_work = class_work(c) == ClassWork::kNone;
       e.basis = no_work ? FlopsBasis::kNoWork : FlopsBasis::kUnmeasured;
       e.high_per_ns = no_work ? std::optional<double>(0) : ceiling[static_cast<std::size_t>(c)];
     }
-    out.of_launch[i] = shared;
   }
+  run_in_chunks(n, chunks, [&](std::size_t, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) {
+      if (is_measured[i]) continue;
+      if (auto c = class_of(profile.launches[i])) out.of_launch[i] = of_class[static_cast<std::size_t>(*c)];
+    }
+  });
   return out;
 }
 
@@ -258,6 +283,15 @@ void FlopsTotal::add(const LaunchEstimate& e, std::optional<double> duration_ns)
     }
   }
   if (duration_ns) time_ns[static_cast<std::size_t>(*e.basis)] += *duration_ns;
+}
+
+void FlopsTotal::merge(const FlopsTotal& later) {
+  flops += later.flops;
+  unmeasured_high += later.unmeasured_high;
+  bounded = bounded && later.bounded;
+  for (std::size_t p = 0; p < kFlopPathCount; ++p) by_path[p] += later.by_path[p];
+  for (std::size_t b = 0; b < kFlopsBasisCount; ++b) time_ns[b] += later.time_ns[b];
+  untimed_launches += later.untimed_launches;
 }
 
 bool FlopsTotal::known() const {

@@ -83,6 +83,8 @@ struct FlopsTotal {
 
   // `duration_ns`: the launch's total duration (Launch::total_duration_ns).
   void add(const LaunchEstimate& estimate, std::optional<double> duration_ns);
+  // The sums of later launches added (see kSumStretchLaunches).
+  void merge(const FlopsTotal& later);
   double low() const { return flops; }
   std::optional<double> high() const {
     return bounded ? std::optional<double>(flops + unmeasured_high) : std::nullopt;

@@ -9,31 +9,6 @@ namespace {
 
 bool is_tensor(FlopPath path) { return path >= FlopPath::kTensorFp64; }
 
-class WeightedMean {
- public:
-  void add(double value, double weight, std::string_view source) {
-    if (source_.empty()) source_ = source;
-    sum_ += value * weight;
-    weight_ += weight;
-  }
-  // The same, with a source that is only worked out for the first value.
-  template <typename SourceFn>
-  void add_lazy(double value, double weight, SourceFn&& source) {
-    if (source_.empty()) source_ = source();
-    sum_ += value * weight;
-    weight_ += weight;
-  }
-  std::optional<Figured> result() const {
-    if (weight_ <= 0) return std::nullopt;
-    return Figured{sum_ / weight_, source_};
-  }
-
- private:
-  double sum_ = 0;
-  double weight_ = 0;
-  std::string source_;  // of the first value: sources may be temporaries
-};
-
 // Adds a launch's roof, at the clock it ran at (peak per cycle x the measured cycles per
 // second), to `mean`; its source is written out once, for the first launch that has one.
 void add_launch_roof(WeightedMean& mean, std::optional<Sourced> per_cycle, std::optional<Sourced> clock,
@@ -177,80 +152,127 @@ std::optional<Figured> launch_dram_bytes(const MetricResolver& resolver, const m
   return std::nullopt;
 }
 
-KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices) {
-  const MetricResolver& r = ctx.resolver;
-  KernelMetrics m;
-  std::array<WeightedMean, kFigureCount> means;
-  // Roofs of every path, as the dominant one is known only at the end: one pass over the
-  // launches touches each launch's samples once (a second pass was a tenth of `analyze`).
-  std::array<WeightedMean, kFlopPathCount> flops_peaks;
-  WeightedMean dram_peak;
-  std::vector<double> stall_sums(MetricResolver::stall_reason_count());
-  std::vector<bool> stall_seen(stall_sums.size());
-  std::vector<std::pair<std::size_t, double>> stalls;
-  double stall_total = 0;
-  double stall_weight = 0;
-  const model::Launch* longest_with_limits = nullptr;
-  std::string why;
+void WeightedMean::merge(const WeightedMean& later) {
+  if (source_.empty()) source_ = later.source_;
+  sum_ += later.sum_;
+  weight_ += later.weight_;
+}
+
+LaunchSums::LaunchSums()
+    : stall_sums_(MetricResolver::stall_reason_count()), stall_seen_(stall_sums_.size()) {}
+
+void LaunchSums::add(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices) {
   const LaunchPrefetcher prefetcher(ctx.profile, launch_indices);
   for (std::size_t i = 0; i < launch_indices.size(); ++i) {
     prefetcher.ahead_of(i);
-    const model::Launch& launch = ctx.profile.launches[launch_indices[i]];
-    if (launch.kind != model::LaunchKind::kKernel) continue;
-    m.launches += launch.count;
-    const bool deep = launch.metrics_count > 0 && r.get(launch, Figure::kSmPct);
-    if (deep) m.deep_launches += launch.count;
-    // Every figure is weighted by time, so a launch without a duration cannot be averaged in.
-    auto w = launch.total_duration_ns();
-    if (!w || *w <= 0) continue;
-    m.time_ns += *w;
-    if (launch.metrics_count == 0) {  // a timeline's launch: nothing to resolve (a million of them)
-      if (m.flops_missing.empty()) launch_flops(r, launch, &m.flops_missing, /*with_source=*/false);
-      continue;
-    }
-    for (std::size_t f = 0; f < kFigureCount; ++f) {
-      if (auto v = r.get(launch, static_cast<Figure>(f))) means[f].add(v->value, *w, v->source);
-    }
-    if (deep) m.deep_time_ns += *w;
-    auto sm_clock = r.get(launch, Figure::kSmClockHz);
-    for (std::size_t p = 0; p < kFlopPathCount; ++p) {
-      add_launch_roof(flops_peaks[p], r.peak_flops_per_cycle(launch, static_cast<FlopPath>(p)), sm_clock, *w);
-    }
-    add_launch_roof(dram_peak, r.dram_peak_bytes_per_cycle(launch), r.get(launch, Figure::kDramClockHz), *w);
-    auto lf = launch_flops(r, launch, m.flops_missing.empty() ? &why : nullptr, !m.flops);
-    if (lf) {
-      if (!m.flops) m.flops = Figured{0, lf->source};
-      m.flops->value += lf->total * static_cast<double>(launch.count);
-      m.flops_time_ns += *w;
-      for (std::size_t p = 0; p < kFlopPathCount; ++p) {
-        if (lf->by_path[p]) m.flops_by_path[p] = m.flops_by_path[p].value_or(0) + *lf->by_path[p] * static_cast<double>(launch.count);
-      }
-    } else if (m.flops_missing.empty()) {
-      m.flops_missing = why;
-    }
-    auto bytes = launch_dram_bytes(r, launch, !m.dram_bytes);
-    if (bytes) {
-      if (!m.dram_bytes) m.dram_bytes = Figured{0, bytes->source};
-      m.dram_bytes->value += bytes->value * static_cast<double>(launch.count);
-      m.dram_time_ns += *w;
-    }
-    if (lf && bytes) {
-      m.intensity_flops += lf->total * static_cast<double>(launch.count);
-      m.intensity_bytes += bytes->value * static_cast<double>(launch.count);
-    }
-    r.stalls(launch, stalls);
-    if (!stalls.empty()) stall_weight += *w;
-    for (const auto& [reason, ratio] : stalls) {
-      stall_sums[reason] += ratio * *w;
-      stall_seen[reason] = true;
-      stall_total += ratio * *w;
-    }
-    if (has_block_limits(r, launch) &&
-        (!longest_with_limits || *w > *longest_with_limits->total_duration_ns())) {
-      longest_with_limits = &launch;
-    }
+    add(ctx.resolver, ctx.profile.launches[launch_indices[i]]);
   }
-  for (std::size_t f = 0; f < kFigureCount; ++f) m.figures[f] = means[f].result();
+}
+
+void LaunchSums::add(const MetricResolver& r, const model::Launch& launch) {
+  KernelMetrics& m = m_;
+  if (launch.kind != model::LaunchKind::kKernel) return;
+  m.launches += launch.count;
+  const bool deep = launch.metrics_count > 0 && r.get(launch, Figure::kSmPct);
+  if (deep) m.deep_launches += launch.count;
+  // Every figure is weighted by time, so a launch without a duration cannot be averaged in.
+  auto w = launch.total_duration_ns();
+  if (!w || *w <= 0) return;
+  m.time_ns += *w;
+  if (launch.metrics_count == 0) {  // a timeline's launch: nothing to resolve (a million of them)
+    if (m.flops_missing.empty()) launch_flops(r, launch, &m.flops_missing, /*with_source=*/false);
+    return;
+  }
+  for (std::size_t f = 0; f < kFigureCount; ++f) {
+    if (auto v = r.get(launch, static_cast<Figure>(f))) means_[f].add(v->value, *w, v->source);
+  }
+  if (deep) m.deep_time_ns += *w;
+  auto sm_clock = r.get(launch, Figure::kSmClockHz);
+  for (std::size_t p = 0; p < kFlopPathCount; ++p) {
+    add_launch_roof(flops_peaks_[p], r.peak_flops_per_cycle(launch, static_cast<FlopPath>(p)), sm_clock, *w);
+  }
+  add_launch_roof(dram_peak_, r.dram_peak_bytes_per_cycle(launch), r.get(launch, Figure::kDramClockHz), *w);
+  auto lf = launch_flops(r, launch, m.flops_missing.empty() ? &why_ : nullptr, !m.flops);
+  if (lf) {
+    if (!m.flops) m.flops = Figured{0, lf->source};
+    m.flops->value += lf->total * static_cast<double>(launch.count);
+    m.flops_time_ns += *w;
+    for (std::size_t p = 0; p < kFlopPathCount; ++p) {
+      if (lf->by_path[p]) m.flops_by_path[p] = m.flops_by_path[p].value_or(0) + *lf->by_path[p] * static_cast<double>(launch.count);
+    }
+  } else if (m.flops_missing.empty()) {
+    m.flops_missing = why_;
+  }
+  auto bytes = launch_dram_bytes(r, launch, !m.dram_bytes);
+  if (bytes) {
+    if (!m.dram_bytes) m.dram_bytes = Figured{0, bytes->source};
+    m.dram_bytes->value += bytes->value * static_cast<double>(launch.count);
+    m.dram_time_ns += *w;
+  }
+  if (lf && bytes) {
+    m.intensity_flops += lf->total * static_cast<double>(launch.count);
+    m.intensity_bytes += bytes->value * static_cast<double>(launch.count);
+  }
+  r.stalls(launch, stalls_);
+  if (!stalls_.empty()) stall_weight_ += *w;
+  for (const auto& [reason, ratio] : stalls_) {
+    stall_sums_[reason] += ratio * *w;
+    stall_seen_[reason] = true;
+    stall_total_ += ratio * *w;
+  }
+  if (has_block_limits(r, launch) && (!longest_with_limits_ || *w > *longest_with_limits_->total_duration_ns())) {
+    longest_with_limits_ = &launch;
+  }
+}
+
+namespace {
+
+// later's sum added to `sum` (an absent one is 0), as its launches would have added it.
+void merge_sum(std::optional<double>& sum, const std::optional<double>& later) {
+  if (later) sum = sum.value_or(0) + *later;
+}
+void merge_sum(std::optional<Figured>& sum, const std::optional<Figured>& later) {
+  if (!later) return;
+  if (!sum) sum = Figured{0, later->source};  // the first launch's source
+  sum->value += later->value;
+}
+
+}  // namespace
+
+void LaunchSums::merge(LaunchSums&& later) {
+  KernelMetrics& m = m_;
+  const KernelMetrics& l = later.m_;
+  m.launches += l.launches;
+  m.deep_launches += l.deep_launches;
+  m.time_ns += l.time_ns;
+  m.deep_time_ns += l.deep_time_ns;
+  if (m.flops_missing.empty()) m.flops_missing = l.flops_missing;
+  merge_sum(m.flops, l.flops);
+  m.flops_time_ns += l.flops_time_ns;
+  for (std::size_t p = 0; p < kFlopPathCount; ++p) merge_sum(m.flops_by_path[p], l.flops_by_path[p]);
+  merge_sum(m.dram_bytes, l.dram_bytes);
+  m.dram_time_ns += l.dram_time_ns;
+  m.intensity_flops += l.intensity_flops;
+  m.intensity_bytes += l.intensity_bytes;
+  for (std::size_t f = 0; f < kFigureCount; ++f) means_[f].merge(later.means_[f]);
+  for (std::size_t p = 0; p < kFlopPathCount; ++p) flops_peaks_[p].merge(later.flops_peaks_[p]);
+  dram_peak_.merge(later.dram_peak_);
+  for (std::size_t i = 0; i < stall_sums_.size(); ++i) {
+    stall_sums_[i] += later.stall_sums_[i];
+    stall_seen_[i] = stall_seen_[i] || later.stall_seen_[i];
+  }
+  stall_total_ += later.stall_total_;
+  stall_weight_ += later.stall_weight_;
+  const model::Launch* other = later.longest_with_limits_;
+  if (other && (!longest_with_limits_ || *other->total_duration_ns() > *longest_with_limits_->total_duration_ns())) {
+    longest_with_limits_ = other;
+  }
+}
+
+KernelMetrics LaunchSums::finish(const MetricsContext& ctx) && {
+  const MetricResolver& r = ctx.resolver;
+  KernelMetrics m = std::move(m_);
+  for (std::size_t f = 0; f < kFigureCount; ++f) m.figures[f] = means_[f].result();
   if (m.flops) {
     double best = 0;
     for (std::size_t p = 0; p < kFlopPathCount; ++p) {
@@ -262,8 +284,8 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const mode
   }
   // Roofs: the launches' own (weighted like the figures), else the GPU's datasheet peaks;
   // only next to what was measured against them.
-  if (m.dominant_path) m.peak_flops_per_s = flops_peaks[static_cast<std::size_t>(*m.dominant_path)].result();
-  m.peak_dram_bytes_per_s = dram_peak.result();
+  if (m.dominant_path) m.peak_flops_per_s = flops_peaks_[static_cast<std::size_t>(*m.dominant_path)].result();
+  m.peak_dram_bytes_per_s = dram_peak_.result();
   if (ctx.device_peaks) {
     if (!m.peak_flops_per_s && m.dominant_path) {
       if (auto v = ctx.device_peaks->flops(*m.dominant_path)) m.peak_flops_per_s = Figured{*v, ctx.device_peaks->source};
@@ -272,12 +294,12 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const mode
       m.peak_dram_bytes_per_s = Figured{*ctx.device_peaks->dram_bytes_per_s, ctx.device_peaks->source};
     }
   }
-  if (longest_with_limits) m.occupancy_limiters = occupancy_limiters(r, *longest_with_limits);
-  if (stall_total > 0) {
-    for (std::size_t i = 0; i < stall_sums.size(); ++i) {
+  if (longest_with_limits_) m.occupancy_limiters = occupancy_limiters(r, *longest_with_limits_);
+  if (stall_total_ > 0) {
+    for (std::size_t i = 0; i < stall_sums_.size(); ++i) {
       const std::string_view reason = MetricResolver::stall_reason(i);
-      if (!stall_seen[i] || reason == "selected") continue;  // selected: the warp that issued, not a stall
-      m.top_stalls.push_back(StallShare{std::string(reason), stall_sums[i] / stall_weight, stall_sums[i] / stall_total});
+      if (!stall_seen_[i] || reason == "selected") continue;  // selected: the warp that issued, not a stall
+      m.top_stalls.push_back(StallShare{std::string(reason), stall_sums_[i] / stall_weight_, stall_sums_[i] / stall_total_});
     }
     std::sort(m.top_stalls.begin(), m.top_stalls.end(), [](const StallShare& a, const StallShare& b) {
       return a.share != b.share ? a.share > b.share : a.reason < b.reason;
@@ -285,6 +307,16 @@ KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const mode
     if (m.top_stalls.size() > ctx.top_stalls) m.top_stalls.resize(ctx.top_stalls);
   }
   return m;
+}
+
+KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices) {
+  LaunchSums sums;
+  for_each_sum_stretch(launch_indices.size(), [&](std::size_t begin, std::size_t end) {
+    LaunchSums stretch;
+    stretch.add(ctx, launch_indices.subspan(begin, end - begin));
+    sums.merge(std::move(stretch));
+  });
+  return std::move(sums).finish(ctx);
 }
 
 }  // namespace kernlens::analysis

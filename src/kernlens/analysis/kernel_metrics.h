@@ -4,10 +4,13 @@
 // metric (or derivation) it came from. Nothing measured stays absent: never a made-up 0.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernlens/analysis/metrics.h"
@@ -72,7 +75,75 @@ struct MetricsContext {
   std::size_t top_stalls = 3;
 };
 
-// Sums up the launches at `launch_indices` (indices into profile.launches).
+// Sums over many launches are taken in fixed stretches of this many launches in order, each
+// summed from zero and the stretches' sums then added in order: the figures do not depend on
+// how many threads sum the stretches (fractional sums grouped otherwise differ in their last
+// bits), and a kernel of a million launches is summed on every thread. Up to one stretch, a
+// sum is that of one pass.
+inline constexpr std::size_t kSumStretchLaunches = 4096;
+
+// f(begin, end) for each stretch of [0, count), in order.
+template <class F>
+void for_each_sum_stretch(std::size_t count, F&& f) {
+  for (std::size_t begin = 0; begin < count; begin += kSumStretchLaunches) f(begin, std::min(count, begin + kSumStretchLaunches));
+}
+
+// A duration-weighted mean, and the source of its first value.
+class WeightedMean {
+ public:
+  void add(double value, double weight, std::string_view source) {
+    if (source_.empty()) source_ = source;
+    sum_ += value * weight;
+    weight_ += weight;
+  }
+  // The same, with a source that is only worked out for the first value.
+  template <typename SourceFn>
+  void add_lazy(double value, double weight, SourceFn&& source) {
+    if (source_.empty()) source_ = source();
+    sum_ += value * weight;
+    weight_ += weight;
+  }
+  // The values of a later stretch added.
+  void merge(const WeightedMean& later);
+  std::optional<Figured> result() const {
+    if (weight_ <= 0) return std::nullopt;
+    return Figured{sum_ / weight_, source_};
+  }
+
+ private:
+  double sum_ = 0;
+  double weight_ = 0;
+  std::string source_;  // of the first value: sources may be temporaries
+};
+
+// What summarize_launches sums, over launches added in order: merge() adds a later stretch's
+// sums, then finish() makes the figures.
+class LaunchSums {
+ public:
+  LaunchSums();
+  void add(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices);
+  void merge(LaunchSums&& later);
+  KernelMetrics finish(const MetricsContext& ctx) &&;
+
+ private:
+  void add(const MetricResolver& r, const model::Launch& launch);
+
+  KernelMetrics m_;  // its counts and sums so far
+  std::array<WeightedMean, kFigureCount> means_;
+  // Roofs of every path, as the dominant one is known only at the end: one pass over the
+  // launches touches each launch's samples once (a second pass was a tenth of `analyze`).
+  std::array<WeightedMean, kFlopPathCount> flops_peaks_;
+  WeightedMean dram_peak_;
+  std::vector<double> stall_sums_;
+  std::vector<bool> stall_seen_;
+  double stall_total_ = 0;
+  double stall_weight_ = 0;
+  const model::Launch* longest_with_limits_ = nullptr;
+  std::string why_;                                   // scratch: why a launch has no FLOPs
+  std::vector<std::pair<std::size_t, double>> stalls_;  // scratch: a launch's stalls
+};
+
+// Sums up the launches at `launch_indices` (indices into profile.launches), in stretches.
 KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices);
 
 // The FLOPs of one launch, when its work was measured completely: tensor paths (or a tensor

@@ -1,6 +1,7 @@
 #include "kernlens/analysis/mfu.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -8,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "kernlens/analysis/kernel_metrics.h"
 #include "kernlens/common/parallel_chunks.h"
 
 
@@ -30,59 +32,60 @@ struct Measured {
     kernel_time_ns += *w;
     if (launch.metrics_count > 0 && resolver().get(launch, Figure::kSmPct)) deep_time_ns += *w;
   }
+  void merge(const Measured& later) {
+    kernel_time_ns += later.kernel_time_ns;
+    deep_time_ns += later.deep_time_ns;
+    flops.merge(later.flops);
+  }
 };
 
 // What the profile measured for each stage row (rows_of_stage: a profile stage's rows), and
-// last for the whole profile. Each of these sums takes its launches in launch order on one
-// thread, so it is one pass's bit for bit (FLOPs are fractional: stretches summed apart would
-// differ in the last bits); the sums are dealt to the threads by their launches, the largest
-// first to the least loaded. It was one serial pass, the longest part of a large analysis on
-// 16 threads. `whole_row`'s sum is the whole profile's, copied, not summed again.
+// last for the whole profile. The profile's launches are summed in fixed stretches
+// (kSumStretchLaunches) as threads come free, each stretch keeping the sums of the rows its
+// launches belong to, and each row's stretches are then added in order: every figure is the
+// same on any number of threads (FLOPs are fractional: sums grouped otherwise would differ in
+// the last bits). The whole profile's sum was one serial pass, the longest part of a large
+// analysis on 16 threads. `whole_row`'s sum is the whole profile's, copied, not summed again.
 std::vector<Measured> measure(const MfuInput& in, const std::vector<StageRow>& stages,
                               const std::vector<std::vector<std::size_t>>& rows_of_stage,
                               std::optional<std::size_t> whole_row) {
-  constexpr auto kNoThread = std::numeric_limits<std::size_t>::max();
-  const std::size_t all = stages.size();
-  std::vector<std::uint64_t> load(all + 1, 0);
-  for (std::size_t r = 0; r < all; ++r) load[r] = stages[r].launches;
-  load[all] = in.profile.launches.size();
-  if (whole_row) load[*whole_row] = 0;
-  std::vector<std::size_t> largest_first;
-  for (std::size_t r = 0; r <= all; ++r) {
-    if (r != whole_row) largest_first.push_back(r);
-  }
-  std::stable_sort(largest_first.begin(), largest_first.end(), [&](std::size_t a, std::size_t b) { return load[a] > load[b]; });
-  // No thread can take less than the largest sum (the whole profile's, every kernel), and each
-  // thread reads every launch: threads beyond the total over the largest only cost.
-  std::uint64_t total = 0;
-  for (std::uint64_t l : load) total += l;
-  const std::uint64_t largest = std::max<std::uint64_t>(load[largest_first.front()], 1);
-  const std::size_t threads = std::clamp<std::size_t>(std::min<std::uint64_t>(default_threads(), (total + largest - 1) / largest),
-                                                      1, largest_first.size());
-  std::vector<std::size_t> owner(all + 1, kNoThread);
-  std::vector<std::uint64_t> thread_load(threads, 0);
-  for (std::size_t r : largest_first) {
-    owner[r] = static_cast<std::size_t>(std::min_element(thread_load.begin(), thread_load.end()) - thread_load.begin());
-    thread_load[owner[r]] += load[r];
-  }
-  std::vector<Measured> measured(all + 1);
-  run_parallel(threads, [&](std::size_t t) {
+  constexpr auto kNone = std::numeric_limits<std::size_t>::max();
+  const std::size_t all = stages.size(), launches = in.profile.launches.size();
+  using RowSums = std::vector<std::pair<std::size_t, Measured>>;  // the rows a stretch met
+  std::vector<RowSums> stretches((launches + kSumStretchLaunches - 1) / kSumStretchLaunches);
+  std::atomic<std::size_t> next{0};
+  run_parallel(std::clamp<std::size_t>(default_threads(), 1, std::max<std::size_t>(stretches.size(), 1)), [&](std::size_t t) {
     std::optional<MetricResolver> own;  // made when a launch has metrics
     auto resolver = [&]() -> const MetricResolver& {
       if (t == 0) return in.resolver;  // the calling thread's
       if (!own) own.emplace(in.profile);
       return *own;
     };
-    const bool sums_all = owner[all] == t;
-    for (std::size_t i = 0; i < in.profile.launches.size(); ++i) {
-      const model::Launch& launch = in.profile.launches[i];
-      if (launch.kind != model::LaunchKind::kKernel) continue;
-      for (std::size_t row : rows_of_stage[launch.stage]) {
-        if (owner[row] == t) measured[row].add(in, i, resolver);
+    std::vector<std::size_t> at(all + 1, kNone);  // a row's place in the stretch's sums
+    for (std::size_t s; (s = next.fetch_add(1)) < stretches.size();) {
+      RowSums& sums = stretches[s];
+      auto add = [&](std::size_t row, std::size_t i) {
+        if (at[row] == kNone) {
+          at[row] = sums.size();
+          sums.emplace_back(row, Measured{});
+        }
+        sums[at[row]].second.add(in, i, resolver);
+      };
+      for (std::size_t i = s * kSumStretchLaunches, end = std::min(launches, i + kSumStretchLaunches); i < end; ++i) {
+        const model::Launch& launch = in.profile.launches[i];
+        if (launch.kind != model::LaunchKind::kKernel) continue;
+        for (std::size_t row : rows_of_stage[launch.stage]) {
+          if (row != whole_row) add(row, i);
+        }
+        add(all, i);
       }
-      if (sums_all) measured[all].add(in, i, resolver);
+      for (const auto& entry : sums) at[entry.first] = kNone;
     }
   });
+  std::vector<Measured> measured(all + 1);
+  for (const RowSums& sums : stretches) {
+    for (const auto& [row, m] : sums) measured[row].merge(m);
+  }
   if (whole_row) measured[*whole_row] = measured[all];
   return measured;
 }
