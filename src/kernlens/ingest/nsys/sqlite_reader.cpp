@@ -6,6 +6,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <tuple>
@@ -79,11 +80,10 @@ class NsysReader {
   }
 
   Status read() {
-    if (auto s = step("schema, strings, NVTX ranges", [&] { return read_start(); }); !s) return s;
-    api_calls_ = start_reading_api_calls(schema_, source_, file_bytes_,
-                                         reader_threads(ctx_, file_bytes_), nvtx_.ranges());
+    if (auto s = step("schema and strings", [&] { return read_start(); }); !s) return s;
+    start_reading_nvtx_and_calls();
     for (auto step : {&NsysReader::read_gpus, &NsysReader::read_process_names, &NsysReader::read_kernels}) {
-      if (auto s = (this->*step)(); !s) return unattributed(s);
+      if (auto s = (this->*step)(); !s) return nvtx_error_first(unattributed(s));
     }
     if (auto s = step("memory operations", [&] { return read_memory_ops(); }); !s) return unattributed(s);
     if (const auto& error = calls().error())
@@ -101,8 +101,43 @@ class NsysReader {
     if (auto s = check_is_nsys_export(); !s) return s;
     if (auto s = strings_.open(schema_); !s) return s;
     reserve();
-    // The ranges first: the calls are kept as the ranges around them, not as rows.
-    return read_nvtx();
+    return ok_status();
+  }
+
+  // The NVTX ranges, then the CUDA API calls (kept as the ranges around them, not as rows): on
+  // threads of their own beside the kernel rows, with a connection of their own, where there
+  // are threads (the ranges were a serial step before the rows); else on this thread and
+  // connection when the calls are first needed, after the rows.
+  void start_reading_nvtx_and_calls() {
+    const unsigned threads = reader_threads(ctx_, file_bytes_);
+    Schema* schema = &schema_;
+    Strings* strings = &strings_;
+    if (threads > 1 && ChunkReader::worth_reading_ahead()) {
+      if (auto db = source_.open_for_a_scan()) {
+        side_ = std::make_unique<SideConnection>(std::move(*db), ctx_);
+        if (side_->schema.load() && side_->strings.open(side_->schema)) {
+          schema = &side_->schema;
+          strings = &side_->strings;
+        } else {
+          side_.reset();  // the reader's own connection, after the rows
+        }
+      }
+    }
+    nvtx_.emplace(*schema, *strings);
+    api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads] {
+      nvtx_ns_ = wall_ns_of([&] { nvtx_status_ = nvtx_->read(); });
+      if (!nvtx_status_) return ApiCalls{};
+      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges()).get();
+    });
+  }
+
+  // An error of the NVTX ranges is the read's, before any other: one thread read them first.
+  // The launches read are dropped then, as none had been read.
+  Status nvtx_error_first(Status s) {
+    calls();
+    if (nvtx_status_) return s;
+    ctx_.profile.launches.resize(first_launch_);
+    return nvtx_status_;
   }
 
   // The memory operations, attributed like the kernels: into one attribution, added at the end.
@@ -293,7 +328,7 @@ class NsysReader {
   }
 
   StageProjection& projection() {
-    if (!projection_) projection_.emplace(nvtx_.ranges(), calls().take_sets());
+    if (!projection_) projection_.emplace(nvtx_->ranges(), calls().take_sets());
     return *projection_;
   }
 
@@ -403,9 +438,13 @@ class NsysReader {
     }
   }
 
-  // The calls' read, begun before the kernels', waited for; then the kernels merged.
+  // The NVTX ranges' and the calls' read, begun before the kernels', waited for; then the
+  // kernels merged.
   Status merge_kernel_parts(std::vector<KernelPart>& parts, std::size_t first) {
-    step("CUDA API calls, the rest of their read", [&] { calls(); });
+    step("NVTX ranges and CUDA API calls, the rest", [&] { calls(); });
+    if (ctx_.step_times() && side_) ctx_.step_times()->add("NVTX ranges (beside)", nvtx_ns_);
+    if (!nvtx_status_) return nvtx_error_first(nvtx_status_);
+    trace_end_ = std::max(trace_end_, nvtx_->latest_ns());
     return step("kernels merged in rowid order", [&] { return merge_kernel_parts_in_order(parts, first); });
   }
 
@@ -580,12 +619,6 @@ class NsysReader {
 
   // ---- CUDA API calls and NVTX ranges -------------------------------------------------------
 
-  Status read_nvtx() {
-    if (auto s = nvtx_.read(); !s) return s;
-    trace_end_ = std::max(trace_end_, nvtx_.latest_ns());
-    return ok_status();
-  }
-
   // Each attributed launch's place becomes its stage.
   void attribute_to_stages() {
     if (!projection_) projection();  // names the stage outside every range, as always
@@ -602,8 +635,8 @@ class NsysReader {
   }
 
   void warn_about_ranges(std::size_t unmatched_kernels) {
-    nvtx_.warn(ctx_, trace_end_);
-    if (nvtx_.ranges().empty()) return;
+    nvtx_->warn(ctx_, trace_end_);
+    if (nvtx_->ranges().empty()) return;
     if (!schema_.has(kRuntime)) {
       ctx_.warn(
           0, "no table " + std::string(kRuntime) + ": kernels cannot be attributed to NVTX ranges");
@@ -621,8 +654,18 @@ class NsysReader {
   ReadContext& ctx_;
   Schema schema_;
   Strings strings_;
-  NvtxRanges nvtx_{schema_, strings_};
-  std::future<ApiCalls> api_calls_;  // after source_ and nvtx_, which its reading uses
+  // A connection for the NVTX ranges and the calls' SQL on the thread that reads them.
+  struct SideConnection {
+    SideConnection(SqliteDb connection, ReadContext& ctx) : db(std::move(connection)), schema(db, ctx) {}
+    SqliteDb db;
+    Schema schema;
+    Strings strings;
+  };
+  std::unique_ptr<SideConnection> side_;
+  std::optional<NvtxRanges> nvtx_;
+  Status nvtx_status_ = ok_status();  // set by api_calls_'s task: read once it is waited for
+  std::int64_t nvtx_ns_ = 0;
+  std::future<ApiCalls> api_calls_;  // after source_, side_ and nvtx_, which its task uses
   std::optional<ApiCalls> calls_;
   std::optional<StageProjection> projection_;
   Attribution memory_ops_;  // read_op's, for read_memory_ops to add
