@@ -153,6 +153,40 @@ TEST(StageProjection, StageIdsDoNotDependOnTheOrderWorkIsAdded) {
   EXPECT_EQ(stage_names(true), in_order);
 }
 
+// Each stage is interned once, looked up by its ranges' labels (domain, name and kind): every
+// instance of a path shares its stage, and a name in another domain or of another kind is
+// another stage, as its key is; the stages come in the order of their first call.
+TEST(NvtxProjection, RepeatedPathsShareAStageAndLabelsTellDomainsAndKindsApart) {
+  std::vector<RangeInstance> ranges;
+  std::vector<ApiCall> calls;
+  std::vector<KernelSpan> kernels;
+  for (std::int64_t step = 0; step < 3; ++step) {
+    const std::int64_t t = step * 1000;
+    ranges.push_back(push(1, t, t + 900, "step"));
+    ranges.push_back(push(1, t + 10, t + 100, "layer"));
+    ranges.push_back(push(1, t + 200, t + 300, "layer", "llm"));
+    ranges.push_back(start_end(1, t + 400, t + 500, "layer"));
+    for (std::int64_t at : {20, 210, 410, 600}) {
+      kernels.push_back({static_cast<std::uint32_t>(calls.size()), t + at + 5, t + at + 6});
+      calls.push_back({1, t + at, t + at + 1});
+    }
+  }
+  model::Profile p;
+  const auto stages = project_nvtx(calls, ranges, kernels, p);
+  ASSERT_EQ(stages.size(), 12u);
+  const std::vector<std::string> expected = {"step/layer", "step/llm@layer", "step [layer]", "step"};
+  for (std::size_t c = 0; c < stages.size(); ++c) {
+    EXPECT_EQ(path_of(p, stages[c]), expected[c % 4]) << c;
+    EXPECT_EQ(stages[c], stages[c % 4]) << c;  // the same stage in every step
+  }
+  std::vector<std::string> in_order;
+  for (std::size_t s = 1; s < p.stages.size(); ++s) in_order.push_back(path_of(p, static_cast<model::StageId>(s)));
+  // The four paths of the calls, then the range instances' own stages not yet among them (the
+  // start/end range alone), each once.
+  EXPECT_EQ(in_order, (std::vector<std::string>{"step/layer", "step/llm@layer", "step [layer]", "step", " [layer]"}));
+  EXPECT_EQ(p.stage_ranges.size(), ranges.size());  // every instance launched a kernel
+}
+
 TEST(NvtxProjection, NoRangesNoCalls) {
   model::Profile p;
   EXPECT_TRUE(project_nvtx({}, {}, {}, p).empty());

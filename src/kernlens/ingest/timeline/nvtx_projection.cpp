@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 namespace kernlens::ingest {
 namespace {
@@ -43,6 +45,60 @@ model::StageKey instance_key(const std::vector<RangeInstance>& ranges, const Ran
   key.start_end.push_back(ranges[set[at]].range);
   return key;
 }
+
+// The stages of range paths, each interned once: the ranges' labels (domain, name, kind) as
+// numbers, and a path's stage looked up by its labels. A key and its text built for each set
+// and range instance (every step's "layer0" again) was most of an export's stages step.
+class PathStages {
+ public:
+  PathStages(const std::vector<RangeInstance>& ranges, model::Profile& profile) : ranges_(ranges), profile_(profile) {
+    struct LabelHash {
+      std::size_t operator()(const model::NvtxRange* r) const {
+        return std::hash<std::string_view>()(r->name) * 31 + std::hash<std::string_view>()(r->domain) + static_cast<std::size_t>(r->kind);
+      }
+    };
+    struct LabelEqual {
+      bool operator()(const model::NvtxRange* a, const model::NvtxRange* b) const { return *a == *b; }
+    };
+    std::unordered_map<const model::NvtxRange*, std::uint32_t, LabelHash, LabelEqual> labels;
+    label_.reserve(ranges.size());
+    for (const RangeInstance& r : ranges) label_.push_back(labels.try_emplace(&r.range, static_cast<std::uint32_t>(labels.size())).first->second);
+  }
+
+  // The stage of key_of(ranges, set, count): its first `count` ranges.
+  model::StageId of(const RangeSet& set, std::size_t count) {
+    path_.clear();
+    for (std::size_t i = 0; i < count; ++i) path_.push_back(label_[set[i]]);
+    return of_path([&] { return key_of(ranges_, set, count); });
+  }
+  // The stage of instance_key(ranges, set, at).
+  model::StageId of_instance(const RangeSet& set, std::size_t at) {
+    if (is_push_pop(ranges_[set[at]])) return of(set, at + 1);
+    path_.assign(1, label_[set[at]]);
+    return of_path([&] { return instance_key(ranges_, set, at); });
+  }
+
+ private:
+  template <class Key>
+  model::StageId of_path(const Key& key) {
+    auto it = stages_.find(path_);
+    if (it == stages_.end()) it = stages_.emplace(path_, profile_.intern_stage(key())).first;
+    return it->second;
+  }
+  struct PathHash {
+    std::size_t operator()(const std::vector<std::uint32_t>& path) const {
+      std::size_t h = path.size();
+      for (std::uint32_t l : path) h = h * 1000003 + l;
+      return h;
+    }
+  };
+
+  const std::vector<RangeInstance>& ranges_;
+  model::Profile& profile_;
+  std::vector<std::uint32_t> label_;  // by range instance
+  std::unordered_map<std::vector<std::uint32_t>, model::StageId, PathHash> stages_;
+  std::vector<std::uint32_t> path_;
+};
 
 }  // namespace
 
@@ -139,7 +195,8 @@ std::vector<model::StageId> StageProjection::finish(model::Profile& profile) {
   std::sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) {
     return std::tie(first_use_[a].thread, first_use_[a].rank) < std::tie(first_use_[b].thread, first_use_[b].rank);
   });
-  for (std::uint32_t s : used) stage_of_set[s] = profile.intern_stage(key_of(ranges_, sets_[s], sets_[s].size()));
+  PathStages stages(ranges_, profile);
+  for (std::uint32_t s : used) stage_of_set[s] = stages.of(sets_[s], sets_[s].size());
   std::vector<std::uint32_t> hit;
   for (std::uint32_t r = 0; r < extents_.size(); ++r) {
     if (extents_[r].first_order != UINT64_MAX) hit.push_back(r);
@@ -149,7 +206,7 @@ std::vector<model::StageId> StageProjection::finish(model::Profile& profile) {
   std::stable_sort(by_first.begin(), by_first.end(), [&](std::uint32_t a, std::uint32_t b) { return first_kernel(a) < first_kernel(b); });
   std::vector<model::StageId> stage_of_range(extents_.size(), 0);
   for (std::uint32_t r : by_first) {
-    stage_of_range[r] = profile.intern_stage(instance_key(ranges_, sets_[extents_[r].first_set], extents_[r].first_at));
+    stage_of_range[r] = stages.of_instance(sets_[extents_[r].first_set], extents_[r].first_at);
   }
   for (std::uint32_t r : hit) profile.stage_ranges.push_back(model::StageRange{stage_of_range[r], extents_[r].start, extents_[r].end, 0});
   return stage_of_set;
