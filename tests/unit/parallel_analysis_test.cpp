@@ -175,6 +175,21 @@ TEST(ParallelAnalysis, TimelineSweptInStretchesGivesTheFiguresOfOnePass) {
   }
 }
 
+// Whether the kernels come by start on each lane is checked in chunks on several threads: a
+// kernel that starts before the last one of its lane in an earlier chunk (and first in its
+// own) is found out, and the timeline sorts the kernels as one thread does.
+TEST(ParallelAnalysis, AKernelOutOfStartOrderAcrossChunksIsFoundOut) {
+  model::Profile p = repeated({"nsys/llama_stages.sqlite"}, 3 * 65536);
+  for (std::size_t i = 0; i < p.launches.size(); ++i) p.launches[i].start_ns = static_cast<std::int64_t>(i) * 10000;  // by start
+  const std::size_t boundary = p.launches.size() / 2;  // the second of two chunks' first launch
+  ASSERT_EQ(p.launches[boundary].kind, model::LaunchKind::kKernel);
+  const model::Profile in_order = p;
+  p.launches[boundary].start_ns = -10000;  // before every kernel
+  const std::vector<double> one = timeline_figures(p, 1);
+  EXPECT_NE(one, timeline_figures(in_order, 1));  // the change is seen
+  EXPECT_EQ(timeline_figures(p, 2), one);
+}
+
 // Every figure of the MFU per stage row and of the whole profile, in order.
 std::vector<double> mfu_figures(const model::Profile& p, unsigned threads) {
   set_default_threads(threads);

@@ -38,68 +38,85 @@ constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 
 using LaunchList = std::vector<model::LaunchIndex>;
 
-// The kernel launches of each group of names (group_of_name: a name's group, or kNone), in
-// launch order; counted first, so that no list grows past its size (a million launches). The
+// A grouping of kernel names: each name's group (or kNone), and how many groups.
+struct NameGroups {
+  std::vector<std::size_t> of_name;
+  std::size_t count = 0;
+};
+
+// The kernel launches of each group of each grouping, in launch order, in one pass for all the
+// groupings; counted first, so that no list grows past its size (a million launches). The
 // launches are cut into chunks, each counted and then placed on a thread of its own: chunk c's
 // launches of a group go after those of chunks 0 .. c-1, so the lists are the ones a single
 // pass makes.
-std::vector<LaunchList> launches_by_group(const model::Profile& profile, const std::vector<std::size_t>& group_of_name,
-                                          std::size_t groups) {
+std::vector<std::vector<LaunchList>> launches_by_groups(const model::Profile& profile, const std::vector<NameGroups>& groupings) {
   const auto& launches = profile.launches;
+  std::size_t groups = 0;
+  for (const auto& g : groupings) groups += g.count;
   // A chunk is worth a thread for a few thousand launches; each keeps a count a group.
   const std::size_t chunks = std::clamp<std::size_t>(
       std::min<std::size_t>(launches.size() / 4096, launches.size() / std::max<std::size_t>(1, 4 * groups)), 1,
       default_threads());
-  auto group = [&](const model::Launch& l) { return l.kind == model::LaunchKind::kKernel ? group_of_name[l.name] : kNone; };
-  std::vector<std::vector<std::size_t>> next(chunks, std::vector<std::size_t>(groups, 0));
-  run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      if (const std::size_t g = group(launches[i]); g != kNone) ++next[c][g];
+  // Each chunk's counts, grouping after grouping.
+  std::vector<std::vector<std::vector<std::size_t>>> next(chunks);
+  for (auto& chunk : next) {
+    for (const auto& g : groupings) chunk.emplace_back(g.count, 0);
+  }
+  auto each_group = [&](const model::Launch& l, auto&& f) {
+    if (l.kind != model::LaunchKind::kKernel) return;
+    for (std::size_t k = 0; k < groupings.size(); ++k) {
+      if (const std::size_t g = groupings[k].of_name[l.name]; g != kNone) f(k, g);
     }
+  };
+  run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end; ++i) each_group(launches[i], [&](std::size_t k, std::size_t g) { ++next[c][k][g]; });
   });
-  std::vector<LaunchList> by_group(groups);
-  for (std::size_t g = 0; g < groups; ++g) {
-    std::size_t total = 0;
-    for (auto& chunk : next) total += std::exchange(chunk[g], total);  // a count becomes where the chunk starts
-    by_group[g].resize(total);
+  std::vector<std::vector<LaunchList>> out;
+  for (std::size_t k = 0; k < groupings.size(); ++k) {
+    auto& lists = out.emplace_back(groupings[k].count);
+    for (std::size_t g = 0; g < lists.size(); ++g) {
+      std::size_t total = 0;
+      for (auto& chunk : next) total += std::exchange(chunk[k][g], total);  // a count becomes where the chunk starts
+      lists[g].resize(total);
+    }
   }
   run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
-      if (const std::size_t g = group(launches[i]); g != kNone) by_group[g][next[c][g]++] = static_cast<model::LaunchIndex>(i);
+      each_group(launches[i], [&](std::size_t k, std::size_t g) { out[k][g][next[c][k][g]++] = static_cast<model::LaunchIndex>(i); });
     }
   });
-  return by_group;
+  return out;
 }
 
-std::vector<LaunchList> launches_by_name(const model::Profile& profile) {
-  std::vector<std::size_t> each_its_own(profile.names.size());
-  for (std::size_t n = 0; n < each_its_own.size(); ++n) each_its_own[n] = n;
-  return launches_by_group(profile, each_its_own, each_its_own.size());
-}
-
-// Each family's launches, as its insight needs them. A family of one kernel row has that row's
-// launches in the same order, and so the same figures: its insight is the row's (most families
-// of a raw page are such), not worked out again. A family of several rows has their launches
-// in launch order, gathered like the names' (merging the rows' lists and sorting them was a
-// serial tenth of the insights of a million-launch export).
-struct FamilyLaunches {
-  std::vector<std::size_t> row;    // by family: its one kernel row, or kNone
-  std::vector<LaunchList> merged;  // by family: a family of several rows' launches
+// Each name's launches, and each family's as its insight needs them. A family of one kernel
+// row has that row's launches in the same order, and so the same figures: its insight is the
+// row's (most families of a raw page are such), not worked out again. A family of several rows
+// has their launches in launch order, gathered beside the names' (merging the rows' lists and
+// sorting them was a serial tenth of the insights of a million-launch export).
+struct NameAndFamilyLaunches {
+  std::vector<LaunchList> by_name;
+  std::vector<std::size_t> family_row;  // by family: its one kernel row, or kNone
+  std::vector<LaunchList> by_family;    // by family: a family of several rows' launches
 };
 
-FamilyLaunches launches_by_family(const model::Profile& profile, const Aggregate& agg) {
-  FamilyLaunches out{std::vector<std::size_t>(agg.families.size(), kNone), {}};
+NameAndFamilyLaunches launches_by_name_and_family(const model::Profile& profile, const Aggregate& agg) {
+  NameAndFamilyLaunches out;
+  out.family_row.assign(agg.families.size(), kNone);
   std::vector<std::size_t> rows(agg.families.size(), 0);
   for (std::size_t k = 0; k < agg.kernels.size(); ++k) {
     const KernelRow& row = agg.kernels[k];
     ++rows[row.family];
-    out.row[row.family] = rows[row.family] == 1 ? k : kNone;
+    out.family_row[row.family] = rows[row.family] == 1 ? k : kNone;
   }
-  std::vector<std::size_t> family_of_name(profile.names.size(), kNone);
+  NameGroups names{std::vector<std::size_t>(profile.names.size()), profile.names.size()};
+  NameGroups families{std::vector<std::size_t>(profile.names.size(), kNone), agg.families.size()};
+  for (std::size_t n = 0; n < names.count; ++n) names.of_name[n] = n;
   for (const auto& row : agg.kernels) {
-    if (rows[row.family] > 1) family_of_name[row.name] = row.family;
+    if (rows[row.family] > 1) families.of_name[row.name] = row.family;
   }
-  out.merged = launches_by_group(profile, family_of_name, agg.families.size());
+  auto lists = launches_by_groups(profile, {std::move(names), std::move(families)});
+  out.by_name = std::move(lists[0]);
+  out.by_family = std::move(lists[1]);
   return out;
 }
 
@@ -199,9 +216,9 @@ namespace {
 void add_insights(const model::Profile& profile, const MetricsContext& ctx, const FlopsEstimates& flops,
                   const AnalysisOptions& options, Analysis& a) {
   StepTimes* times = options.step_times;
-  const auto [by_name, by_family] = timed_step(times, "launches by name and family", [&] {
-    return std::pair{launches_by_name(profile), launches_by_family(profile, a.agg)};
-  });
+  const NameAndFamilyLaunches launches =
+      timed_step(times, "launches by name and family", [&] { return launches_by_name_and_family(profile, a.agg); });
+  const std::vector<LaunchList>& by_name = launches.by_name;
   std::vector<InsightJob> jobs;
   jobs.reserve(a.agg.kernels.size() + a.agg.families.size());
   for (const auto& row : a.agg.kernels) {
@@ -209,16 +226,16 @@ void add_insights(const model::Profile& profile, const MetricsContext& ctx, cons
   }
   std::vector<std::size_t> family_job(a.agg.families.size(), kNone);
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
-    if (by_family.row[i] != kNone) continue;
+    if (launches.family_row[i] != kNone) continue;
     const FamilyRow& family = a.agg.families[i];
     family_job[i] = jobs.size();
-    jobs.push_back({by_family.merged[i], &family, names::to_string(family.cls.op_class)});
+    jobs.push_back({launches.by_family[i], &family, names::to_string(family.cls.op_class)});
   }
   std::vector<KernelInsight> insights =
       timed_step(times, "bottlenecks and advice", [&] { return insights_in_parallel(jobs, ctx, flops, options); });
   a.families.reserve(a.agg.families.size());
   for (std::size_t i = 0; i < a.agg.families.size(); ++i) {
-    a.families.push_back(by_family.row[i] != kNone ? insights[by_family.row[i]] : std::move(insights[family_job[i]]));
+    a.families.push_back(launches.family_row[i] != kNone ? insights[launches.family_row[i]] : std::move(insights[family_job[i]]));
   }
   a.kernels.assign(std::make_move_iterator(insights.begin()),
                    std::make_move_iterator(insights.begin() + static_cast<std::ptrdiff_t>(a.agg.kernels.size())));

@@ -155,17 +155,46 @@ void add_coverage(StageRow& row, const Coverage& c) {
 // The kernel launches with a time in an order that has each lane's kernels by start: nullopt
 // when the launches' own order already does (a timeline's usual order: no list), else the
 // launches' indices sorted by start.
-std::optional<std::vector<std::uint32_t>> kernels_by_start(const model::Profile& profile, const Lanes& lanes) {
+// Whether each lane's kernels come by start, checked in chunks on every thread (a serial pass
+// over a million launches before the sweep): each chunk in order within itself, and each
+// lane's first start in a chunk no earlier than its last start in the chunks before.
+bool kernels_come_by_start(const model::Profile& profile, const Lanes& lanes) {
+  const std::size_t n = profile.launches.size(), chunks = std::clamp<std::size_t>(n / 65536, 1, default_threads());
+  struct Chunk {
+    bool in_order = true;
+    std::vector<std::int64_t> first, last;  // by lane: its first and last start in the chunk
+    std::vector<char> any;                  // by lane: whether the chunk has a kernel of it
+  };
+  std::vector<Chunk> seen(chunks);
+  run_in_chunks(n, chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    Chunk& chunk = seen[c];
+    chunk.first.assign(lanes.lanes.size(), INT64_MAX);
+    chunk.last.assign(lanes.lanes.size(), INT64_MIN);
+    chunk.any.assign(lanes.lanes.size(), 0);
+    for (std::size_t i = begin; i < end && chunk.in_order; ++i) {
+      auto iv = kernel_interval(profile.launches[i]);
+      if (!iv) continue;
+      const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
+      chunk.in_order = iv->begin_ns >= chunk.last[lane];
+      chunk.last[lane] = iv->begin_ns;
+      if (!chunk.any[lane]) chunk.first[lane] = iv->begin_ns;
+      chunk.any[lane] = 1;
+    }
+  });
   std::vector<std::int64_t> last(lanes.lanes.size(), INT64_MIN);
-  bool in_order = true;
-  for (std::size_t i = 0; i < profile.launches.size() && in_order; ++i) {
-    auto iv = kernel_interval(profile.launches[i]);
-    if (!iv) continue;
-    std::int64_t& lane_last = last[static_cast<std::size_t>(lanes.lane_of_launch[i])];
-    in_order = iv->begin_ns >= lane_last;
-    lane_last = iv->begin_ns;
+  for (const Chunk& chunk : seen) {
+    if (!chunk.in_order) return false;
+    for (std::size_t lane = 0; lane < last.size(); ++lane) {
+      if (!chunk.any[lane]) continue;
+      if (chunk.first[lane] < last[lane]) return false;
+      last[lane] = chunk.last[lane];
+    }
   }
-  if (in_order) return std::nullopt;
+  return true;
+}
+
+std::optional<std::vector<std::uint32_t>> kernels_by_start(const model::Profile& profile, const Lanes& lanes) {
+  if (kernels_come_by_start(profile, lanes)) return std::nullopt;
   std::vector<std::uint32_t> order;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     if (kernel_interval(profile.launches[i])) order.push_back(static_cast<std::uint32_t>(i));
