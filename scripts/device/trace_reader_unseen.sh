@@ -9,7 +9,7 @@
 #   - the JSON analysis on 1, 2 and 16 threads, on the portable scanner path
 #     (KERNLENS_SIMD=portable) and of the gzipped trace (its "path" made the plain file's), with
 #     the same md5 as on 1 thread; and
-#     with the same md5 from build/devrun/kernlens_base where that is there (an older build).
+#     against build/devrun/kernlens_base where that is there (an older build; see below).
 # Uses build/devrun (scripts/device/make_devrun.sh). About a minute on an H100.
 #   scripts/device/trace_reader_unseen.sh OUT
 # Env: FAMILIES (default "neox phi3"; also "falcon": Falcon with multi-query attention,
@@ -20,7 +20,11 @@
 # QK norms, "gptj": GPT-J with its parallel attention and MLP and rotary on 32 of 64 dims,
 # "stablelm": StableLM 2 with 16 query / 4 KV heads and rotary on a quarter of each head,
 # "mixtral": a Mixtral mixture of experts, 4 experts of which each token takes 2, and
-# "starcoder2": StarCoder2 with 16 query / 4 KV heads, biases and a GELU MLP).
+# "starcoder2": StarCoder2 with 16 query / 4 KV heads, biases and a GELU MLP, "qwen2_moe": Qwen2-MoE
+# with 8 experts of which each token takes 2 and a shared expert, and "gemma2": Gemma 2 with
+# 8 query / 4 KV heads of 144, a sliding window on alternate layers and logit soft-capping).
+# An older build (kernlens_base) must give the same JSON, or numbers within 1e-12 relative
+# (sums over more than 4,096 launches are taken in fixed stretches since 3b0d365).
 set -uo pipefail
 out=${1:?usage: trace_reader_unseen.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -73,6 +77,14 @@ llm_stages.CONFIGS["mixtral"] = lambda: transformers.MixtralConfig(
 llm_stages.CONFIGS["starcoder2"] = lambda: transformers.Starcoder2Config(
     hidden_size=1024, intermediate_size=4096, num_hidden_layers=5, num_attention_heads=16,
     num_key_value_heads=4, vocab_size=49152, max_position_embeddings=2048)
+llm_stages.CONFIGS["qwen2_moe"] = lambda: transformers.Qwen2MoeConfig(
+    hidden_size=768, intermediate_size=2048, moe_intermediate_size=512, shared_expert_intermediate_size=1024,
+    num_hidden_layers=4, num_attention_heads=12, num_key_value_heads=4, num_experts=8, num_experts_per_tok=2,
+    vocab_size=32000, max_position_embeddings=2048)
+llm_stages.CONFIGS["gemma2"] = lambda: transformers.Gemma2Config(
+    hidden_size=1152, intermediate_size=4608, num_hidden_layers=6, num_attention_heads=8,
+    num_key_value_heads=4, head_dim=144, sliding_window=256, vocab_size=32000, max_position_embeddings=2048,
+    attn_logit_softcapping=50.0, final_logit_softcapping=30.0)
 sys.argv = ["llm_stages.py", "--model", family, "--batch", "6", "--prompt", "384",
             "--decode-steps", "48", "--torch-trace", trace]
 llm_stages.main()
@@ -89,12 +101,35 @@ PY
   # The gzipped trace's analysis names its own path: that line is made the plain file's.
   sums+=("gzip $("$devrun/kernlens" analyze "$trace.gz" --format json --threads 2 |
     sed 's/"path": "\(.*\)\.gz"/"path": "\1"/' | md5sum | cut -c1-32)")
-  if [[ -x $devrun/kernlens_base ]]; then
-    sums+=("base $("$devrun/kernlens_base" analyze "$trace" --format json --threads 2 | md5sum | cut -c1-32)")
-  fi
   printf '%s\n' "${sums[@]}"
   distinct=$(printf '%s\n' "${sums[@]}" | awk '{print $2}' | sort -u | wc -l)
   [[ $distinct == 1 ]] && echo "$family: one analysis from every path" || { echo "$family: the paths differ"; status=1; }
+  if [[ -x $devrun/kernlens_base ]]; then  # an older build: the same, or within the last digits
+    "$devrun/kernlens" analyze "$trace" --format json > "$out/new.json"
+    "$devrun/kernlens_base" analyze "$trace" --format json > "$out/base.json"
+    python3 - "$out/base.json" "$out/new.json" <<'PY'
+import json, sys
+differ, worst = [], 0.0
+def walk(a, b, path):
+    global worst
+    if isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys():
+        for k in a: walk(a[k], b[k], f"{path}.{k}")
+    elif isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b)): walk(x, y, f"{path}[{i}]")
+    elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        if a != b:
+            worst = max(worst, abs(a - b) / max(abs(a), abs(b)))
+            differ.append(path)
+    elif a != b:
+        sys.exit(f"base: differs at {path}: {str(a)[:80]} / {str(b)[:80]}")
+walk(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), "")
+print("base: the same JSON" if not differ else
+      f"base: {len(differ)} numbers differ, by at most {worst:.1e} relative (first {differ[0]})")
+sys.exit(0 if worst < 1e-12 else 1)
+PY
+    (( $? == 0 )) || status=1
+    rm -f "$out/new.json" "$out/base.json"
+  fi
   "$devrun/kernlens" analyze "$trace" --format text > "$out/$family.analysis.txt" 2>&1
   rm -f "$trace"  # the .gz stays for the record
 done
