@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <string>
 #include <tuple>
 
 namespace kernlens::ingest {
@@ -123,6 +124,61 @@ TEST(EnclosingRanges, ThreadsInterleaveButEachGoesForwardOnly) {
   EXPECT_EQ(names(*set3), "step ");
   EXPECT_EQ(*again, *set2);  // one set, held once
   EXPECT_EQ(sets.size(), 4u);  // and the empty set
+}
+
+// One sweep, and a sweep begun afresh at any call of a stretch that comes in order on each
+// thread, find each call the ranges its definition gives: nested and overlapping push/pop ranges,
+// start/end ranges, ranges that end before a call ends or at its start, a range never ended,
+// on two interleaved threads; in_order checks the order alone.
+TEST(EnclosingRanges, AFreshSweepFindsTheSetsOfOneSweep) {
+  std::vector<RangeInstance> ranges = {push(1, 0, 1000, "step"), push(1, 100, 400, "layer0"),
+                                       push(1, 150, 200, "attn"), push(1, 400, 700, "layer1"),
+                                       start_end(1, 120, 650, "io"), push(2, 0, 500, "other"),
+                                       push(2, 300, INT64_MAX, "open"),
+                                       start_end(2, 250, 260, "tick")};
+  // Then many short ranges in a row, of which whole blocks end before a later call starts.
+  for (std::int64_t i = 0; i < 700; ++i) ranges.push_back(push(1, 1100 + 3 * i, 1100 + 3 * i + 2, "tick" + std::to_string(i % 3)));
+  ranges.push_back(push(1, 1090, 3300, "ticks"));
+  std::vector<ApiCall> calls;
+  for (std::int64_t t = 0; t < 3400; t += 25) {
+    calls.push_back({1, t, t + (t % 2 ? 30 : 1)});
+    calls.push_back({2, t + 5, t + 10});
+  }
+  // The set by its definition: the thread's ranges that start by the call's start and end at or
+  // after both its start and its end; push/pop first, each kind by (start, the longer first).
+  auto set_by_definition = [&](const ApiCall& c) {
+    RangeSet set;
+    for (std::uint32_t r = 0; r < ranges.size(); ++r) {
+      const RangeInstance& x = ranges[r];
+      if (x.thread == c.thread && x.start_ns <= c.start_ns && x.end_ns >= c.start_ns && x.end_ns >= c.end_ns) set.push_back(r);
+    }
+    std::stable_sort(set.begin(), set.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return std::tuple(ranges[a].range.kind != RangeKind::kPushPop, ranges[a].start_ns, -ranges[a].end_ns) <
+             std::tuple(ranges[b].range.kind != RangeKind::kPushPop, ranges[b].start_ns, -ranges[b].end_ns);
+    });
+    return set;
+  };
+  EnclosingRanges whole(ranges);
+  std::vector<RangeSet> expected;
+  for (const ApiCall& c : calls) {
+    expected.push_back(set_by_definition(c));
+    EXPECT_EQ(whole.sets()[*whole.set_of(c)], expected.back()) << c.thread << " " << c.start_ns << " " << c.end_ns;
+  }
+  ASSERT_GT(whole.sets().size(), 8u);  // many distinct sets
+  for (std::size_t begin : {1u, 7u, 20u, 33u, 60u, 95u, 150u, 200u, 251u}) {
+    const std::unique_ptr<EnclosingRanges> fresh = whole.fresh();
+    for (std::size_t i = begin; i < calls.size(); ++i) {
+      auto set = fresh->set_of(calls[i]);
+      ASSERT_TRUE(set);
+      EXPECT_EQ(fresh->sets()[*set], expected[i]) << "from call " << begin << ", call " << i;
+    }
+  }
+  const std::unique_ptr<EnclosingRanges> order = whole.fresh();
+  EXPECT_TRUE(order->in_order({1, 50, 60}));
+  EXPECT_TRUE(order->in_order({2, 10, 20}));
+  EXPECT_FALSE(order->in_order({1, 50, 55}));  // same start, earlier end
+  EXPECT_TRUE(order->in_order({1, 50, 60}));
+  EXPECT_EQ(order->intern(expected[3]), order->intern(expected[3]));  // held once
 }
 
 // Stage ids come in one order whatever order calls and kernels are added in: the sets by

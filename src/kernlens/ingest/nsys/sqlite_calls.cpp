@@ -13,7 +13,7 @@
 namespace kernlens::ingest::nsys {
 
 std::optional<std::uint64_t> ApiCalls::key(std::int64_t global_id, std::int64_t correlation) {
-  if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  if (!has_key(correlation)) return std::nullopt;
   const std::int64_t process = process_of(global_id);
   if (last_process_ >= processes_.size() || processes_[last_process_] != process) {  // rows come in runs
     auto it = std::find(processes_.begin(), processes_.end(), process);
@@ -24,7 +24,7 @@ std::optional<std::uint64_t> ApiCalls::key(std::int64_t global_id, std::int64_t 
 }
 
 std::optional<std::uint32_t> ApiCalls::find(std::int64_t global_id, std::int64_t correlation, Cursor& cursor) const {
-  if (correlation < 0 || correlation > std::numeric_limits<std::uint32_t>::max()) return std::nullopt;
+  if (!has_key(correlation)) return std::nullopt;
   const std::int64_t process_id = process_of(global_id);
   if (cursor.process >= processes_.size() || processes_[cursor.process] != process_id) {  // rows come in runs
     auto it = std::find(processes_.begin(), processes_.end(), process_id);
@@ -106,25 +106,14 @@ class ApiCallsBuilder {
     reserve_huge(out_.place_of_, estimate);
   }
   bool add_in_order(const ApiRow& r) {
-    out_.latest_end_ns_ = std::max(out_.latest_end_ns_, r.end);
-    auto key = out_.key(r.global_tid, r.correlation);
-    if (!key) return true;
-    const ApiCall call{r.global_tid, r.start, r.end};
-    auto set = enclosing_.set_of(call);
-    const auto last = out_.last_key();
-    if (!set || (last && *key < *last)) return false;
-    if (last && *key == *last) {
-      if (is_inner_call(call, kept_)) {
-        kept_ = call;
-        out_.place_of_.back() = place(CallPlace{call.thread, *set});
-      }
-      return true;
-    }
-    kept_ = call;
-    out_.append(*key);
-    out_.place_of_.push_back(place(CallPlace{call.thread, *set}));
-    return true;
+    return add_in_order(r, [&](const ApiCall& call) { return enclosing_.set_of(call); });
   }
+  // The same for a row whose set another sweep found (a set of this builder's, intern()).
+  bool add_in_order(const ApiRow& r, std::uint32_t set) {
+    return add_in_order(r, [&](const ApiCall& call) { return enclosing_.in_order(call) ? std::optional(set) : std::nullopt; });
+  }
+  std::uint32_t intern(const RangeSet& set) { return enclosing_.intern(set); }
+  const EnclosingRanges& enclosing() const { return enclosing_; }
   ApiCalls finish() {
     out_.sets_ = enclosing_.take_sets();
     out_.last_process_ = 0;
@@ -173,6 +162,28 @@ class ApiCallsBuilder {
   static void set_error(ApiCalls& calls, Error e) { calls.error_ = std::move(e); }
 
  private:
+  template <class SetOf>
+  bool add_in_order(const ApiRow& r, const SetOf& set_of) {
+    out_.latest_end_ns_ = std::max(out_.latest_end_ns_, r.end);
+    auto key = out_.key(r.global_tid, r.correlation);
+    if (!key) return true;
+    const ApiCall call{r.global_tid, r.start, r.end};
+    auto set = set_of(call);
+    const auto last = out_.last_key();
+    if (!set || (last && *key < *last)) return false;
+    if (last && *key == *last) {
+      if (is_inner_call(call, kept_)) {
+        kept_ = call;
+        out_.place_of_.back() = place(CallPlace{call.thread, *set});
+      }
+      return true;
+    }
+    kept_ = call;
+    out_.append(*key);
+    out_.place_of_.push_back(place(CallPlace{call.thread, *set}));
+    return true;
+  }
+
   std::uint32_t place(const CallPlace& p) {
     if (!out_.places_.empty() && out_.places_[last_place_] == p) return last_place_;
     auto [it, is_new] = place_index_.try_emplace(std::pair{p.thread, p.set}, static_cast<std::uint32_t>(out_.places_.size()));
@@ -324,13 +335,39 @@ class RangeStatements {
   std::vector<std::unique_ptr<Lent>> free_;
 };
 
-// One rowid range's rows, read for the builder.
+// One rowid range's rows, read for the builder, and the NVTX ranges around each call: found by
+// a sweep of the range's own (EnclosingRanges::fresh), on the thread that read it, where the one
+// builder took ~60 ns a call finding them (the calls' read ended after the kernels' on 16
+// threads). The builder still checks that the calls come in order across the ranges.
 struct RangeRows {
   std::vector<ApiRow> rows;
   std::uint64_t seen = 0;  // the range's rows, with both ids or not
   bool whole = false;      // read to its end in rowid order, without an error
+  std::vector<std::uint32_t> set_of_row;  // by row: an index into own_sets
+  std::vector<RangeSet> own_sets;
+  bool in_order = false;  // the sweep found every row's set: the calls came in order on each thread
 
-  void read(RangeStatements& statements, std::pair<std::int64_t, std::int64_t> range) {
+  void read(RangeStatements& statements, std::pair<std::int64_t, std::int64_t> range, const EnclosingRanges& enclosing) {
+    read_rows(statements, range);
+    set_of_row.clear();
+    in_order = false;
+    if (!whole) return;
+    const std::unique_ptr<EnclosingRanges> sweep = enclosing.fresh();
+    for (const ApiRow& r : rows) {
+      if (!ApiCalls::has_key(r.correlation)) {  // no call kept: nor swept, as the builder does
+        set_of_row.push_back(0);
+        continue;
+      }
+      auto set = sweep->set_of(ApiCall{r.global_tid, r.start, r.end});
+      if (!set) return;
+      set_of_row.push_back(*set);
+    }
+    own_sets = sweep->take_sets();
+    in_order = true;
+  }
+
+ private:
+  void read_rows(RangeStatements& statements, std::pair<std::int64_t, std::int64_t> range) {
     rows.clear();
     // At once: the doublings on the way, freed on this thread, would stay in its malloc arena.
     rows.reserve(static_cast<std::size_t>(std::clamp<std::int64_t>(range.second - range.first, 0, static_cast<std::int64_t>(kRangeRows))));
@@ -372,12 +409,15 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
       [&] {
         merged = run_ordered_parts(
             threads, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
-            [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i]); },
+            [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
             [&](std::size_t, std::size_t slot) {
               const RangeRows& read = slots[slot];
               rows += read.seen;
-              whole = read.whole && std::all_of(read.rows.begin(), read.rows.end(),
-                                                [&](const ApiRow& r) { return builder.add_in_order(r); });
+              whole = read.whole && read.in_order;
+              if (!whole) return false;
+              std::vector<std::uint32_t> set(read.own_sets.size());  // the range's sets as the builder's
+              for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
+              for (std::size_t k = 0; k < read.rows.size() && whole; ++k) whole = builder.add_in_order(read.rows[k], set[read.set_of_row[k]]);
               return whole;
             });
       },

@@ -46,6 +46,10 @@ class ApiCalls {
   // id: nullopt when the pair has no key (a correlation id beyond 32 bits), kNoCall when no
   // call has it.
   std::optional<std::uint32_t> find(std::int64_t global_id, std::int64_t correlation, Cursor& cursor) const;
+  // Whether a call with this correlation id has a key (kept; else passed over).
+  static bool has_key(std::int64_t correlation) {
+    return correlation >= 0 && correlation <= std::numeric_limits<std::uint32_t>::max();
+  }
   std::optional<std::uint32_t> find(std::int64_t global_id, std::int64_t correlation) {
     return find(global_id, correlation, cursor_);
   }

@@ -108,12 +108,28 @@ std::vector<std::uint32_t> sweep_order(const std::vector<ApiCall>& calls) {
   });
 }
 
-EnclosingRanges::EnclosingRanges(const std::vector<RangeInstance>& ranges) : ranges_(ranges) {
+std::shared_ptr<const EnclosingRanges::Order> EnclosingRanges::order_of(const std::vector<RangeInstance>& ranges) {
+  auto order = std::make_shared<Order>();
   // On equal starts the longer range first: an enclosing range precedes what it encloses.
-  order_ = order_by(ranges_, [](const RangeInstance& a, const RangeInstance& b) {
+  order->ranges = order_by(ranges, [](const RangeInstance& a, const RangeInstance& b) {
     return std::tie(a.thread, a.start_ns, b.end_ns) < std::tie(b.thread, b.start_ns, a.end_ns);
   });
+  for (std::size_t i = 0; i < order->ranges.size(); ++i) {
+    if (i % Order::kBlock == 0) order->block_latest_end.push_back(INT64_MIN);
+    order->block_latest_end.back() = std::max(order->block_latest_end.back(), ranges[order->ranges[i]].end_ns);
+  }
+  return order;
+}
+
+EnclosingRanges::EnclosingRanges(const std::vector<RangeInstance>& ranges) : EnclosingRanges(ranges, order_of(ranges)) {}
+
+EnclosingRanges::EnclosingRanges(const std::vector<RangeInstance>& ranges, std::shared_ptr<const Order> order)
+    : ranges_(ranges), order_(std::move(order)) {
   index_.insert(0);
+}
+
+std::unique_ptr<EnclosingRanges> EnclosingRanges::fresh() const {
+  return std::unique_ptr<EnclosingRanges>(new EnclosingRanges(ranges_, order_));
 }
 
 std::size_t EnclosingRanges::SetHash::operator()(std::uint32_t s) const {
@@ -126,23 +142,42 @@ EnclosingRanges::Thread& EnclosingRanges::thread(std::int64_t id) {
   if (last_thread_ < threads_.size() && threads_[last_thread_].id == id) return threads_[last_thread_];
   auto it = std::find_if(threads_.begin(), threads_.end(), [&](const Thread& t) { return t.id == id; });
   if (it == threads_.end()) {
-    auto first = std::partition_point(order_.begin(), order_.end(), [&](std::uint32_t r) { return ranges_[r].thread < id; });
-    auto last = std::partition_point(first, order_.end(), [&](std::uint32_t r) { return ranges_[r].thread <= id; });
-    threads_.push_back(Thread{id, static_cast<std::size_t>(first - order_.begin()),
-                              static_cast<std::size_t>(last - order_.begin()), {}, {}, 0, false, 0, 0});
+    const std::vector<std::uint32_t>& order = order_->ranges;
+    auto first = std::partition_point(order.begin(), order.end(), [&](std::uint32_t r) { return ranges_[r].thread < id; });
+    auto last = std::partition_point(first, order.end(), [&](std::uint32_t r) { return ranges_[r].thread <= id; });
+    threads_.push_back(Thread{id, static_cast<std::size_t>(first - order.begin()),
+                              static_cast<std::size_t>(last - order.begin()), {}, {}, 0, false, 0, 0});
     it = threads_.end() - 1;
   }
   last_thread_ = static_cast<std::size_t>(it - threads_.begin());
   return *it;
 }
 
-std::optional<std::uint32_t> EnclosingRanges::set_of(const ApiCall& call) {
-  Thread& t = thread(call.thread);
-  if (t.seen && std::tie(call.start_ns, call.end_ns) < std::tie(t.last_start, t.last_end)) return std::nullopt;
+bool EnclosingRanges::moves_forward(Thread& t, const ApiCall& call) {
+  if (t.seen && std::tie(call.start_ns, call.end_ns) < std::tie(t.last_start, t.last_end)) return false;
   t.seen = true;
   t.last_start = call.start_ns;
   t.last_end = call.end_ns;
-  while (t.next < t.end && ranges_[order_[t.next]].start_ns <= call.start_ns) t.active.push_back(order_[t.next++]);
+  return true;
+}
+
+bool EnclosingRanges::in_order(const ApiCall& call) { return moves_forward(thread(call.thread), call); }
+
+std::optional<std::uint32_t> EnclosingRanges::set_of(const ApiCall& call) {
+  Thread& t = thread(call.thread);
+  if (!moves_forward(t, call)) return std::nullopt;
+  const std::vector<std::uint32_t>& order = order_->ranges;
+  constexpr std::size_t kBlock = Order::kBlock;
+  while (t.next < t.end && ranges_[order[t.next]].start_ns <= call.start_ns) {
+    // A whole block of the thread's ranges that started by the call and ended before it starts
+    // would be pushed and erased below.
+    if (t.next % kBlock == 0 && t.next + kBlock <= t.end && order_->block_latest_end[t.next / kBlock] < call.start_ns &&
+        ranges_[order[t.next + kBlock - 1]].start_ns <= call.start_ns) {
+      t.next += kBlock;
+      continue;
+    }
+    t.active.push_back(order[t.next++]);
+  }
   std::erase_if(t.active, [&](std::uint32_t a) { return ranges_[a].end_ns < call.start_ns; });
   scratch_.clear();
   for (std::uint32_t a : t.active) {

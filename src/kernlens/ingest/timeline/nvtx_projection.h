@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <unordered_set>
 #include <optional>
 #include <vector>
@@ -64,10 +65,21 @@ class EnclosingRanges {
   explicit EnclosingRanges(const std::vector<RangeInstance>& ranges);  // must outlive this
   EnclosingRanges(const EnclosingRanges&) = delete;  // the index points at the sets
   EnclosingRanges& operator=(const EnclosingRanges&) = delete;
+  // Another sweep over the same ranges, from the start, sharing their order: for a stretch of
+  // calls that comes in order on each thread, as every stretch of calls that do (a call's set
+  // is the thread's ranges that start by its start and end at or after its start and its end,
+  // whatever came before).
+  std::unique_ptr<EnclosingRanges> fresh() const;
 
   // The call's set: an index into sets() (0: no range). nullopt when the call comes before
   // the previous call of its thread in (start, end) order: the sweep only moves forward.
   std::optional<std::uint32_t> set_of(const ApiCall& call);
+  // set_of's check alone, for a call whose set another sweep found: false when the call comes
+  // before the previous call of its thread in (start, end) order.
+  bool in_order(const ApiCall& call);
+  // The index of `set` among the sets, added when new.
+  std::uint32_t intern(const RangeSet& set);
+  const std::vector<RangeSet>& sets() const { return sets_; }
   // The sets, after the last call.
   std::vector<RangeSet> take_sets() {
     index_.clear();
@@ -77,18 +89,28 @@ class EnclosingRanges {
  private:
   struct Thread {
     std::int64_t id;
-    std::size_t next, end;              // the thread's ranges not yet started: order_[next, end)
+    std::size_t next, end;              // the thread's ranges not yet started: order_->ranges[next, end)
     std::vector<std::uint32_t> active;  // started, and not yet known to have ended
     RangeSet current;                   // the set of the thread's last call, and its index
     std::uint32_t current_id = 0;
     bool seen = false;
     std::int64_t last_start = 0, last_end = 0;
   };
+  // The ranges by (thread, start, longer first), and the latest end of each block of
+  // kBlock of them in that order: a sweep passes over a block of ranges that all ended
+  // before a call at once (a fresh sweep's first call of a thread meets every range before it).
+  struct Order {
+    static constexpr std::size_t kBlock = 64;
+    std::vector<std::uint32_t> ranges;
+    std::vector<std::int64_t> block_latest_end;
+  };
+  EnclosingRanges(const std::vector<RangeInstance>& ranges, std::shared_ptr<const Order> order);
+  static std::shared_ptr<const Order> order_of(const std::vector<RangeInstance>& ranges);
   Thread& thread(std::int64_t id);
-  std::uint32_t intern(const RangeSet& set);
+  bool moves_forward(Thread& t, const ApiCall& call);
 
   const std::vector<RangeInstance>& ranges_;
-  std::vector<std::uint32_t> order_;  // the ranges by (thread, start, longer first)
+  std::shared_ptr<const Order> order_;
   std::vector<Thread> threads_;
   std::size_t last_thread_ = 0;
   // Distinct sets, each held once: the index hashes and compares the sets by their index.
