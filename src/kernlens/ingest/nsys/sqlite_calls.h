@@ -95,8 +95,8 @@ struct DbSource;
 // and on other CPUs when there are: the table is about as long as the kernel table and
 // independent of it. `ranges` (which must outlive the future) are the export's NVTX ranges.
 // Each call is kept as it comes when the rows come in key order and in time order on each
-// thread (every nsys export we have): with `threads` of 4 and more the rows are read in rowid
-// ranges on a third of them and handed to one builder in rowid order, else in one scan; calls
+// thread (every nsys export we have): with `threads` of 3 and more the rows are read in rowid
+// ranges on half of them and handed to one builder in rowid order, else in one scan; calls
 // out of order are read whole (in rowid ranges likewise) and sorted. No calls when the export
 // has no runtime table.
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
