@@ -187,6 +187,30 @@ std::vector<std::string> seeds_and_mutations(const std::string& content, std::ui
 // parsed and not merged; a merge that says stop ends the merging there, and no part is
 // begun after it.
 // The chunks cover every item once, in order, in stretches that differ by one item at most.
+// Stretches sorted on threads and merged in pairs: std::sort's order for a total order, on any
+// number of threads, with an odd number of stretches (a stretch merged in a later round),
+// repeated keys told apart by a second field, and too few items for a second stretch.
+TEST(SortInParallel, TheOrderOfOneSortOnAnyNumberOfThreads) {
+  std::vector<std::pair<std::int64_t, std::size_t>> items;
+  std::uint64_t x = 7;
+  for (std::size_t i = 0; i < 200000; ++i) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    items.emplace_back(static_cast<std::int64_t>((x >> 33) % 50000) - 1000, i);  // keys repeat
+  }
+  auto sorted = items;
+  std::sort(sorted.begin(), sorted.end());
+  for (unsigned threads : {1u, 2u, 3u, 5u, 8u}) {
+    set_default_threads(threads);
+    auto mine = items;
+    sort_in_parallel(mine, std::less<>());
+    std::vector<std::pair<std::int64_t, std::size_t>> few(items.begin(), items.begin() + 1000);
+    sort_in_parallel(few, std::less<>());
+    set_default_threads(0);
+    EXPECT_EQ(mine, sorted) << threads << " threads";
+    EXPECT_TRUE(std::is_sorted(few.begin(), few.end())) << threads << " threads";
+  }
+}
+
 TEST(RunInChunks, EveryItemOnceInOrderedStretchesOfAboutEqualSize) {
   for (std::size_t items : {0u, 1u, 7u, 1000u}) {
     for (std::size_t chunks : {1u, 3u, 8u}) {

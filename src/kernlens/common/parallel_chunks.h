@@ -3,6 +3,7 @@
 // own and merges them in order, so the result is the one a single thread gives.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <optional>
@@ -27,6 +28,27 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 // work(chunk, begin, end) for each, each on a thread of its own (run_parallel).
 void run_in_chunks(std::size_t items, std::size_t chunks,
                    const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
+
+// Sorts `items` by `less` (a strict weak order) as std::sort does where no two items are
+// equivalent, on up to default_threads() threads: stretches sorted each on a thread, then
+// merged in pairs, the pairs of a round side by side. With equivalent items their order may
+// differ from std::sort's: give `less` a total order.
+template <class T, class Less>
+void sort_in_parallel(std::vector<T>& items, Less less) {
+  constexpr std::size_t kLeastPerThread = 16384;
+  const std::size_t parts = std::clamp<std::size_t>(items.size() / kLeastPerThread, 1, default_threads());
+  std::vector<std::size_t> bounds(parts + 1);
+  for (std::size_t p = 0; p <= parts; ++p) bounds[p] = items.size() * p / parts;
+  auto at = [&](std::size_t i) { return items.begin() + static_cast<std::ptrdiff_t>(i); };
+  run_parallel(parts, [&](std::size_t p) { std::sort(at(bounds[p]), at(bounds[p + 1]), less); });
+  for (std::size_t width = 1; width < parts; width *= 2) {  // merge stretch p with p + width
+    const std::size_t pairs = (parts + 2 * width - 1) / (2 * width);
+    run_parallel(pairs, [&](std::size_t k) {
+      const std::size_t first = 2 * width * k, middle = std::min(parts, first + width), last = std::min(parts, first + 2 * width);
+      if (middle < last) std::inplace_merge(at(bounds[first]), at(bounds[middle]), at(bounds[last]), less);
+    });
+  }
+}
 
 // Runs first() and second() at once, second() on a thread of its own, where default_threads()
 // is more than one; else one after the other. Neither may throw.
