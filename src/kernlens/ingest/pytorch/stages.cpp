@@ -123,7 +123,8 @@ class CallsByCorrelation {
     sorted_.reserve(calls.size());
     for (std::size_t i = 0; i < calls.size(); ++i) sorted_.push_back({calls[i].correlation, calls[i].from_flow, i});
     // The index last, as a stable sort would order them: a total order, so the same on any
-    // number of threads (sorted on one, a million-launch trace's calls were most of linking).
+    // number of threads. (Every trace we have lists its calls in order: this sort is for one
+    // that does not, which would otherwise hold the link on one thread.)
     sort_in_parallel(sorted_, std::less<>());
   }
 
