@@ -200,12 +200,10 @@ TEST(SortInParallel, TheOrderOfOneSortOnAnyNumberOfThreads) {
   auto sorted = items;
   std::sort(sorted.begin(), sorted.end());
   for (unsigned threads : {1u, 2u, 3u, 5u, 8u}) {
-    set_default_threads(threads);
     auto mine = items;
-    sort_in_parallel(mine, std::less<>());
+    sort_in_parallel(mine, std::less<>(), threads);
     std::vector<std::pair<std::int64_t, std::size_t>> few(items.begin(), items.begin() + 1000);
-    sort_in_parallel(few, std::less<>());
-    set_default_threads(0);
+    sort_in_parallel(few, std::less<>(), threads);
     EXPECT_EQ(mine, sorted) << threads << " threads";
     EXPECT_TRUE(std::is_sorted(few.begin(), few.end())) << threads << " threads";
   }
@@ -429,6 +427,31 @@ TEST(ParallelRead, PytorchTracesReadTheSameOnAnyNumberOfThreadsAndWindows) {
     }
   }
   EXPECT_GE(traces, 11u);
+}
+
+// A trace of 40,000 launches: their calls are looked up in chunks of the launches on several
+// threads, a cursor each; each launch gets its call's thread as on one thread, where launches
+// come out of their calls' order (two streams' kernels interleaved), calls are missing and
+// calls come in two CPU threads.
+TEST(ParallelRead, TraceLaunchesFindTheirCallsInChunksOnAnyNumberOfThreads) {
+  std::string events;
+  for (int i = 0; i < 40000; ++i) {
+    const int id = 100 + 2 * i, tid = 700 + (i / 1000) % 2;
+    if (i % 97 != 0) {
+      events += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 5, "tid": {}, "ts": {}, "dur": 3, "args": {{"correlation": {}}}}},)",
+                            tid, 10 * i, id);
+    }
+    const int at = i % 2 ? i - 1 : i + 1;  // pairs swapped: ids out of order
+    events += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": 7, "ts": {}, "dur": 4, "args": {{"device": 0, "stream": {}, "correlation": {}}}}},)",
+                          i % 3, 10 * at + 5, 7 + i % 2, 100 + 2 * at);
+  }
+  events.pop_back();
+  const std::string trace = "{\"traceEvents\": [" + events + "]}";
+  const std::string one = read_bytes(trace, 1);
+  ASSERT_TRUE(one.starts_with("status ok")) << one.substr(0, 300);
+  EXPECT_NE(one.find(" 701 "), std::string::npos);  // launches of the second CPU thread
+  // Compared whole, not diffed: gtest's diff of two 10 MB texts takes minutes.
+  for (unsigned threads : {2u, 5u}) EXPECT_TRUE(read_bytes(trace, threads) == one) << threads << " threads";
 }
 
 // A mapped trace takes an event of any length, on one thread (its windows grow) as on several

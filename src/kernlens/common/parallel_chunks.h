@@ -30,13 +30,13 @@ void run_in_chunks(std::size_t items, std::size_t chunks,
                    const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
 
 // Sorts `items` by `less` (a strict weak order) as std::sort does where no two items are
-// equivalent, on up to default_threads() threads: stretches sorted each on a thread, then
+// equivalent, on up to `threads` threads: stretches sorted each on a thread, then
 // merged in pairs, the pairs of a round side by side. With equivalent items their order may
 // differ from std::sort's: give `less` a total order.
 template <class T, class Less>
-void sort_in_parallel(std::vector<T>& items, Less less) {
+void sort_in_parallel(std::vector<T>& items, Less less, unsigned threads) {
   constexpr std::size_t kLeastPerThread = 16384;
-  const std::size_t parts = std::clamp<std::size_t>(items.size() / kLeastPerThread, 1, default_threads());
+  const std::size_t parts = std::clamp<std::size_t>(items.size() / kLeastPerThread, 1, std::max(threads, 1u));
   std::vector<std::size_t> bounds(parts + 1);
   for (std::size_t p = 0; p <= parts; ++p) bounds[p] = items.size() * p / parts;
   auto at = [&](std::size_t i) { return items.begin() + static_cast<std::ptrdiff_t>(i); };
