@@ -159,16 +159,6 @@ std::vector<Advice> NcuRuleSums::advice() && {
   return out;
 }
 
-std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices) {
-  NcuRuleSums sums;
-  for_each_sum_stretch(launch_indices.size(), [&](std::size_t begin, std::size_t end) {
-    NcuRuleSums stretch;
-    stretch.add(profile, launch_indices.subspan(begin, end - begin));
-    sums.merge(std::move(stretch));
-  });
-  return std::move(sums).advice();
-}
-
 std::vector<Advice> kernlens_advice(const AdviceInput& input) {
   std::vector<Advice> out;
   for (const auto& rule : own_rules()) {

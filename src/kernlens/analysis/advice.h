@@ -24,13 +24,9 @@ struct Advice {
   std::optional<double> est_speedup_pct;
 };
 
-// ncu's rule results of type OPT and WRN on the launches at `launch_indices`, one entry per
-// rule (its message with the largest estimated speedup), largest speedup first; summed in
-// stretches (kSumStretchLaunches).
-std::vector<Advice> ncu_advice(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices);
-
-// What ncu_advice sums, over launches added in order: merge() adds a later stretch's sums,
-// then advice() makes the entries.
+// ncu's rule results of type OPT and WRN over a kernel's launches, added in order (add, then
+// merge() a later stretch's: kSumStretchLaunches); advice() makes one entry per rule (its
+// message with the largest estimated speedup), largest speedup first.
 class NcuRuleSums {
  public:
   void add(const model::Profile& profile, std::span<const model::LaunchIndex> launch_indices);

@@ -51,7 +51,7 @@ bool has_block_limits(const MetricResolver& r, const model::Launch& launch) {
 
 // The launches of one kernel lie far apart in the profile (a decode step runs dozens of
 // kernels between two of them), so each launch record, and then its samples, is a cache miss
-// the hardware cannot foresee (perf: most of summarize_launches' time was waiting for them).
+// the hardware cannot foresee (perf: most of summing a kernel's launches was waiting for them).
 // They are fetched a few launches ahead: the record first, its samples once it has come.
 class LaunchPrefetcher {
  public:
@@ -307,16 +307,6 @@ KernelMetrics LaunchSums::finish(const MetricsContext& ctx) && {
     if (m.top_stalls.size() > ctx.top_stalls) m.top_stalls.resize(ctx.top_stalls);
   }
   return m;
-}
-
-KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices) {
-  LaunchSums sums;
-  for_each_sum_stretch(launch_indices.size(), [&](std::size_t begin, std::size_t end) {
-    LaunchSums stretch;
-    stretch.add(ctx, launch_indices.subspan(begin, end - begin));
-    sums.merge(std::move(stretch));
-  });
-  return std::move(sums).finish(ctx);
 }
 
 }  // namespace kernlens::analysis

@@ -116,8 +116,8 @@ class WeightedMean {
   std::string source_;  // of the first value: sources may be temporaries
 };
 
-// What summarize_launches sums, over launches added in order: merge() adds a later stretch's
-// sums, then finish() makes the figures.
+// What a group of launches measured, summed over launches added in order: merge() adds a later
+// stretch's sums (kSumStretchLaunches), then finish() makes the figures.
 class LaunchSums {
  public:
   LaunchSums();
@@ -142,9 +142,6 @@ class LaunchSums {
   std::string why_;                                   // scratch: why a launch has no FLOPs
   std::vector<std::pair<std::size_t, double>> stalls_;  // scratch: a launch's stalls
 };
-
-// Sums up the launches at `launch_indices` (indices into profile.launches), in stretches.
-KernelMetrics summarize_launches(const MetricsContext& ctx, std::span<const model::LaunchIndex> launch_indices);
 
 // The FLOPs of one launch, when its work was measured completely: tensor paths (or a tensor
 // pipe that was idle) and the fp32 SIMT path at least. `why_not` says what is missing.
