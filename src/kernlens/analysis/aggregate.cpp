@@ -218,7 +218,7 @@ namespace {
 // and the launches per GPU, each in the order the stretch met it. The parts of consecutive
 // stretches, each absorbing the next in order, add up to what one pass over all of them gives
 // (to the same doubles where TimeSum says so).
-class RowsPart {
+class alignas(kThreadStateAlign) RowsPart {
  public:
   RowsPart(const model::Profile& profile, const StageStrings& labels)
       : profile_(profile), labels_(labels), row_of_name_(profile.names.size(), kNoRow) {}

@@ -129,7 +129,7 @@ std::vector<names::OpClass> op_class_by_name(const model::Profile& profile, cons
 
 // What an insight sums over a stretch of its launches (kSumStretchLaunches), or, merged in
 // order, over all of them.
-struct InsightSums {
+struct alignas(kThreadStateAlign) InsightSums {  // summed launch by launch, stretches side by side
   LaunchSums metrics;
   FlopsTotal flops;
   NcuRuleSums rules;

@@ -225,7 +225,7 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
   // pass): a measured kernel's get an estimate each, kept by their chunk and appended in launch
   // order; the others share their class's, made for the classes met, in the order first met.
   const std::size_t n = profile.launches.size(), chunks = std::clamp<std::size_t>(n / 65536, 1, default_threads());
-  struct Chunk {
+  struct alignas(kThreadStateAlign) Chunk {  // `own` grows launch by launch
     std::vector<std::pair<std::size_t, LaunchEstimate>> own;
     std::vector<OpClass> classes;  // met, in the order first met
   };

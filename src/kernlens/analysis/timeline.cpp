@@ -160,7 +160,7 @@ void add_coverage(StageRow& row, const Coverage& c) {
 // lane's first start in a chunk no earlier than its last start in the chunks before.
 bool kernels_come_by_start(const model::Profile& profile, const Lanes& lanes) {
   const std::size_t n = profile.launches.size(), chunks = std::clamp<std::size_t>(n / 65536, 1, default_threads());
-  struct Chunk {
+  struct alignas(kThreadStateAlign) Chunk {  // in_order is written at every launch
     bool in_order = true;
     std::vector<std::int64_t> first, last;  // by lane: its first and last start in the chunk
     std::vector<char> any;                  // by lane: whether the chunk has a kernel of it

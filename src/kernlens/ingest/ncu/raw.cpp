@@ -314,7 +314,7 @@ class RowParser {
 };
 
 // One part of a region, parsed on a thread of its own into a profile of its own.
-struct Part {
+struct alignas(kThreadStateAlign) Part {  // filled row by row, slots side by side
   std::string_view text;
   std::size_t begin = 0;  // where `text` begins in what the region's round cut
   bool last = false;      // the round's last part

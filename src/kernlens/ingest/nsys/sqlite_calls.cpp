@@ -339,7 +339,7 @@ class RangeStatements {
 // a sweep of the range's own (EnclosingRanges::fresh), on the thread that read it, where the one
 // builder took ~60 ns a call finding them (the calls' read ended after the kernels' on 16
 // threads). The builder still checks that the calls come in order across the ranges.
-struct RangeRows {
+struct alignas(kThreadStateAlign) RangeRows {  // filled row by row, slots side by side
   std::vector<ApiRow> rows;
   std::uint64_t seen = 0;  // the range's rows, with both ids or not
   bool whole = false;      // read to its end in rowid order, without an error

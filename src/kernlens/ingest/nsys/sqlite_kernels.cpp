@@ -122,6 +122,17 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
   FirstMet<NameIds, NameIdsHash> names;
   FirstMet<std::int64_t> pids;
   FirstMet<model::LaunchConfig, model::LaunchConfigHash> configs;
+  // The launches read and the latest end are written to the part once, on the way out: the
+  // parts lie side by side, and a write a row kept a neighbour's cache line moving between cores.
+  struct Kept {
+    KernelPart& part;
+    std::size_t rows;
+    std::int64_t trace_end;
+    ~Kept() {
+      part.rows = rows;
+      part.trace_end = trace_end;
+    }
+  } kept{part, part.rows, part.trace_end};
   std::size_t row = 0;
   RowidOrder order(part.first_rowid, part.end_rowid);
   IntRow values;
@@ -139,7 +150,7 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
       part.bad_row.emplace(row, std::move(*bad));
       return;
     }
-    part.trace_end = std::max(part.trace_end, ids.end);
+    kept.trace_end = std::max(kept.trace_end, ids.end);
     if (ids.global_pid) {
       auto [pid, is_new] = pids.index(*ids.global_pid);
       if (is_new) part.pids.push_back(*ids.global_pid);
@@ -163,7 +174,7 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
     if (new_config) part.configs.push_back(config);
     l.config = config_index;
     emit(std::move(l));
-    part.rows = row;
+    kept.rows = row;
   }
   if (stmt.error()) part.sqlite_error = *stmt.error();
 }

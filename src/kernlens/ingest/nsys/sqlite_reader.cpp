@@ -184,7 +184,9 @@ class NsysReader {
 
   // Room for every launch; with threads, the kernels' pages faulted in on them while this
   // thread reads the NVTX ranges (zeroing 88 MB of fresh pages was 12-14 ms of the kernel rows'
-  // step at 16 threads, with the CPUs idle during the ranges).
+  // step at 16 threads, with the CPUs idle during the ranges), and the scan that tells whether
+  // the parts read every row (rows_in_rowid_order) begun at once: one thread's pass over the
+  // whole table, it ended after the parts' 16 threads when begun beside them.
   void reserve() {
     const std::size_t kernels = schema_.row_estimate(kKernels, file_bytes_);
     const std::size_t ops = kernels + schema_.row_estimate(kMemcpy, file_bytes_) + schema_.row_estimate(kMemset, file_bytes_);
@@ -192,6 +194,13 @@ class NsysReader {
     first_launch_ = launches.size();
     reserve_huge(launches, launches.size() + ops);
     const unsigned threads = reader_threads(ctx_, file_bytes_);
+    kernel_parts_ = plan_kernel_parts();
+    if (kernel_parts_.size() > 1) {
+      kernel_rows_scanned_ = std::async(std::launch::async, [this]() -> std::optional<std::uint64_t> {
+        if (auto db = source_.open_for_a_scan()) return rows_in_rowid_order(*db, kKernels);
+        return std::nullopt;
+      });
+    }
     if (threads < 2 || launches.capacity() < first_launch_ + kernels) return;
     faulted_launches_ = kernels;
     kernel_pages_faulted_ = std::async(std::launch::async, [data = launches.data() + first_launch_, kernels, threads] {
@@ -266,7 +275,7 @@ class NsysReader {
     std::uint64_t order = 0;  // of the kernels: the least call key, earliest start, latest end
     std::int64_t start_ns = 0, end_ns = 0;
   };
-  struct Attribution {
+  struct alignas(kThreadStateAlign) Attribution {  // a chunk's, written launch by launch
     std::vector<std::int32_t> devices;
     std::size_t unmatched_kernels = 0;
     std::unordered_map<std::uint32_t, SetExtremes> sets;
@@ -343,7 +352,8 @@ class NsysReader {
                                schema_.version_note());
     }
     if (kernel_pages_faulted_.valid()) kernel_pages_faulted_.get();  // before a launch is written
-    std::vector<KernelPart> parts = plan_kernel_parts();
+    std::vector<KernelPart> parts = std::move(kernel_parts_);
+    if (parts.empty()) parts.emplace_back();  // one scan
     auto cols = op_columns(kKernelExtraColumns);
     auto& launches = ctx_.profile.launches;
     const std::size_t first = launches.size();
@@ -365,9 +375,9 @@ class NsysReader {
 
   // Each part fills the slots of its rowids (nsys numbers rows densely), then the rows close
   // up. The threads take the parts (kPartsPerThread a thread) as they come free, each with a
-  // connection and statement of its own: the calls' reader and the scan below share the cores,
-  // so equal parts do not end together. False, with the launches as they were, unless the
-  // parts read every row of one scan of the table in its order without a bad one
+  // connection and statement of its own: the calls' reader and reserve()'s scan share the
+  // cores, so equal parts do not end together. False, with the launches as they were, unless
+  // the parts read every row of that one scan of the table in its order without a bad one
   // (rows_in_rowid_order).
   bool read_kernel_ranges(const std::string& sql, std::vector<KernelPart>& parts, std::size_t first) {
     auto& launches = ctx_.profile.launches;
@@ -380,11 +390,8 @@ class NsysReader {
     launches.resize(first + span);
     auto slot = [&](const KernelPart& part) { return first + static_cast<std::size_t>(part.first_rowid - base); };
     std::atomic<std::size_t> next_part{0};
-    std::optional<std::uint64_t> scanned;  // one more thread: the rows of one scan
-    run_parallel(std::size_t{threads} + 1, [&](std::size_t t) {
-      if (t < threads) return read_parts_on_own_connection(sql, parts, next_part, slot);
-      if (auto db = source_.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kKernels);
-    });
+    run_parallel(threads, [&](std::size_t) { read_parts_on_own_connection(sql, parts, next_part, slot); });
+    const std::optional<std::uint64_t> scanned = kernel_rows_scanned_.get();
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
     for (const KernelPart& part : parts) {
@@ -672,6 +679,8 @@ class NsysReader {
   std::size_t first_launch_ = 0;
   std::size_t faulted_launches_ = 0;        // reserve()'s: launches from first_launch_ on
   std::future<void> kernel_pages_faulted_;  // their pages faulted in (prefault_in_parallel)
+  std::vector<KernelPart> kernel_parts_;  // reserve()'s plan
+  std::future<std::optional<std::uint64_t>> kernel_rows_scanned_;  // its scan, with several parts
   std::size_t unmatched_kernels_ = 0;
   std::map<std::int64_t, model::Device> gpus_;  // TARGET_INFO_GPU id -> device
   std::vector<std::int32_t> devices_used_;
