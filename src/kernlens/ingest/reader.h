@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernlens/common/error.h"
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/model/profile.h"
 
 namespace kernlens {
@@ -35,6 +36,7 @@ struct ReadOptions {
   StepTimes* step_times = nullptr;
 
   bool wants_metric(std::string_view name) const;
+  unsigned thread_count() const { return threads ? threads : default_threads(); }
 };
 
 // How a reader with a choice gets a plain file's bytes: mapped, parsed where they lie
@@ -53,6 +55,7 @@ struct ReadContext {
 
   bool wants_metric(std::string_view name) const { return !options || options->wants_metric(name); }
   StepTimes* step_times() const { return options ? options->step_times : nullptr; }
+  unsigned threads() const { return options ? options->thread_count() : default_threads(); }
 
   Error error(std::int64_t line, std::string message) const {
     return make_error(path, line, std::move(message));

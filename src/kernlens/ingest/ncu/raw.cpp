@@ -431,7 +431,7 @@ RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const 
                                 std::uint64_t file_offset, bool last) {
   const ReadOptions defaults;
   const ReadOptions& options = ctx.options ? *ctx.options : defaults;
-  const unsigned threads = options.threads ? options.threads : default_threads();
+  const unsigned threads = options.thread_count();
   std::size_t from = 0;  // where the next round starts: a record boundary of the region
   std::int64_t line = first_line;
   for (bool quote_cuts_failed = false;;) {
@@ -556,7 +556,7 @@ Status read_ncu_raw_csv_file(const std::string& path, std::uint64_t file_bytes, 
   // a mapped file is one window, read in parts of kPartBytes that run on without a barrier
   // (each window's end waited for its last part: 16 barriers for a gigabyte at 16 threads);
   // a streamed one comes in windows of 4 MiB a thread (a thread is worth starting for that much).
-  const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();
+  const unsigned threads = ctx.threads();
   constexpr std::size_t kCarryBytes = 16 << 20;
   if (threads > 1) {
     if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes()))

@@ -229,7 +229,7 @@ using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
 // rowids; the rows then close up. nullopt unless the ranges read every row of one scan in its
 // order without an error (rows_in_rowid_order): then one scan must tell what one thread sees.
 std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string& sql,
-                                      const Ranges& ranges) {
+                                      const Ranges& ranges, const RowidScan& scan) {
   ApiRows read;
   const std::int64_t first = ranges.front().first;
   const auto span = static_cast<std::size_t>(ranges.back().second - first);
@@ -241,7 +241,7 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   std::vector<std::uint64_t> rows(ranges.size(), 0);
   std::vector<char> whole(ranges.size(), 0);
   std::optional<std::uint64_t> scanned;
-  run_parallel(ranges.size() + 1, [&](std::size_t i) {
+  run_parallel(ranges.size() + (scan.begun() ? 0 : 1), [&](std::size_t i) {
     auto db = source.open_for_a_scan();
     if (!db) return;
     if (i == ranges.size()) {
@@ -260,6 +260,7 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
                  return true;
                }) && !stmt->error();
   });
+  if (scan.begun()) scanned = scan.rows();
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     if (!whole[i]) return std::nullopt;
@@ -291,7 +292,15 @@ struct ApiCallsPlan {
   std::string sql, range_sql;
   std::uint64_t parts, file_bytes;
   std::size_t rows;  // the table's row_estimate
+  RowidScan scan;    // begun before, or none
 };
+
+// A call row is about a third of a kernel row's work, but the calls begin after the NVTX
+// ranges and ended the read on 16 threads when a third of the threads read them (~20 ms after
+// the kernel rows): half of them do (16 threads: 0.254 -> 0.234 s a million-kernel export).
+std::uint64_t call_threads(unsigned threads) {
+  return (threads + 1) / 2;
+}
 
 // The calls read in order are cut into this many rowid ranges a thread at least, and ranges of
 // at most kRangeRows rows: the ranges read and not yet built are held (2 a thread).
@@ -405,25 +414,29 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
   bool whole = true;
   std::optional<std::uint64_t> scanned;
   std::size_t merged = 0;
-  run_side_by_side(
-      [&] {
-        merged = run_ordered_parts(
-            threads, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
-            [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
-            [&](std::size_t, std::size_t slot) {
-              const RangeRows& read = slots[slot];
-              rows += read.seen;
-              whole = read.whole && read.in_order;
-              if (!whole) return false;
-              std::vector<std::uint32_t> set(read.own_sets.size());  // the range's sets as the builder's
-              for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
-              for (std::size_t k = 0; k < read.rows.size() && whole; ++k) whole = builder.add_in_order(read.rows[k], set[read.set_of_row[k]]);
-              return whole;
-            });
-      },
-      [&] {
-        if (auto db = plan.source.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kRuntime);
-      });
+  auto read_ranges = [&] {
+    merged = run_ordered_parts(
+        threads, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
+        [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
+        [&](std::size_t, std::size_t slot) {
+          const RangeRows& read = slots[slot];
+          rows += read.seen;
+          whole = read.whole && read.in_order;
+          if (!whole) return false;
+          std::vector<std::uint32_t> set(read.own_sets.size());  // the range's sets as the builder's
+          for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
+          for (std::size_t k = 0; k < read.rows.size() && whole; ++k) whole = builder.add_in_order(read.rows[k], set[read.set_of_row[k]]);
+          return whole;
+        });
+  };
+  if (plan.scan.begun()) {
+    read_ranges();
+    scanned = plan.scan.rows();
+  } else {
+    run_side_by_side(read_ranges, [&] {
+      if (auto db = plan.source.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kRuntime);
+    });
+  }
   if (!whole || merged != ranges.size() || rows != scanned) return std::nullopt;
   return builder.finish();
 }
@@ -453,7 +466,7 @@ ApiCalls read_api_calls(const ApiCallsPlan& plan, const std::vector<RangeInstanc
   std::optional<ApiRows> rows;
   if (auto db = plan.source.open(); db && plan.parts > 1) {
     const Ranges ranges = rowid_ranges(*db, kRuntime, plan.parts, plan.rows, plan.file_bytes, sizeof(ApiRow));
-    if (!ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, ranges);
+    if (!ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, ranges, plan.scan);
   }
   return ApiCallsBuilder(nvtx).from_rows(rows ? std::move(*rows) : read_whole_table(plan.source, plan.sql, plan.rows));
 }
@@ -475,7 +488,7 @@ ApiCalls api_calls_of(const std::vector<ApiRow>& rows, const std::vector<RangeIn
 
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
-                                              const std::vector<RangeInstance>& ranges) {
+                                              const std::vector<RangeInstance>& ranges, RowidScan scan) {
   static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
                                           Column{"start", true}, Column{"end", true}};
   if (!schema.has(kRuntime)) return std::async(std::launch::deferred, [] { return ApiCalls{}; });
@@ -486,12 +499,15 @@ std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& so
       return ApiCallsBuilder(ranges).from_rows(ApiRows{{}, {}, e});
     });
   }
-  // A call row is about a third of a kernel row's work, but the calls begin after the NVTX
-  // ranges and ended the read on 16 threads when a third of the threads read them (~20 ms after
-  // the kernel rows): half of them do (16 threads: 0.254 -> 0.234 s a million-kernel export).
-  ApiCallsPlan plan{source, *sql, *range_sql, (threads + 1) / 2, file_bytes, schema.row_estimate(kRuntime, file_bytes)};
+  ApiCallsPlan plan{source, *sql, *range_sql, call_threads(threads), file_bytes,
+                    schema.row_estimate(kRuntime, file_bytes), std::move(scan)};
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
   return std::async(policy, [plan = std::move(plan), &ranges] { return read_api_calls(plan, ranges); });
+}
+
+RowidScan begin_api_calls_scan(const Schema& schema, const DbSource& source, unsigned threads) {
+  if (!schema.has(kRuntime) || call_threads(threads) < 2) return {};
+  return RowidScan(source, std::string(kRuntime));
 }
 
 }  // namespace kernlens::ingest::nsys

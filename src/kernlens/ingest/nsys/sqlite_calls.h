@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernlens/common/sqlite_db.h"
+#include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "kernlens/ingest/timeline/nvtx_projection.h"
 
 namespace kernlens::ingest::nsys {
@@ -88,8 +89,6 @@ class ApiCalls {
   std::optional<Error> error_;
 };
 
-class Schema;
-struct DbSource;
 
 // The CUDA API calls (globalTid, correlationId, start, end), read on connections of their own
 // and on other CPUs when there are: the table is about as long as the kernel table and
@@ -99,9 +98,14 @@ struct DbSource;
 // ranges on half of them and handed to one builder in rowid order, else in one scan; calls
 // out of order are read whole (in rowid ranges likewise) and sorted. No calls when the export
 // has no runtime table.
+// `scan`: begin_api_calls_scan's, begun before (else a read in ranges scans beside them).
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
-                                              const std::vector<RangeInstance>& ranges);
+                                              const std::vector<RangeInstance>& ranges, RowidScan scan = {});
+
+// The scan of the runtime table's rowids that start_reading_api_calls with `threads` checks a
+// read in rowid ranges against, begun now; none where it reads in one scan.
+RowidScan begin_api_calls_scan(const Schema& schema, const DbSource& source, unsigned threads);
 
 // The calls of `rows`, a runtime table's rows in rowid order, as start_reading_api_calls keeps
 // them (the rows with both ids; for tests).

@@ -100,6 +100,8 @@ struct KernelPart {
   std::vector<std::int64_t> pids;           // globalPids in the order first met
   std::vector<model::LaunchConfig> configs;  // launch configurations in the order first met
   std::int64_t trace_end = std::numeric_limits<std::int64_t>::min();
+
+  std::size_t span() const { return static_cast<std::size_t>(end_rowid - first_rowid); }  // of a range
 };
 
 // Reads `stmt` (a kernel SELECT of KernelColumn columns, then with `ranged` the rowid of the

@@ -127,7 +127,7 @@ class NsysReader {
     api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads] {
       nvtx_ns_ = wall_ns_of([&] { nvtx_status_ = nvtx_->read(); });
       if (!nvtx_status_) return ApiCalls{};
-      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges()).get();
+      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_scan_).get();
     });
   }
 
@@ -184,9 +184,9 @@ class NsysReader {
 
   // Room for every launch; with threads, the kernels' pages faulted in on them while this
   // thread reads the NVTX ranges (zeroing 88 MB of fresh pages was 12-14 ms of the kernel rows'
-  // step at 16 threads, with the CPUs idle during the ranges), and the scan that tells whether
-  // the parts read every row (rows_in_rowid_order) begun at once: one thread's pass over the
-  // whole table, it ended after the parts' 16 threads when begun beside them.
+  // step at 16 threads, with the CPUs idle during the ranges), and the scans that tell whether
+  // the kernel parts and the calls' ranges read every row (RowidScan) begun at once: one
+  // thread's pass over a whole table each, they ended after the parts when begun beside them.
   void reserve() {
     const std::size_t kernels = schema_.row_estimate(kKernels, file_bytes_);
     const std::size_t ops = kernels + schema_.row_estimate(kMemcpy, file_bytes_) + schema_.row_estimate(kMemset, file_bytes_);
@@ -195,12 +195,8 @@ class NsysReader {
     reserve_huge(launches, launches.size() + ops);
     const unsigned threads = reader_threads(ctx_, file_bytes_);
     kernel_parts_ = plan_kernel_parts();
-    if (kernel_parts_.size() > 1) {
-      kernel_rows_scanned_ = std::async(std::launch::async, [this]() -> std::optional<std::uint64_t> {
-        if (auto db = source_.open_for_a_scan()) return rows_in_rowid_order(*db, kKernels);
-        return std::nullopt;
-      });
-    }
+    if (kernel_parts_.size() > 1) kernel_rows_scan_ = RowidScan(source_, std::string(kKernels));
+    calls_scan_ = begin_api_calls_scan(schema_, source_, threads);
     if (threads < 2 || launches.capacity() < first_launch_ + kernels) return;
     faulted_launches_ = kernels;
     kernel_pages_faulted_ = std::async(std::launch::async, [data = launches.data() + first_launch_, kernels, threads] {
@@ -387,11 +383,19 @@ class NsysReader {
     const std::size_t faulted = first == first_launch_ ? std::min(faulted_launches_, span) : 0;
     if (launches.capacity() >= first + span && faulted < span)  // reserved (reserve()): the pages are new
       prefault_in_parallel(launches.data() + first + faulted, (span - faulted) * sizeof(model::Launch), threads);
-    launches.resize(first + span);
+    launches.reserve(first + span);
     auto slot = [&](const KernelPart& part) { return first + static_cast<std::size_t>(part.first_rowid - base); };
+    PartSlots slots{launches.data(), launches.size()};
     std::atomic<std::size_t> next_part{0};
-    run_parallel(threads, [&](std::size_t) { read_parts_on_own_connection(sql, parts, next_part, slot); });
-    const std::optional<std::uint64_t> scanned = kernel_rows_scanned_.get();
+    run_parallel(std::size_t{threads} + 1, [&](std::size_t t) {
+      if (t < threads) return read_parts_on_own_connection(sql, parts, next_part, slot, slots);
+      for (const KernelPart& part : parts) {  // a part's slots at a time, as resize makes them
+        launches.resize(slot(part) + part.span());
+        slots.made.store(launches.size(), std::memory_order_release);
+        slots.made.notify_all();
+      }
+    });
+    const std::optional<std::uint64_t> scanned = kernel_rows_scan_.begun() ? kernel_rows_scan_.rows() : std::nullopt;
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
     for (const KernelPart& part : parts) {
@@ -424,10 +428,25 @@ class NsysReader {
     return parts;
   }
 
+  // The launches' slots as the parts read into them: made a part's at a time on a thread of
+  // their own while the parts read into those made (on one thread before any part began,
+  // making a million took 14 ms of the GPU machine's read). The parts reach them only through
+  // `data`, taken before (the room is reserved: resize does not move it), once `made` says
+  // theirs are made.
+  struct PartSlots {
+    model::Launch* data;
+    std::atomic<std::size_t> made;  // launches [0, made) constructed
+
+    model::Launch* wait_for(std::size_t at, std::size_t count) {
+      for (std::size_t m; (m = made.load(std::memory_order_acquire)) < at + count;) made.wait(m, std::memory_order_acquire);
+      return data + at;
+    }
+  };
+
   // Reads the parts `next` hands out until none is left, on one connection.
   template <class SlotOf>
   void read_parts_on_own_connection(const std::string& sql, std::vector<KernelPart>& parts,
-                                    std::atomic<std::size_t>& next, const SlotOf& slot_of) {
+                                    std::atomic<std::size_t>& next, const SlotOf& slot_of, PartSlots& made) {
     auto db = source_.open_for_a_scan();
     auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
     for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < parts.size();) {
@@ -439,7 +458,7 @@ class NsysReader {
       stmt->reset();
       stmt->bind(1, part.first_rowid);
       stmt->bind(2, part.end_rowid);
-      model::Launch* slots = ctx_.profile.launches.data() + slot_of(part);
+      model::Launch* slots = made.wait_for(slot_of(part), part.span());
       std::size_t at = 0;
       read_kernel_part(*stmt, ctx_.input_index, true, part, [&](model::Launch&& l) { slots[at++] = std::move(l); });
     }
@@ -680,7 +699,8 @@ class NsysReader {
   std::size_t faulted_launches_ = 0;        // reserve()'s: launches from first_launch_ on
   std::future<void> kernel_pages_faulted_;  // their pages faulted in (prefault_in_parallel)
   std::vector<KernelPart> kernel_parts_;  // reserve()'s plan
-  std::future<std::optional<std::uint64_t>> kernel_rows_scanned_;  // its scan, with several parts
+  RowidScan kernel_rows_scan_;  // its scan, with several parts
+  RowidScan calls_scan_;        // the calls' (begin_api_calls_scan)
   std::size_t unmatched_kernels_ = 0;
   std::map<std::int64_t, model::Device> gpus_;  // TARGET_INFO_GPU id -> device
   std::vector<std::int32_t> devices_used_;

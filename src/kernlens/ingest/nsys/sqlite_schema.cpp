@@ -7,7 +7,7 @@ namespace kernlens::ingest::nsys {
 unsigned reader_threads(const ReadContext& ctx, std::uint64_t file_bytes) {
   const ReadOptions defaults;
   const ReadOptions& options = ctx.options ? *ctx.options : defaults;
-  const std::uint64_t threads = options.threads ? options.threads : default_threads();
+  const std::uint64_t threads = options.thread_count();
   const std::uint64_t parts = file_bytes / std::max<std::size_t>(1, options.min_part_bytes);
   return static_cast<unsigned>(std::clamp<std::uint64_t>(parts, 1, threads));
 }
@@ -79,6 +79,13 @@ std::optional<std::uint64_t> rows_in_rowid_order(const SqliteDb& db, std::string
   if (stmt->error()) return std::nullopt;
   return rows;
 }
+
+RowidScan::RowidScan(DbSource source, std::string table)
+    : rows_(std::async(std::launch::async,
+                       [source = std::move(source), table = std::move(table)]() -> std::optional<std::uint64_t> {
+                         if (auto db = source.open_for_a_scan()) return rows_in_rowid_order(*db, table);
+                         return std::nullopt;
+                       })) {}
 
 Status Schema::finished(const SqliteStatement& stmt, std::string_view table) const {
   if (stmt.error()) return unreadable("table " + std::string(table) + ": " + *stmt.error());

@@ -249,7 +249,7 @@ void place_all(Placer& placer, ByTrack<std::size_t>& ranges, ByTrack<Point>& poi
 
 void link_launches(const TraceRecords& records, ReadContext& ctx) {
   model::Profile& profile = ctx.profile;
-  const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();  // as the read
+  const unsigned threads = ctx.threads();  // as the read
   const std::vector<std::size_t> call_of = calls_of_launches(records, profile, threads);
   set_threads(records, call_of, profile);
   Placer placer(records, profile);

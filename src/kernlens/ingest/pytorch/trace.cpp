@@ -904,7 +904,7 @@ struct EventPart {
 Status TraceReader::read_in_parts(std::string_view window) {
   const ReadOptions defaults;
   const ReadOptions& options = ctx_.options ? *ctx_.options : defaults;
-  const unsigned threads = options.threads ? options.threads : default_threads();
+  const unsigned threads = options.thread_count();
   if (threads < 2) return ok_status();  // one thread reads in place
   // Rounds: a round ends early only at a cut that was no event's start (the part before it
   // read past it); the next one cuts again from where that part stopped.
@@ -1099,7 +1099,7 @@ constexpr std::size_t kWholeFile = std::numeric_limits<std::size_t>::max();
 }  // namespace
 
 Status read_pytorch_trace_file(const std::string& path, std::uint64_t file_bytes, ReadContext& ctx) {
-  const unsigned threads = ctx.options && ctx.options->threads ? ctx.options->threads : default_threads();
+  const unsigned threads = ctx.threads();
   if (threads > 1) {
     if (auto file = FileMapping::open(path); file && !is_gzip(file->bytes())) {
       TraceReader reader(ctx, file->bytes().size());
