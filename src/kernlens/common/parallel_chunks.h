@@ -36,6 +36,22 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 void run_in_chunks(std::size_t items, std::size_t chunks,
                    const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
 
+// Whether `items` are sorted by `less` (std::is_sorted), checked in stretches on up to
+// `threads` threads, each with the first item of the next: a serial check of a 1 GB trace's
+// 750,000 CUDA calls was most of linking its launches on 16 threads.
+template <class T, class Less>
+bool is_sorted_in_parallel(const std::vector<T>& items, Less less, unsigned threads) {
+  constexpr std::size_t kLeastPerThread = 16384;
+  const std::size_t parts = std::clamp<std::size_t>(items.size() / kLeastPerThread, 1, std::max(threads, 1u));
+  std::vector<char> sorted(parts, 1);
+  run_in_chunks(items.size(), parts, [&](std::size_t part, std::size_t begin, std::size_t end) {
+    const auto first = items.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = items.begin() + static_cast<std::ptrdiff_t>(std::min(end + 1, items.size()));
+    sorted[part] = std::is_sorted(first, last, less);
+  });
+  return std::all_of(sorted.begin(), sorted.end(), [](char s) { return s != 0; });
+}
+
 // Sorts `items` by `less` (a strict weak order) as std::sort does where no two items are
 // equivalent, on up to `threads` threads: stretches sorted each on a thread, then
 // merged in pairs, the pairs of a round side by side. With equivalent items their order may

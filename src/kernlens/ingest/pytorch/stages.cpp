@@ -119,7 +119,7 @@ class Placer {
 class CallsByCorrelation {
  public:
   CallsByCorrelation(const std::vector<CudaCall>& calls, unsigned threads) : calls_(calls) {
-    if (std::is_sorted(calls.begin(), calls.end(), by_id)) return;
+    if (is_sorted_in_parallel(calls, by_id, threads)) return;
     sorted_.reserve(calls.size());
     for (std::size_t i = 0; i < calls.size(); ++i) sorted_.push_back({calls[i].correlation, calls[i].from_flow, i});
     // The index last, as a stable sort would order them: a total order, so the same on any
