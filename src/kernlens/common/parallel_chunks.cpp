@@ -59,7 +59,8 @@ void run_side_by_side(const std::function<void()>& first, const std::function<vo
 std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
                               const std::function<bool(std::size_t, std::size_t)>& has_part,
                               const std::function<void(std::size_t, std::size_t)>& parse,
-                              const std::function<bool(std::size_t, std::size_t)>& merge) {
+                              const std::function<bool(std::size_t, std::size_t)>& merge,
+                              const std::function<void(std::size_t)>& join) {
   slots = std::max<std::size_t>(1, slots);
   std::mutex mutex;
   std::condition_variable slot_freed;
@@ -68,7 +69,8 @@ std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
   bool merging = false, stopped = false, no_more = false;
   // Every thread runs this loop: merge what is ready when no other thread is merging, else
   // parse the next part when its slot is free, else wait for a merge to free one.
-  auto work = [&](std::size_t) {
+  auto work = [&](std::size_t thread) {
+    if (join) join(thread);
     std::unique_lock lock(mutex);
     while (true) {
       if (!merging && !stopped && next_merge < next_parse && parsed[next_merge % slots]) {

@@ -86,11 +86,13 @@ void run_side_by_side(const std::function<void()>& first, const std::function<vo
 // merge(i, slot) runs on whichever thread finished the part that made it possible, never two
 // at once, and returns false to stop: no later part is merged, none not yet begun is parsed,
 // and that slot is not reused. Returns the number of parts merged. None of the functions may
-// throw.
+// throw. `join(thread)`, where given, runs on each thread (0 .. threads - 1) before it takes a
+// part: a thread may wait there to join the others later.
 std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
                               const std::function<bool(std::size_t part, std::size_t slot)>& has_part,
                               const std::function<void(std::size_t part, std::size_t slot)>& parse,
-                              const std::function<bool(std::size_t part, std::size_t slot)>& merge);
+                              const std::function<bool(std::size_t part, std::size_t slot)>& merge,
+                              const std::function<void(std::size_t thread)>& join = {});
 
 // Where to cut CSV text that starts at a record boundary into up to `parts` parts of about
 // equal size, none smaller than `min_bytes`: the offsets where parts 1.. start (part 0 starts

@@ -293,6 +293,9 @@ struct ApiCallsPlan {
   std::uint64_t parts, file_bytes;
   std::size_t rows;  // the table's row_estimate
   RowidScan scan;    // begun before, or none
+  // The read's other threads, which read ranges too once `freed` is ready (where valid).
+  unsigned later_parts;
+  std::shared_future<void> freed;
 };
 
 // A call row is about a third of a kernel row's work, but the calls begin after the NVTX
@@ -414,9 +417,13 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
   bool whole = true;
   std::optional<std::uint64_t> scanned;
   std::size_t merged = 0;
+  const unsigned later = plan.freed.valid() ? plan.later_parts : 0;
+  auto join = [&](std::size_t thread) {
+    if (thread >= threads) plan.freed.wait();
+  };
   auto read_ranges = [&] {
     merged = run_ordered_parts(
-        threads, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
+        threads + later, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
         [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
         [&](std::size_t, std::size_t slot) {
           const RangeRows& read = slots[slot];
@@ -427,7 +434,8 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
           for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
           for (std::size_t k = 0; k < read.rows.size() && whole; ++k) whole = builder.add_in_order(read.rows[k], set[read.set_of_row[k]]);
           return whole;
-        });
+        },
+        join);
   };
   if (plan.scan.begun()) {
     read_ranges();
@@ -488,7 +496,8 @@ ApiCalls api_calls_of(const std::vector<ApiRow>& rows, const std::vector<RangeIn
 
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
-                                              const std::vector<RangeInstance>& ranges, RowidScan scan) {
+                                              const std::vector<RangeInstance>& ranges, RowidScan scan,
+                                              std::shared_future<void> freed) {
   static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
                                           Column{"start", true}, Column{"end", true}};
   if (!schema.has(kRuntime)) return std::async(std::launch::deferred, [] { return ApiCalls{}; });
@@ -499,8 +508,15 @@ std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& so
       return ApiCallsBuilder(ranges).from_rows(ApiRows{{}, {}, e});
     });
   }
-  ApiCallsPlan plan{source, *sql, *range_sql, call_threads(threads), file_bytes,
-                    schema.row_estimate(kRuntime, file_bytes), std::move(scan)};
+  ApiCallsPlan plan{source,
+                    *sql,
+                    *range_sql,
+                    call_threads(threads),
+                    file_bytes,
+                    schema.row_estimate(kRuntime, file_bytes),
+                    std::move(scan),
+                    threads - static_cast<unsigned>(call_threads(threads)),
+                    std::move(freed)};
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
   return std::async(policy, [plan = std::move(plan), &ranges] { return read_api_calls(plan, ranges); });
 }

@@ -124,10 +124,11 @@ class NsysReader {
       }
     }
     nvtx_.emplace(*schema, *strings);
-    api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads] {
+    std::shared_future<void> freed = threads_freed_.get_future().share();
+    api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads, freed] {
       nvtx_ns_ = wall_ns_of([&] { nvtx_status_ = nvtx_->read(); });
       if (!nvtx_status_) return ApiCalls{};
-      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_scan_).get();
+      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_scan_, freed).get();
     });
   }
 
@@ -328,8 +329,18 @@ class NsysReader {
   }
 
   ApiCalls& calls() {
-    if (!calls_) calls_ = api_calls_.get();
+    if (!calls_) {
+      free_threads_for_calls();  // whatever was read before
+      calls_ = api_calls_.get();
+    }
     return *calls_;
+  }
+
+  // The kernel rows' threads are free: the calls' read in ranges, begun on half of them, takes
+  // the rest (on 16 threads the calls ran on 8 for ~40 ms after the kernel rows, 8 CPUs idle).
+  void free_threads_for_calls() {
+    if (std::exchange(threads_freed_set_, true)) return;
+    threads_freed_.set_value();
   }
 
   StageProjection& projection() {
@@ -395,6 +406,7 @@ class NsysReader {
         slots.made.notify_all();
       }
     });
+    free_threads_for_calls();
     const std::optional<std::uint64_t> scanned = kernel_rows_scan_.begun() ? kernel_rows_scan_.rows() : std::nullopt;
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
@@ -692,6 +704,10 @@ class NsysReader {
   Status nvtx_status_ = ok_status();  // set by api_calls_'s task: read once it is waited for
   std::int64_t nvtx_ns_ = 0;
   std::future<ApiCalls> api_calls_;  // after source_, side_ and nvtx_, which its task uses
+  // Set once the kernel rows are read (free_threads_for_calls); destroyed before api_calls_,
+  // whose task may wait for it: a read that ends early breaks it, which ends the wait.
+  std::promise<void> threads_freed_;
+  bool threads_freed_set_ = false;
   std::optional<ApiCalls> calls_;
   std::optional<StageProjection> projection_;
   Attribution memory_ops_;  // read_op's, for read_memory_ops to add
