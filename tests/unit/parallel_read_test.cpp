@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -315,6 +316,42 @@ TEST(RunOrderedParts, EachPartMergedOnceInOrderWithBoundedPartsInFlight) {
       }
     }
   }
+}
+
+// A thread waiting in join() takes no part until it returns, and the others carry the parts on
+// meanwhile: threads 1-3 join once part 49 is merged, so every part they parse comes after it;
+// every part is merged once, in order, and join() runs once for each thread.
+TEST(RunOrderedParts, ThreadsThatJoinLateTakeNoPartBeforeTheyJoin) {
+  constexpr std::size_t kParts = 100, kOpenAfter = 49;
+  std::promise<void> open;
+  const std::shared_future<void> opened = open.get_future().share();
+  std::mutex mutex;
+  std::vector<std::size_t> joined;
+  std::vector<std::thread::id> parsed_by(kParts);
+  std::vector<std::size_t> merged;
+  const std::thread::id caller = std::this_thread::get_id();
+  const std::size_t n = run_ordered_parts(
+      4, 4, [&](std::size_t i, std::size_t) { return i < kParts; },
+      [&](std::size_t i, std::size_t) { parsed_by[i] = std::this_thread::get_id(); },
+      [&](std::size_t i, std::size_t) {
+        merged.push_back(i);
+        if (i == kOpenAfter) open.set_value();
+        return true;
+      },
+      [&](std::size_t thread) {
+        {
+          std::lock_guard lock(mutex);
+          joined.push_back(thread);
+        }
+        if (thread > 0) opened.wait();
+      });
+  EXPECT_EQ(n, kParts);
+  std::vector<std::size_t> in_order(kParts);
+  for (std::size_t i = 0; i < kParts; ++i) in_order[i] = i;
+  EXPECT_EQ(merged, in_order);
+  for (std::size_t i = 0; i <= kOpenAfter; ++i) EXPECT_EQ(parsed_by[i], caller) << "part " << i << " parsed before thread 0 alone";
+  std::sort(joined.begin(), joined.end());
+  EXPECT_EQ(joined, (std::vector<std::size_t>{0, 1, 2, 3}));
 }
 
 TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {
