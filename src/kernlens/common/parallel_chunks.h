@@ -37,8 +37,8 @@ void run_in_chunks(std::size_t items, std::size_t chunks,
                    const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
 
 // Whether `items` are sorted by `less` (std::is_sorted), checked in stretches on up to
-// `threads` threads, each with the first item of the next: a serial check of a 1 GB trace's
-// 750,000 CUDA calls was most of linking its launches on 16 threads.
+// `threads` threads, each with the first item of the next: a serial check of a trace's CUDA
+// calls (150,000 in 200 MB) took 3-9 ms of the 7-12 ms of linking its launches on 2 vCPUs.
 template <class T, class Less>
 bool is_sorted_in_parallel(const std::vector<T>& items, Less less, unsigned threads) {
   constexpr std::size_t kLeastPerThread = 16384;
