@@ -240,14 +240,9 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   std::vector<std::size_t> counts(ranges.size(), 0);
   std::vector<std::uint64_t> rows(ranges.size(), 0);
   std::vector<char> whole(ranges.size(), 0);
-  std::optional<std::uint64_t> scanned;
-  run_parallel(ranges.size() + (scan.begun() ? 0 : 1), [&](std::size_t i) {
+  run_parallel(ranges.size(), [&](std::size_t i) {
     auto db = source.open_for_a_scan();
     if (!db) return;
-    if (i == ranges.size()) {
-      scanned = rows_in_rowid_order(*db, kRuntime);
-      return;
-    }
     auto stmt = db->prepare(sql);
     if (!stmt) return;
     stmt->bind(1, ranges[i].first);
@@ -260,7 +255,7 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
                  return true;
                }) && !stmt->error();
   });
-  if (scan.begun()) scanned = scan.rows();
+  const std::optional<std::uint64_t> scanned = scan.rows_if_begun();
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     if (!whole[i]) return std::nullopt;
@@ -292,7 +287,7 @@ struct ApiCallsPlan {
   std::string sql, range_sql;
   std::uint64_t parts, file_bytes;
   std::size_t rows;  // the table's row_estimate
-  RowidScan scan;    // begun before, or none
+  RowidScan scan;    // begun before (begin_api_calls_scan): a read in ranges is checked against it
   // The read's other threads, which read ranges too once `freed` is ready (where valid).
   unsigned later_parts;
   std::shared_future<void> freed;
@@ -417,36 +412,25 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
   builder.reserve(plan.rows);
   std::uint64_t rows = 0;
   bool whole = true;
-  std::optional<std::uint64_t> scanned;
-  std::size_t merged = 0;
   const unsigned later = plan.freed.valid() ? plan.later_parts : 0;
   auto join = [&](std::size_t thread) {
     if (thread >= threads) plan.freed.wait();
   };
-  auto read_ranges = [&] {
-    merged = run_ordered_parts(
-        threads + later, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
-        [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
-        [&](std::size_t, std::size_t slot) {
-          const RangeRows& read = slots[slot];
-          rows += read.seen;
-          whole = read.whole && read.in_order;
-          if (!whole) return false;
-          std::vector<std::uint32_t> set(read.own_sets.size());  // the range's sets as the builder's
-          for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
-          for (std::size_t k = 0; k < read.rows.size() && whole; ++k) whole = builder.add_in_order(read.rows[k], set[read.set_of_row[k]]);
-          return whole;
-        },
-        join);
-  };
-  if (plan.scan.begun()) {
-    read_ranges();
-    scanned = plan.scan.rows();
-  } else {
-    run_side_by_side(read_ranges, [&] {
-      if (auto db = plan.source.open_for_a_scan()) scanned = rows_in_rowid_order(*db, kRuntime);
-    });
-  }
+  const std::size_t merged = run_ordered_parts(
+      threads + later, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
+      [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
+      [&](std::size_t, std::size_t slot) {
+        const RangeRows& read = slots[slot];
+        rows += read.seen;
+        whole = read.whole && read.in_order;
+        if (!whole) return false;
+        std::vector<std::uint32_t> set(read.own_sets.size());  // the range's sets as the builder's
+        for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
+        for (std::size_t k = 0; k < read.rows.size() && whole; ++k) whole = builder.add_in_order(read.rows[k], set[read.set_of_row[k]]);
+        return whole;
+      },
+      join);
+  const std::optional<std::uint64_t> scanned = plan.scan.rows_if_begun();
   if (!whole || merged != ranges.size() || rows != scanned) return std::nullopt;
   return builder.finish();
 }

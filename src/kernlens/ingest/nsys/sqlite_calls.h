@@ -98,12 +98,13 @@ class ApiCalls {
 // ranges on half of them and handed to one builder in rowid order, else in one scan; calls
 // out of order are read whole (in rowid ranges likewise) and sorted. No calls when the export
 // has no runtime table.
-// `scan`: begin_api_calls_scan's, begun before (else a read in ranges scans beside them).
+// `scan`: begin_api_calls_scan's, begun before; a read in ranges without one is not trusted
+// and reads the table again in one scan.
 // `freed`: ready when the read's other threads are free (its kernel rows read); a read in
 // ranges, on half the threads before, takes the rest then (valid only).
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
-                                              const std::vector<RangeInstance>& ranges, RowidScan scan = {},
+                                              const std::vector<RangeInstance>& ranges, RowidScan scan,
                                               std::shared_future<void> freed = {});
 
 // The scan of the runtime table's rowids that start_reading_api_calls with `threads` checks a

@@ -407,7 +407,7 @@ class NsysReader {
       }
     });
     free_threads_for_calls();
-    const std::optional<std::uint64_t> scanned = kernel_rows_scan_.begun() ? kernel_rows_scan_.rows() : std::nullopt;
+    const std::optional<std::uint64_t> scanned = kernel_rows_scan_.rows_if_begun();
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
     for (const KernelPart& part : parts) {

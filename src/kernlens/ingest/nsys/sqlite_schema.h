@@ -177,8 +177,9 @@ class RowidScan {
   RowidScan(DbSource source, std::string table);
 
   bool begun() const { return rows_.valid(); }
-  // The scan's result (nullopt where the export cannot be opened); waits for it. Only when begun.
-  std::optional<std::uint64_t> rows() const { return rows_.get(); }
+  // The scan's result (nullopt where the export cannot be opened, or none was begun: a read
+  // checked against it then falls back to one scan); waits for it.
+  std::optional<std::uint64_t> rows_if_begun() const { return begun() ? rows_.get() : std::nullopt; }
 
  private:
   std::shared_future<std::optional<std::uint64_t>> rows_;
