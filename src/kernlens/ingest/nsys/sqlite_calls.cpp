@@ -12,17 +12,6 @@
 
 namespace kernlens::ingest::nsys {
 
-std::optional<std::uint64_t> ApiCalls::key(std::int64_t global_id, std::int64_t correlation) {
-  if (!has_key(correlation)) return std::nullopt;
-  const std::int64_t process = process_of(global_id);
-  if (last_process_ >= processes_.size() || processes_[last_process_] != process) {  // rows come in runs
-    auto it = std::find(processes_.begin(), processes_.end(), process);
-    if (it == processes_.end()) it = processes_.insert(it, process);
-    last_process_ = static_cast<std::size_t>(it - processes_.begin());
-  }
-  return std::uint64_t{last_process_} << 32 | static_cast<std::uint64_t>(correlation);
-}
-
 std::optional<std::uint32_t> ApiCalls::find(std::int64_t global_id, std::int64_t correlation, Cursor& cursor) const {
   if (!has_key(correlation)) return std::nullopt;
   const std::int64_t process_id = process_of(global_id);
@@ -86,6 +75,90 @@ bool read_api_rows(SqliteStatement& stmt, RowidOrder* order, std::uint64_t& rows
 
 }  // namespace
 
+// A stretch of rows' calls after its first key's, kept as ApiCallsBuilder::add_in_order keeps
+// them (each key's inner call, a place interned at each call kept), on the thread that read the
+// stretch, in numbers of its own: processes by first appearance, places by first use, sets the
+// stretch's own sweep's. The builder renumbers them (add_keyed), where keeping each row itself
+// took ~70 ns a row on one thread: the end of the calls' read on 16 threads. The first key's rows
+// are the builder's own to keep, as its last key may be theirs.
+struct KeyedCalls {
+  struct ThreadSpan {  // a thread's first and last call among the keys', for the builder's order check
+    ApiCall first, last;
+  };
+  std::size_t first_key_rows = 0;       // rows [0, this): the first key's, and the keyless among them
+  FirstComeNumbers<std::int64_t> processes;
+  std::vector<std::uint64_t> keys;      // process number << 32 | correlation id, rising
+  std::vector<std::uint32_t> place_of;  // per key: into places
+  FirstComeNumbers<CallPlace, CallPlaceHash> places;  // .set: into the stretch's own sets
+  std::vector<ThreadSpan> threads;
+  ApiCall kept{};                       // the last key's call
+  std::int64_t latest_end_ns = std::numeric_limits<std::int64_t>::min();  // of every row
+  bool rising = true;                   // false: a key below the one before (the calls are not in order)
+
+  // `rows` with their sets (set_of_row: into the stretch's own sets; any for a keyless row).
+  void keep(const std::vector<ApiRow>& rows, const std::vector<std::uint32_t>& set_of_row);
+
+ private:
+  void see(const ApiCall& call);  // the call's thread's span reaches it
+
+  std::size_t last_thread_ = 0;
+};
+
+void KeyedCalls::keep(const std::vector<ApiRow>& rows, const std::vector<std::uint32_t>& set_of_row) {
+  processes.clear();
+  keys.clear();
+  place_of.clear();
+  places.clear();
+  threads.clear();
+  last_thread_ = 0;
+  latest_end_ns = std::numeric_limits<std::int64_t>::min();
+  rising = true;
+  std::size_t k = 0;
+  std::optional<std::pair<std::int64_t, std::int64_t>> first;  // the first key's (process, correlation id)
+  for (; k < rows.size(); ++k) {
+    if (!ApiCalls::has_key(rows[k].correlation)) continue;
+    const std::pair id{process_of(rows[k].global_tid), rows[k].correlation};
+    if (first && id != *first) break;
+    first = id;
+  }
+  first_key_rows = k;
+  for (const ApiRow& r : rows) latest_end_ns = std::max(latest_end_ns, r.end);
+  for (; k < rows.size(); ++k) {
+    const ApiRow& r = rows[k];
+    if (!ApiCalls::has_key(r.correlation)) continue;
+    const ApiCall call{r.global_tid, r.start, r.end};
+    see(call);
+    const std::uint64_t id = std::uint64_t{processes.number(process_of(r.global_tid))} << 32 | std::uint32_t(r.correlation);
+    if (!keys.empty() && id <= keys.back()) {
+      if (id < keys.back()) {
+        rising = false;
+        return;
+      }
+      if (is_inner_call(call, kept)) {
+        kept = call;
+        place_of.back() = places.number(CallPlace{call.thread, set_of_row[k]});
+      }
+      continue;
+    }
+    kept = call;
+    keys.push_back(id);
+    place_of.push_back(places.number(CallPlace{call.thread, set_of_row[k]}));
+  }
+}
+
+void KeyedCalls::see(const ApiCall& call) {
+  if (last_thread_ >= threads.size() || threads[last_thread_].first.thread != call.thread) {
+    auto it = std::find_if(threads.begin(), threads.end(), [&](const ThreadSpan& t) { return t.first.thread == call.thread; });
+    if (it == threads.end()) {
+      last_thread_ = threads.size();
+      threads.push_back(ThreadSpan{call, call});
+      return;
+    }
+    last_thread_ = static_cast<std::size_t>(it - threads.begin());
+  }
+  threads[last_thread_].last = call;
+}
+
 class ApiCallsBuilder {
  public:
   explicit ApiCallsBuilder(const std::vector<RangeInstance>& ranges) : enclosing_(ranges) {}
@@ -112,11 +185,42 @@ class ApiCallsBuilder {
   bool add_in_order(const ApiRow& r, std::uint32_t set) {
     return add_in_order(r, [&](const ApiCall& call) { return enclosing_.in_order(call) ? std::optional(set) : std::nullopt; });
   }
+  // A stretch's rows whose calls `keyed` kept (KeyedCalls::keep), as add_in_order each row:
+  // `set` numbers the stretch's own sets among this builder's. false: out of order.
+  bool add_keyed(const std::vector<ApiRow>& rows, const std::vector<std::uint32_t>& set_of_row,
+                 const std::vector<std::uint32_t>& set, const KeyedCalls& keyed) {
+    if (!keyed.rising) return false;
+    for (std::size_t k = 0; k < keyed.first_key_rows; ++k) {
+      if (!add_in_order(rows[k], set[set_of_row[k]])) return false;
+    }
+    out_.latest_end_ns_ = std::max(out_.latest_end_ns_, keyed.latest_end_ns);
+    if (keyed.keys.empty()) return true;
+    // The stretch's process numbers rise with its keys: so must the builder's for them.
+    process_.clear();
+    for (std::int64_t process : keyed.processes.values()) {
+      process_.push_back(processes_.number(process));
+      if (process_.size() > 1 && process_.back() <= process_[process_.size() - 2]) return false;
+    }
+    auto key = [&](std::uint64_t own) { return process_[own >> 32] << 32 | (own & 0xffffffffU); };
+    if (const auto last = out_.last_key(); last && key(keyed.keys.front()) <= *last) return false;
+    for (const KeyedCalls::ThreadSpan& span : keyed.threads) {
+      if (!enclosing_.in_order(span.first, span.last)) return false;
+    }
+    place_.clear();
+    for (const CallPlace& p : keyed.places.values()) place_.push_back(places_.number(CallPlace{p.thread, set[p.set]}));
+    for (std::size_t k = 0; k < keyed.keys.size(); ++k) {
+      out_.append(key(keyed.keys[k]));
+      out_.place_of_.push_back(place_[keyed.place_of[k]]);
+    }
+    kept_ = keyed.kept;
+    return true;
+  }
   std::uint32_t intern(const RangeSet& set) { return enclosing_.intern(set); }
   const EnclosingRanges& enclosing() const { return enclosing_; }
   ApiCalls finish() {
     out_.sets_ = enclosing_.take_sets();
-    out_.last_process_ = 0;
+    out_.processes_ = processes_.take();
+    out_.places_ = places_.take();
     return std::move(out_);
   }
 
@@ -132,7 +236,7 @@ class ApiCallsBuilder {
     by_key.reserve(rows.calls.size());
     for (std::uint32_t i = 0; i < rows.calls.size(); ++i) {
       out_.latest_end_ns_ = std::max(out_.latest_end_ns_, rows.calls[i].end_ns);
-      if (auto k = out_.key(rows.calls[i].thread, rows.correlations[i])) by_key.push_back(Keyed{*k, i});
+      if (auto k = key(rows.calls[i].thread, rows.correlations[i])) by_key.push_back(Keyed{*k, i});
     }
     rows.correlations = {};
     std::stable_sort(by_key.begin(), by_key.end(), [](const Keyed& a, const Keyed& b) { return a.key < b.key; });
@@ -154,7 +258,7 @@ class ApiCallsBuilder {
     for (std::uint32_t rank = 0; rank < order.size(); ++rank) {
       const ApiCall& call = calls[order[rank]];
       out_.ranks_[order[rank]] = rank;
-      out_.place_of_[order[rank]] = place(CallPlace{call.thread, *enclosing_.set_of(call)});  // in order: a set
+      out_.place_of_[order[rank]] = places_.number(CallPlace{call.thread, *enclosing_.set_of(call)});  // in order: a set
     }
     return finish();
   }
@@ -165,7 +269,7 @@ class ApiCallsBuilder {
   template <class SetOf>
   bool add_in_order(const ApiRow& r, const SetOf& set_of) {
     out_.latest_end_ns_ = std::max(out_.latest_end_ns_, r.end);
-    auto key = out_.key(r.global_tid, r.correlation);
+    auto key = this->key(r.global_tid, r.correlation);
     if (!key) return true;
     const ApiCall call{r.global_tid, r.start, r.end};
     auto set = set_of(call);
@@ -174,34 +278,29 @@ class ApiCallsBuilder {
     if (last && *key == *last) {
       if (is_inner_call(call, kept_)) {
         kept_ = call;
-        out_.place_of_.back() = place(CallPlace{call.thread, *set});
+        out_.place_of_.back() = places_.number(CallPlace{call.thread, *set});
       }
       return true;
     }
     kept_ = call;
     out_.append(*key);
-    out_.place_of_.push_back(place(CallPlace{call.thread, *set}));
+    out_.place_of_.push_back(places_.number(CallPlace{call.thread, *set}));
     return true;
   }
 
-  std::uint32_t place(const CallPlace& p) {
-    if (!out_.places_.empty() && out_.places_[last_place_] == p) return last_place_;
-    auto [it, is_new] = place_index_.try_emplace(std::pair{p.thread, p.set}, static_cast<std::uint32_t>(out_.places_.size()));
-    if (is_new) out_.places_.push_back(p);
-    return last_place_ = it->second;
+  // The key of (process of global_id, correlation), numbering a new process.
+  std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation) {
+    if (!ApiCalls::has_key(correlation)) return std::nullopt;
+    return std::uint64_t{processes_.number(process_of(global_id))} << 32 | static_cast<std::uint64_t>(correlation);
   }
-
-  struct PairHash {
-    std::size_t operator()(const std::pair<std::int64_t, std::uint32_t>& p) const {
-      return std::hash<std::int64_t>()(p.first) * 31 + p.second;
-    }
-  };
 
   EnclosingRanges enclosing_;
   ApiCalls out_;
   ApiCall kept_{};  // in_order's: the call of the last key
-  std::unordered_map<std::pair<std::int64_t, std::uint32_t>, std::uint32_t, PairHash> place_index_;
-  std::uint32_t last_place_ = 0;
+  FirstComeNumbers<std::int64_t> processes_;  // the keys' process numbers
+  FirstComeNumbers<CallPlace, CallPlaceHash> places_;
+  std::vector<std::uint64_t> process_;  // add_keyed's: a stretch's process numbers here
+  std::vector<std::uint32_t> place_;    // and its place numbers
 };
 
 namespace {
@@ -344,10 +443,11 @@ class RangeStatements {
   std::vector<std::unique_ptr<Lent>> free_;
 };
 
-// One rowid range's rows, read for the builder, and the NVTX ranges around each call: found by
-// a sweep of the range's own (EnclosingRanges::fresh), on the thread that read it, where the one
-// builder took ~60 ns a call finding them (the calls' read ended after the kernels' on 16
-// threads). The builder still checks that the calls come in order across the ranges.
+// One rowid range's rows, read for the builder, the NVTX ranges around each call and the calls
+// kept (KeyedCalls): found on the thread that read the range, with a sweep of the range's own
+// (EnclosingRanges::fresh), where the one builder took ~60 ns a call finding the ranges and ~70
+// keeping the calls (the calls' read ended after the kernels' on 16 threads). The builder still
+// checks that the calls come in order across the ranges (add_range).
 struct alignas(kThreadStateAlign) RangeRows {  // filled row by row, slots side by side
   std::vector<ApiRow> rows;
   std::uint64_t seen = 0;  // the range's rows, with both ids or not
@@ -355,9 +455,15 @@ struct alignas(kThreadStateAlign) RangeRows {  // filled row by row, slots side 
   std::vector<std::uint32_t> set_of_row;  // by row: an index into own_sets
   std::vector<RangeSet> own_sets;
   bool in_order = false;  // the sweep found every row's set: the calls came in order on each thread
+  KeyedCalls keyed;       // where in_order
 
   void read(RangeStatements& statements, std::pair<std::int64_t, std::int64_t> range, const EnclosingRanges& enclosing) {
     read_rows(statements, range);
+    sweep(enclosing);
+  }
+
+  // The sets and calls of `rows`, read whole.
+  void sweep(const EnclosingRanges& enclosing) {
     set_of_row.clear();
     in_order = false;
     if (!whole) return;
@@ -372,6 +478,7 @@ struct alignas(kThreadStateAlign) RangeRows {  // filled row by row, slots side 
       set_of_row.push_back(*set);
     }
     own_sets = sweep->take_sets();
+    keyed.keep(rows, set_of_row);
     in_order = true;
   }
 
@@ -397,6 +504,15 @@ struct alignas(kThreadStateAlign) RangeRows {  // filled row by row, slots side 
   }
 };
 
+// The next range's calls, swept, to the builder; false when they are not in order after the
+// calls before.
+bool add_range(ApiCallsBuilder& builder, const RangeRows& read) {
+  if (!read.whole || !read.in_order) return false;
+  std::vector<std::uint32_t> set(read.own_sets.size());  // the range's sets as the builder's
+  for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
+  return builder.add_keyed(read.rows, read.set_of_row, set, read.keyed);
+}
+
 // The calls kept as they come (ApiCallsBuilder::in_order), their rows read in rowid ranges on
 // up to plan.threads threads and handed to the one builder in rowid order as each range is
 // ready (run_ordered_parts): the builder is about a sixth of a scan's work, and one thread
@@ -420,14 +536,8 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
       threads + later, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
       [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
       [&](std::size_t, std::size_t slot) {
-        const RangeRows& read = slots[slot];
-        rows += read.seen;
-        whole = read.whole && read.in_order;
-        if (!whole) return false;
-        std::vector<std::uint32_t> set(read.own_sets.size());  // the range's sets as the builder's
-        for (std::size_t k = 0; k < set.size(); ++k) set[k] = builder.intern(read.own_sets[k]);
-        for (std::size_t k = 0; k < read.rows.size() && whole; ++k) whole = builder.add_in_order(read.rows[k], set[read.set_of_row[k]]);
-        return whole;
+        rows += slots[slot].seen;
+        return whole = add_range(builder, slots[slot]);
       },
       join);
   const std::optional<std::uint64_t> scanned = plan.scan.rows_if_begun();
@@ -478,6 +588,24 @@ ApiCalls api_calls_of(const std::vector<ApiRow>& rows, const std::vector<RangeIn
     columns.correlations.push_back(r.correlation);
   }
   return ApiCallsBuilder(ranges).from_rows(std::move(columns));
+}
+
+std::optional<ApiCalls> api_calls_kept_in_order(const std::vector<ApiRow>& rows, const std::vector<RangeInstance>& ranges,
+                                                std::size_t stretch_rows) {
+  ApiCallsBuilder builder(ranges);
+  if (stretch_rows == 0) {
+    auto each = [&](const auto& emit) { return std::all_of(rows.begin(), rows.end(), [&](const ApiRow& r) { return emit(r); }); };
+    return builder.in_order(each, rows.size());
+  }
+  RangeRows stretch;
+  for (std::size_t from = 0; from < rows.size(); from += stretch_rows) {
+    const auto first = rows.begin() + static_cast<std::ptrdiff_t>(from);
+    stretch.rows.assign(first, first + static_cast<std::ptrdiff_t>(std::min(stretch_rows, rows.size() - from)));
+    stretch.whole = true;
+    stretch.sweep(builder.enclosing());
+    if (!add_range(builder, stretch)) return std::nullopt;
+  }
+  return builder.finish();
 }
 
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,

@@ -8,6 +8,7 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "kernlens/common/sqlite_db.h"
@@ -27,6 +28,34 @@ struct CallPlace {
   std::int64_t thread;
   std::uint32_t set;
   bool operator==(const CallPlace&) const = default;
+};
+struct CallPlaceHash {
+  std::size_t operator()(const CallPlace& p) const { return std::hash<std::int64_t>()(p.thread) * 31 + p.set; }
+};
+
+// Numbers for distinct values in the order they first come, the last value's tried first
+// (calls come in runs of one process and one place).
+template <class T, class Hash = std::hash<T>>
+class FirstComeNumbers {
+ public:
+  std::uint32_t number(const T& value) {
+    if (!values_.empty() && values_[last_] == value) return last_;
+    auto [it, is_new] = index_.try_emplace(value, static_cast<std::uint32_t>(values_.size()));
+    if (is_new) values_.push_back(value);
+    return last_ = it->second;
+  }
+  const std::vector<T>& values() const { return values_; }
+  std::vector<T> take() {
+    index_.clear();
+    last_ = 0;
+    return std::move(values_);
+  }
+  void clear() { take().clear(); }
+
+ private:
+  std::vector<T> values_;
+  std::unordered_map<T, std::uint32_t, Hash> index_;
+  std::uint32_t last_ = 0;
 };
 
 // The API calls of an export by call key, (process, correlation id) as one number: processes
@@ -60,6 +89,7 @@ class ApiCalls {
   // The entry's place among the calls of its thread in (start, end) order.
   std::uint64_t rank(std::uint32_t entry) const { return ranks_.empty() ? entry : ranks_[entry]; }
   std::uint64_t key_of(std::uint32_t entry) const;
+  std::size_t size() const { return correlations_.size(); }  // the entries
   std::vector<RangeSet> take_sets() { return std::move(sets_); }
   std::int64_t latest_end_ns() const { return latest_end_ns_; }
   const std::optional<Error>& error() const { return error_; }
@@ -68,8 +98,6 @@ class ApiCalls {
 
  private:
   friend class ApiCallsBuilder;
-  // The key of (process of global_id, correlation), numbering a new process (the builder's).
-  std::optional<std::uint64_t> key(std::int64_t global_id, std::int64_t correlation);
   // The last entry's key; a new entry, whose key must not be below it.
   std::optional<std::uint64_t> last_key() const;
   void append(std::uint64_t key);
@@ -83,7 +111,6 @@ class ApiCalls {
   std::vector<CallPlace> places_;        // distinct
   std::vector<RangeSet> sets_{RangeSet{}};
   std::vector<std::int64_t> processes_;  // the process of each key's process number
-  std::size_t last_process_ = 0;  // key's: the process number of the last key
   Cursor cursor_;  // find's without one
   std::int64_t latest_end_ns_ = std::numeric_limits<std::int64_t>::min();
   std::optional<Error> error_;
@@ -114,5 +141,9 @@ RowidScan begin_api_calls_scan(const Schema& schema, const DbSource& source, uns
 // The calls of `rows`, a runtime table's rows in rowid order, as start_reading_api_calls keeps
 // them (the rows with both ids; for tests).
 ApiCalls api_calls_of(const std::vector<ApiRow>& rows, const std::vector<RangeInstance>& ranges);
+// The calls of `rows` kept as they come, as a read in rowid ranges of `stretch_rows` rows keeps
+// them (0: one row at a time, as one scan does); nullopt when they are not in order (for tests).
+std::optional<ApiCalls> api_calls_kept_in_order(const std::vector<ApiRow>& rows, const std::vector<RangeInstance>& ranges,
+                                                std::size_t stretch_rows);
 
 }  // namespace kernlens::ingest::nsys

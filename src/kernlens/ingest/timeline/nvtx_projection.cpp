@@ -163,6 +163,11 @@ bool EnclosingRanges::moves_forward(Thread& t, const ApiCall& call) {
 
 bool EnclosingRanges::in_order(const ApiCall& call) { return moves_forward(thread(call.thread), call); }
 
+bool EnclosingRanges::in_order(const ApiCall& first, const ApiCall& last) {
+  Thread& t = thread(first.thread);
+  return moves_forward(t, first) && moves_forward(t, last);
+}
+
 std::optional<std::uint32_t> EnclosingRanges::set_of(const ApiCall& call) {
   Thread& t = thread(call.thread);
   if (!moves_forward(t, call)) return std::nullopt;

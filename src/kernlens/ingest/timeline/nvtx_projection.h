@@ -77,6 +77,8 @@ class EnclosingRanges {
   // set_of's check alone, for a call whose set another sweep found: false when the call comes
   // before the previous call of its thread in (start, end) order.
   bool in_order(const ApiCall& call);
+  // The same for the calls of one thread from `first` to `last`, in order between them.
+  bool in_order(const ApiCall& first, const ApiCall& last);
   // The index of `set` among the sets, added when new.
   std::uint32_t intern(const RangeSet& set);
   const std::vector<RangeSet>& sets() const { return sets_; }
