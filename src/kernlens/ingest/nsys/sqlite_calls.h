@@ -50,7 +50,11 @@ class FirstComeNumbers {
     last_ = 0;
     return std::move(values_);
   }
-  void clear() { take().clear(); }
+  void clear() {  // keeps the room, for the next stretch of calls
+    values_.clear();
+    index_.clear();
+    last_ = 0;
+  }
 
  private:
   std::vector<T> values_;
