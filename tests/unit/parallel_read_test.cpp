@@ -823,11 +823,6 @@ TEST(PrefaultInParallel, FaultsInEveryPageOfTheRange) {
   auto fresh = [](std::size_t bytes) {
     return static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   };
-  char* probe = fresh(page);
-  ASSERT_NE(probe, MAP_FAILED);
-  const bool can_populate = madvise(probe, page, MADV_POPULATE_WRITE) == 0;
-  munmap(probe, page);
-  if (!can_populate) GTEST_SKIP() << "this kernel cannot populate pages (MADV_POPULATE_WRITE)";
   const std::size_t bytes = (9 << 20) + 12345, offset = 100, mapped = bytes + 2 * page;
   for (unsigned threads : {1u, 3u, 16u}) {
     char* map = fresh(mapped);

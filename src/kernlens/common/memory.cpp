@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "kernlens/common/parallel_chunks.h"
 
@@ -22,11 +23,28 @@ void advise_huge_pages(void* data, std::size_t bytes) {
 #endif
 }
 
+namespace {
+
+constexpr std::uintptr_t kPage = 4096, kHuge = std::uintptr_t{2} << 20;
+
+// The whole pages of [data, data + bytes): none is shared with what lies around the range.
+std::pair<std::uintptr_t, std::uintptr_t> whole_pages(void* data, std::size_t bytes) {
+  const auto start = reinterpret_cast<std::uintptr_t>(data);
+  return {(start + kPage - 1) & ~(kPage - 1), (start + bytes) & ~(kPage - 1)};
+}
+
+// Faults in the pages of [from, to), whole pages, by writing a zero byte into each: the memory
+// holds nothing yet. Written, not populated (MADV_POPULATE_WRITE): on the GPU machine 88 MB
+// populated on 1, 4 and 16 threads took 17.5, 4.2 and 13.9 ms (past 4 threads they wait on
+// each other in the kernel), written 16.4, 4.6 and 1.8 ms.
+void touch_pages(std::uintptr_t from, std::uintptr_t to) {
+  for (std::uintptr_t page = from; page < to; page += kPage) *reinterpret_cast<volatile char*>(page) = 0;
+}
+
+}  // namespace
+
 void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads) {
-#ifdef MADV_POPULATE_WRITE
-  constexpr std::uintptr_t kPage = 4096, kHuge = std::uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kPage - 1) & ~(kPage - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) & ~(kPage - 1);
+  const auto [begin, end] = whole_pages(data, bytes);
   if (end <= begin) return;
   // Cuts on huge-page boundaries, so that no huge page is faulted by two threads.
   const std::size_t parts = std::clamp<std::size_t>((end - begin) / kHuge, 1, std::max(1u, threads));
@@ -34,14 +52,8 @@ void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads) {
     auto cut = [&](std::size_t k) {
       return k == 0 ? begin : k == parts ? end : std::min(end, (begin + (end - begin) * k / parts) & ~(kHuge - 1));
     };
-    const std::uintptr_t from = std::max(begin, cut(i)), to = cut(i + 1);
-    if (to > from) madvise(reinterpret_cast<void*>(from), to - from, MADV_POPULATE_WRITE);
+    touch_pages(std::max(begin, cut(i)), cut(i + 1));
   });
-#else
-  (void)data;
-  (void)bytes;
-  (void)threads;
-#endif
 }
 
 void return_large_blocks_when_freed() {

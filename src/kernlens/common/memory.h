@@ -10,11 +10,10 @@ namespace kernlens {
 // 2 MiB pages fault in 512 times less often than 4 KiB ones. A hint; failure is harmless.
 void advise_huge_pages(void* data, std::size_t bytes);
 
-// Faults in the pages of [data, data + bytes), memory allocated but not yet written, on up to
-// `threads` threads at once where the kernel can (MADV_POPULATE_WRITE, Linux 5.14): the first
-// writes of a large new buffer, one after the other on one thread, otherwise wait for each
-// page to be zeroed (on these VMs a million launches' 88 MB took 50-250 ms of a serial step).
-// A hint; failure is harmless.
+// Faults in the pages of [data, data + bytes), memory allocated but not yet written (its whole
+// pages get a zero byte), on up to `threads` threads at once: the first writes of a large new
+// buffer, one after the other on one thread, otherwise wait for each page to be zeroed (on
+// these VMs a million launches' 88 MB took 50-250 ms of a serial step).
 void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads);
 
 // Reserves room for `n` elements before the first touch, with huge pages: each 4 KiB page
