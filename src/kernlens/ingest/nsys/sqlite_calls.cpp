@@ -4,7 +4,6 @@
 #include <array>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 
 #include "kernlens/common/chunk_reader.h"
 #include "kernlens/common/parallel_chunks.h"
