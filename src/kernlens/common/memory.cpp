@@ -44,7 +44,8 @@ void touch_pages(std::uintptr_t from, std::uintptr_t to) {
 }  // namespace
 
 void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads) {
-  const auto [begin, end] = whole_pages(data, bytes);
+  const auto pages = whole_pages(data, bytes);
+  const std::uintptr_t begin = pages.first, end = pages.second;  // captured below: no binding (clang 14)
   if (end <= begin) return;
   // Cuts on huge-page boundaries, so that no huge page is faulted by two threads.
   const std::size_t parts = std::clamp<std::size_t>((end - begin) / kHuge, 1, std::max(1u, threads));
