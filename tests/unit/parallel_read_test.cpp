@@ -839,6 +839,17 @@ TEST(PrefaultInParallel, FaultsInEveryPageOfTheRange) {
   }
 }
 
+// resize_prefaulted faults in only the room for the new elements: the prefault writes a byte a
+// page, which would zero parts of the elements already there.
+TEST(ResizePrefaulted, KeepsTheElementsThereAndValueInitialisesTheRest) {
+  std::vector<std::uint32_t> v(10000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint32_t>(i) | 0x80000000U;
+  resize_prefaulted(v, std::size_t{3} << 20, 4);
+  ASSERT_EQ(v.size(), std::size_t{3} << 20);
+  for (std::size_t i = 0; i < 10000; ++i) ASSERT_EQ(v[i], static_cast<std::uint32_t>(i) | 0x80000000U) << i;
+  EXPECT_TRUE(std::all_of(v.begin() + 10000, v.end(), [](std::uint32_t x) { return x == 0; }));
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
 #define KERNLENS_OWN_MALLOC 1
