@@ -27,3 +27,14 @@ each_sized_input() {
     rm -f "$file"
   done
 }
+
+# build/devrun (scripts/device/make_devrun.sh) is $devrun; use_devrun puts its libraries on
+# LD_LIBRARY_PATH, and with `perf NAME` also makes its perf (`PERF=1 make_devrun.sh`: the GPU
+# machine has none) the `perf` command, NAME exiting 2 when it is missing.
+devrun=$root/build/devrun
+use_devrun() {
+  export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  [[ ${1:-} == perf ]] || return 0
+  [[ -x $devrun/perf/perf ]] || { echo "$2: no $devrun/perf/perf: PERF=1 scripts/device/make_devrun.sh" >&2; exit 2; }
+  perf() { LD_LIBRARY_PATH=$devrun/perf/lib:$LD_LIBRARY_PATH "$devrun/perf/perf" "$@"; }
+}

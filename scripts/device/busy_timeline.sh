@@ -14,11 +14,8 @@ out=${1:?usage: busy_timeline.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=big_inputs.sh
 source "$root/scripts/device/big_inputs.sh"
-devrun=$root/build/devrun
-[[ -x $devrun/perf/perf ]] || { echo "busy_timeline.sh: no $devrun/perf/perf: PERF=1 scripts/device/make_devrun.sh" >&2; exit 2; }
+use_devrun perf busy_timeline.sh
 kernlens=$devrun/${KERNLENS:-kernlens}
-export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-perf() { LD_LIBRARY_PATH=$devrun/perf/lib:$LD_LIBRARY_PATH "$devrun/perf/perf" "$@"; }
 work=${TMPDIR:-/tmp}/kernlens-busy-timeline
 mkdir -p "$out" "$work"
 

@@ -16,10 +16,7 @@ out=${1:?usage: perf_profile.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=big_inputs.sh
 source "$root/scripts/device/big_inputs.sh"
-devrun=$root/build/devrun
-[[ -x $devrun/perf/perf ]] || { echo "perf_profile.sh: no $devrun/perf/perf: PERF=1 scripts/device/make_devrun.sh" >&2; exit 2; }
-export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-perf() { LD_LIBRARY_PATH=$devrun/perf/lib:$LD_LIBRARY_PATH "$devrun/perf/perf" "$@"; }
+use_devrun perf perf_profile.sh
 work=${TMPDIR:-/tmp}/kernlens-perf-profile
 mkdir -p "$out" "$work"
 { nproc; lscpu | grep -E "Model name|^CPU\(s\)|per core"; cat /proc/loadavg; cat /proc/sys/kernel/perf_event_paranoid; } > "$out/cpu.txt" 2>&1

@@ -91,7 +91,7 @@ struct KeyedCalls {
   FirstComeNumbers<CallPlace, CallPlaceHash> places;  // .set: into the stretch's own sets
   std::vector<ThreadSpan> threads;
   ApiCall kept{};                       // the last key's call
-  std::int64_t latest_end_ns = std::numeric_limits<std::int64_t>::min();  // of every row
+  std::int64_t latest_end_ns = std::numeric_limits<std::int64_t>::min();  // of the rows after first_key_rows
   bool rising = true;                   // false: a key below the one before (the calls are not in order)
 
   // `rows` with their sets (set_of_row: into the stretch's own sets; any for a keyless row).
@@ -121,9 +121,9 @@ void KeyedCalls::keep(const std::vector<ApiRow>& rows, const std::vector<std::ui
     first = id;
   }
   first_key_rows = k;
-  for (const ApiRow& r : rows) latest_end_ns = std::max(latest_end_ns, r.end);
   for (; k < rows.size(); ++k) {
     const ApiRow& r = rows[k];
+    latest_end_ns = std::max(latest_end_ns, r.end);
     if (!ApiCalls::has_key(r.correlation)) continue;
     const ApiCall call{r.global_tid, r.start, r.end};
     see(call);
