@@ -185,6 +185,38 @@ TEST(Ranks, WholeRunTimelineIsPerGpuNotMerged) {
   EXPECT_EQ(a.ranks[0].launches, 0u);
 }
 
+// A launch's unit and lane: per launch where there are several, none written where there is one
+// (lane_of and unit_of answer 0), interleaved runs of inputs and devices included.
+TEST(Ranks, EachLaunchHasItsUnitAndLaneAndOneLaneKeepsNoListOfThem) {
+  TwoRanks t;
+  t.kernel(1, "k", 0, 0, 10);
+  t.kernel(1, "k", 0, 10, 10);
+  const LaneMap one = map_rank_lanes(t.p);
+  ASSERT_EQ(one.ranks.units.size(), 1u);
+  ASSERT_EQ(one.lanes.lanes.size(), 1u);
+  EXPECT_TRUE(one.ranks.unit_of_launch.empty());
+  EXPECT_TRUE(one.lanes.lane_of_launch.empty());
+  EXPECT_EQ(one.ranks.unit_of(1), 0u);
+  EXPECT_EQ(one.lanes.lane_of(1), 0u);
+
+  t.kernel(0, "k", 1, 0, 10);   // input 0 says rank 1: unit 1
+  t.kernel(1, "k", -1, 20, 5);  // no device: a lane of its own in unit 0
+  t.kernel(0, "k", 1, 30, 10);
+  t.kernel(0, "k", 2, 30, 10);
+  const LaneMap many = map_rank_lanes(t.p);
+  ASSERT_EQ(many.ranks.units.size(), 2u);
+  EXPECT_EQ(many.ranks.units[0].input, 1u);
+  const std::vector<std::uint32_t> units{0, 0, 1, 0, 1, 1};
+  ASSERT_EQ(many.lanes.lanes.size(), 4u);
+  for (std::size_t i = 0; i < t.p.launches.size(); ++i) {
+    EXPECT_EQ(many.ranks.unit_of(i), units[i]) << i;
+    const Lanes::Lane& lane = many.lanes.lanes[many.lanes.lane_of(i)];
+    EXPECT_EQ(lane.unit, units[i]) << i;
+    EXPECT_EQ(lane.device, t.p.launches[i].device_ordinal) << i;
+  }
+  EXPECT_NE(many.lanes.lane_of(4), many.lanes.lane_of(5));
+}
+
 // The lanes' figures are worked out once, with the stage figures, and the rank analysis reads
 // them from the aggregate: the same as worked out again from the launches (kernels out of
 // start order in a lane, overlapping ones, a gap, and a memcpy that is no kernel).

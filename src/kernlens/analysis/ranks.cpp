@@ -253,6 +253,7 @@ RankMap map_ranks(const model::Profile& profile, const std::vector<LaunchRun>& r
     sorted.push_back(map.units[order[i]]);
   }
   map.units = std::move(sorted);
+  if (map.units.size() <= 1) return map;  // unit_of gives 0
   resize_prefaulted(map.unit_of_launch, profile.launches.size(), default_threads());
   for (std::size_t r = 0; r < runs.size(); ++r) {
     const std::uint32_t unit = new_index[unit_index.at({runs[r].input, pid_of(runs[r])})];
@@ -264,16 +265,21 @@ RankMap map_ranks(const model::Profile& profile, const std::vector<LaunchRun>& r
 
 Lanes map_lanes(const model::Profile& profile, const RankMap& ranks, const std::vector<LaunchRun>& runs) {
   Lanes out;
-  std::map<std::pair<std::uint32_t, std::int32_t>, std::int32_t> index;
+  std::map<std::pair<std::uint32_t, std::int32_t>, std::uint32_t> index;
+  std::vector<std::uint32_t> lane_of_run(runs.size());
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    // A run is one input and process, so one unit; the units split no run.
+    const std::uint32_t unit = ranks.unit_of(runs[r].first);
+    auto [it, added] = index.try_emplace({unit, runs[r].device}, static_cast<std::uint32_t>(out.lanes.size()));
+    if (added) out.lanes.push_back(Lanes::Lane{unit, runs[r].device});
+    lane_of_run[r] = it->second;
+  }
+  if (out.lanes.size() <= 1) return out;  // lane_of gives 0
   resize_prefaulted(out.lane_of_launch, profile.launches.size(), default_threads());
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    const std::size_t first = runs[r].first, end = run_end(runs, r, profile.launches.size());
-    // A run is one input and process, so one unit; the units split no run.
-    const std::uint32_t unit = ranks.unit_of_launch[first];
-    auto [it, added] = index.try_emplace({unit, runs[r].device}, static_cast<std::int32_t>(out.lanes.size()));
-    if (added) out.lanes.push_back(Lanes::Lane{unit, runs[r].device});
-    std::fill(out.lane_of_launch.begin() + static_cast<std::ptrdiff_t>(first),
-              out.lane_of_launch.begin() + static_cast<std::ptrdiff_t>(end), it->second);
+    std::fill(out.lane_of_launch.begin() + static_cast<std::ptrdiff_t>(runs[r].first),
+              out.lane_of_launch.begin() + static_cast<std::ptrdiff_t>(run_end(runs, r, profile.launches.size())),
+              lane_of_run[r]);
   }
   return out;
 }
@@ -376,16 +382,16 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
       known = collective_index(collectives, collective_of(profile.names[l.name], l.kind, comm_kernels.contains(l.name)));
     }
     collective[i] = known;
-    auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
+    auto& t = timelines[lanes.lane_of(i)];
     t.has_comm = t.has_comm || !collectives[collective[i]].empty();
     if (l.kind == LaunchKind::kKernel) {
-      LaneRow& lane = lane_rows[static_cast<std::size_t>(lanes.lane_of_launch[i])];
+      LaneRow& lane = lane_rows[lanes.lane_of(i)];
       lane.launches += l.count;
       lane.kernel_time_ns += l.total_duration_ns().value_or(0);
     }
   }
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {  // lanes with communication only
-    auto& t = timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])];
+    auto& t = timelines[lanes.lane_of(i)];
     const Launch& l = profile.launches[i];
     if (!t.has_comm || l.kind != LaunchKind::kKernel || !collectives[collective[i]].empty()) continue;
     if (auto iv = launch_interval(l)) t.compute.push_back(*iv);
@@ -409,7 +415,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
   model::StageId run_stage = 0;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const Launch& l = profile.launches[i];
-    const std::size_t unit = map.unit_of_launch[i];
+    const std::size_t unit = map.unit_of(i);
     RankRow& rank = out.ranks[unit];
     const auto time = l.total_duration_ns();
     if (l.kind == LaunchKind::kKernel) {
@@ -427,7 +433,7 @@ RankAnalysis analyze_ranks(const model::Profile& profile, const Aggregate& agg, 
       comm.comm_ns = *time;
       if (l.kind != LaunchKind::kKernel) comm.copy_ns = *time;
       if (auto iv = launch_interval(l)) {
-        comm.overlapped_ns = covered_ns(*iv, timelines[static_cast<std::size_t>(lanes.lane_of_launch[i])].compute);
+        comm.overlapped_ns = covered_ns(*iv, timelines[lanes.lane_of(i)].compute);
       }
       rank.comm += comm;
       add_collective(rank.collectives, collective_name, l, *time);

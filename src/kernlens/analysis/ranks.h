@@ -27,20 +27,25 @@ struct RankMap {
     bool rank_from_input = false;  // "distributedInfo" gave it
   };
   std::vector<Unit> units;                  // by rank
-  std::vector<std::uint32_t> unit_of_launch;  // index into units, one per Profile::launches
+  // Index into units, one per Profile::launches; empty where there is one unit (most
+  // profiles: a million launches would be 4 MB written for nothing).
+  std::vector<std::uint32_t> unit_of_launch;
   std::vector<std::string> warnings;
+  std::uint32_t unit_of(std::size_t launch) const { return unit_of_launch.empty() ? 0 : unit_of_launch[launch]; }
 };
 
 RankMap map_ranks(const model::Profile& profile);
 
-// The lane of each launch: one per (rank, GPU); -1 where the launch has no device.
+// The lane of each launch: one per (rank, GPU), the launches without a device in a lane of
+// their own (device -1).
 struct Lanes {
   struct Lane {
     std::uint32_t unit = 0;
     std::int32_t device = -1;
   };
   std::vector<Lane> lanes;
-  std::vector<std::int32_t> lane_of_launch;
+  std::vector<std::uint32_t> lane_of_launch;  // index into lanes; empty where there is one lane
+  std::size_t lane_of(std::size_t launch) const { return lane_of_launch.empty() ? 0 : lane_of_launch[launch]; }
 };
 
 // Both, worked out once per analysis for the timeline figures and the rank analysis (each a

@@ -174,7 +174,7 @@ bool kernels_come_by_start(const model::Profile& profile, const Lanes& lanes) {
     for (std::size_t i = begin; i < end && chunk.in_order; ++i) {
       auto iv = kernel_interval(profile.launches[i]);
       if (!iv) continue;
-      const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
+      const auto lane = lanes.lane_of(i);
       chunk.in_order = iv->begin_ns >= chunk.last[lane];
       chunk.last[lane] = iv->begin_ns;
       if (!chunk.any[lane]) chunk.first[lane] = iv->begin_ns;
@@ -249,7 +249,7 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
   std::vector<BusyUnion> unions(lanes.lanes.size(), BusyUnion(nullptr));
   std::vector<char> any(lanes.lanes.size(), 0);
   for_each_kernel_in(profile, kernels_by_start(profile, lanes), [&](std::size_t i, const Interval& iv) {
-    const auto lane = static_cast<std::size_t>(lanes.lane_of_launch[i]);
+    const auto lane = lanes.lane_of(i);
     any[lane] = 1;
     unions[lane].add(iv);
   });
@@ -395,7 +395,7 @@ struct TimelineSweep::State {
       return &it->second;
     };
     auto kernel = [&](std::size_t i, const Interval& iv) {
-      const auto lane = static_cast<std::size_t>(mapped.lanes.lane_of_launch[i]);
+      const auto lane = mapped.lanes.lane_of(i);
       const model::StageId stage = profile.launches[i].stage;
       if (lane != run_lane || stage != run_stage) {
         run_lane = lane;

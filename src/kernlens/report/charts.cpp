@@ -257,7 +257,7 @@ std::vector<GpuStrip> gpu_strips(const model::Profile& profile) {
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     const auto& l = profile.launches[i];
     if (l.kind != model::LaunchKind::kKernel || !l.start_ns || !l.duration_ns || l.count != 1) continue;
-    strips[static_cast<std::size_t>(lanes.lane_of_launch[i])].intervals.push_back(
+    strips[lanes.lane_of(i)].intervals.push_back(
         {*l.start_ns, *l.start_ns + static_cast<std::int64_t>(std::llround(*l.duration_ns))});
   }
   std::erase_if(strips, [](const GpuStrip& s) { return s.intervals.empty(); });
