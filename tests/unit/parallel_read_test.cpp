@@ -490,26 +490,39 @@ TEST(ParallelRead, PytorchTracesReadTheSameOnAnyNumberOfThreadsAndWindows) {
 }
 
 // A trace of 40,000 launches: their calls are looked up in chunks of the launches on several
-// threads, a cursor each; each launch gets its call's thread as on one thread, where launches
-// come out of their calls' order (two streams' kernels interleaved), calls are missing and
-// calls come in two CPU threads.
+// threads, a cursor each; each launch gets its call's thread, process and CPU range as on one
+// thread, where launches come out of their calls' order (two streams' kernels interleaved),
+// calls are missing, calls come in two CPU threads and three processes, a range on a thread
+// spans both chunks, and the track of the last process to launch is the trace's first.
 TEST(ParallelRead, TraceLaunchesFindTheirCallsInChunksOnAnyNumberOfThreads) {
-  std::string events;
+  std::string first_calls, events;
+  events += R"({"ph": "X", "cat": "user_annotation", "name": "span", "pid": 5, "tid": 700, "ts": 15000, "dur": 370000},)";
+  events += R"({"ph": "X", "cat": "user_annotation", "name": "late", "pid": 9, "tid": 900, "ts": 300000, "dur": 50000},)";
   for (int i = 0; i < 40000; ++i) {
-    const int id = 100 + 2 * i, tid = 700 + (i / 1000) % 2;
+    const int id = 100 + 2 * i;
+    const int pid = i >= 25000 ? 9 : i >= 12000 && i < 13000 ? 6 : 5;
+    const int tid = pid == 5 ? 700 + (i / 1000) % 2 : pid * 100;
     if (i % 97 != 0) {
-      events += fmt::format(R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 5, "tid": {}, "ts": {}, "dur": 3, "args": {{"correlation": {}}}}},)",
-                            tid, 10 * i, id);
+      (pid == 9 ? first_calls : events) += fmt::format(
+          R"({{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": {}, "tid": {}, "ts": {}, "dur": 3, "args": {{"correlation": {}}}}},)",
+          pid, tid, 10 * i, id);
     }
     const int at = i % 2 ? i - 1 : i + 1;  // pairs swapped: ids out of order
     events += fmt::format(R"({{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": 7, "ts": {}, "dur": 4, "args": {{"device": 0, "stream": {}, "correlation": {}}}}},)",
                           i % 3, 10 * at + 5, 7 + i % 2, 100 + 2 * at);
   }
   events.pop_back();
-  const std::string trace = "{\"traceEvents\": [" + events + "]}";
+  const std::string trace = "{\"traceEvents\": [" + first_calls + events + "]}";
   const std::string one = read_bytes(trace, 1);
   ASSERT_TRUE(one.starts_with("status ok")) << one.substr(0, 300);
   EXPECT_NE(one.find(" 701 "), std::string::npos);  // launches of the second CPU thread
+  // The processes numbered as their first launches come, not as their tracks do.
+  const std::size_t first6 = one.find("/6/ "), first9 = one.find("/9/ ");
+  ASSERT_NE(first6, std::string::npos);
+  ASSERT_NE(first9, std::string::npos);
+  EXPECT_LT(std::stoi(one.substr(first6 + 4, 3)), std::stoi(one.substr(first9 + 4, 3)));
+  EXPECT_NE(one.find("'span' "), std::string::npos);
+  EXPECT_NE(one.find("'late' "), std::string::npos);
   // Compared whole, not diffed: gtest's diff of two 10 MB texts takes minutes.
   for (unsigned threads : {2u, 5u}) EXPECT_TRUE(read_bytes(trace, threads) == one) << threads << " threads";
 }

@@ -4,8 +4,10 @@
 #include <compare>
 #include <limits>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "kernlens/common/memory.h"
 #include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens::ingest {
@@ -178,48 +180,91 @@ class CallsByCorrelation {
   std::vector<Key> sorted_;  // where the calls are not in id order: by (id, flow last, trace order)
 };
 
-// The call that launched each launch, or kNone: looked up in chunks of the launches on every
-// thread, a cursor each (one launch after another, ~160 ns each, this was most of linking).
-std::vector<std::size_t> calls_of_launches(const TraceRecords& records, const model::Profile& profile, unsigned threads) {
-  const CallsByCorrelation calls(records.calls, threads);
-  std::vector<std::size_t> found(profile.launches.size() - records.first_launch, kNone);
-  const std::size_t chunks = std::clamp<std::size_t>(found.size() / 16384, 1, threads);
-  run_in_chunks(found.size(), chunks, [&](std::size_t, std::size_t begin, std::size_t end) {
-    CallsByCorrelation::Cursor cursor = 0;
-    for (std::size_t i = begin; i < end; ++i) {
-      const std::int64_t id = profile.launches[records.first_launch + i].id;
-      if (id != model::kUnknown) found[i] = calls.find(id, cursor);
-    }
-  });
-  return found;
-}
-
-// Each launch's CPU thread and process, from its call.
-void set_threads(const TraceRecords& records, const std::vector<std::size_t>& call_of, model::Profile& profile) {
-  std::unordered_map<std::int64_t, std::uint32_t> process_of_pid;
-  std::vector<std::optional<std::uint32_t>> process_of_track(records.tracks.size());
-  for (std::size_t i = 0; i < call_of.size(); ++i) {
-    if (call_of[i] == kNone) continue;
-    const std::uint32_t track = records.calls[call_of[i]].track;
-    const TraceTrack& t = records.tracks[track];
-    model::Launch& l = profile.launches[records.first_launch + i];
-    l.thread_id = t.tid;
-    if (!process_of_track[track]) {
-      auto [it, added] = process_of_pid.try_emplace(t.pid, 0);
-      if (added) {
-        auto name = records.process_names.find(t.pid);
-        it->second = profile.intern_process(
-            model::ProcessInfo{"", t.pid, name == records.process_names.end() ? "" : name->second});
-      }
-      process_of_track[track] = it->second;
-    }
-    l.process = *process_of_track[track];
-  }
-}
-
 // By track: indexed like TraceRecords::tracks.
 template <class T>
 using ByTrack = std::vector<std::vector<T>>;
+
+// The chunks of the per-launch passes of linking: one a thread, 16,384 launches at least.
+std::size_t link_chunks(std::size_t launches, unsigned threads) {
+  return std::clamp<std::size_t>(launches / 16384, 1, threads);
+}
+
+// The call that launched each launch, or kNone, and the tracks of those calls in the order
+// their first launch comes: looked up in chunks of the launches on every thread, a cursor each
+// (one launch after another, ~160 ns each, this was most of linking).
+struct CallsOfLaunches {
+  std::vector<std::size_t> call_of;
+  std::vector<std::uint32_t> tracks;  // first seen first
+};
+
+CallsOfLaunches calls_of_launches(const TraceRecords& records, const model::Profile& profile, unsigned threads) {
+  const CallsByCorrelation calls(records.calls, threads);
+  CallsOfLaunches out;
+  resize_prefaulted(out.call_of, profile.launches.size() - records.first_launch, threads);
+  const std::size_t chunks = link_chunks(out.call_of.size(), threads);
+  std::vector<std::vector<std::uint32_t>> first_seen(chunks);  // per chunk
+  run_in_chunks(out.call_of.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    CallsByCorrelation::Cursor cursor = 0;
+    std::vector<char> seen(records.tracks.size(), 0);
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::int64_t id = profile.launches[records.first_launch + i].id;
+      const std::size_t call = id == model::kUnknown ? kNone : calls.find(id, cursor);
+      out.call_of[i] = call;
+      if (call == kNone) continue;
+      const std::uint32_t track = records.calls[call].track;
+      if (!seen[track]) first_seen[c].push_back(track);
+      seen[track] = 1;
+    }
+  });
+  std::vector<char> seen(records.tracks.size(), 0);
+  for (const auto& tracks : first_seen) {
+    for (std::uint32_t track : tracks) {
+      if (!seen[track]) out.tracks.push_back(track);
+      seen[track] = 1;
+    }
+  }
+  return out;
+}
+
+// Each launch's CPU thread and process, from its call; and where its track has CPU ranges
+// (`cpu_ranges`), the launch at its call's time on that track, in launch order. In chunks on
+// every thread: the processes numbered first, in the order one pass over the launches meets
+// their tracks.
+ByTrack<Point> set_threads_and_cpu_points(const TraceRecords& records, const CallsOfLaunches& found,
+                                          const ByTrack<std::size_t>& cpu_ranges, unsigned threads, model::Profile& profile) {
+  std::unordered_map<std::int64_t, std::uint32_t> process_of_pid;
+  std::vector<std::uint32_t> process_of_track(records.tracks.size(), 0);
+  for (std::uint32_t track : found.tracks) {
+    const TraceTrack& t = records.tracks[track];
+    auto [it, added] = process_of_pid.try_emplace(t.pid, 0);
+    if (added) {
+      auto name = records.process_names.find(t.pid);
+      it->second = profile.intern_process(model::ProcessInfo{"", t.pid, name == records.process_names.end() ? "" : name->second});
+    }
+    process_of_track[track] = it->second;
+  }
+  const bool any_cpu_ranges = std::any_of(cpu_ranges.begin(), cpu_ranges.end(), [](const auto& r) { return !r.empty(); });
+  const std::size_t chunks = link_chunks(found.call_of.size(), threads);
+  std::vector<ByTrack<Point>> points(chunks);  // per chunk
+  run_in_chunks(found.call_of.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    if (any_cpu_ranges) points[c].resize(records.tracks.size());
+    for (std::size_t i = begin; i < end; ++i) {
+      if (found.call_of[i] == kNone) continue;
+      const CudaCall& call = records.calls[found.call_of[i]];
+      model::Launch& l = profile.launches[records.first_launch + i];
+      l.thread_id = records.tracks[call.track].tid;
+      l.process = process_of_track[call.track];
+      if (any_cpu_ranges && !cpu_ranges[call.track].empty()) points[c][call.track].push_back(Point{call.ts_ns, records.first_launch + i});
+    }
+  });
+  ByTrack<Point> cpu_points(records.tracks.size());
+  for (std::size_t c = 0; any_cpu_ranges && c < chunks; ++c) {
+    for (std::size_t track = 0; track < cpu_points.size(); ++track) {
+      cpu_points[track].insert(cpu_points[track].end(), points[c][track].begin(), points[c][track].end());
+    }
+  }
+  return cpu_points;
+}
 
 // Range indices grouped by track, for one side (CPU or GPU).
 ByTrack<std::size_t> ranges_by_track(const TraceRecords& records, bool gpu,
@@ -250,18 +295,10 @@ void place_all(Placer& placer, ByTrack<std::size_t>& ranges, ByTrack<Point>& poi
 void link_launches(const TraceRecords& records, ReadContext& ctx) {
   model::Profile& profile = ctx.profile;
   const unsigned threads = ctx.threads();  // as the read
-  const std::vector<std::size_t> call_of = calls_of_launches(records, profile, threads);
-  set_threads(records, call_of, profile);
-  Placer placer(records, profile);
-
   // CPU side: each launch at its call's time on its call's thread.
   auto cpu_ranges = ranges_by_track(records, false, {}, false);
-  ByTrack<Point> cpu_points(records.tracks.size());
-  for (std::size_t i = 0; i < call_of.size(); ++i) {
-    if (call_of[i] == kNone) continue;
-    const CudaCall& call = records.calls[call_of[i]];
-    if (!cpu_ranges[call.track].empty()) cpu_points[call.track].push_back(Point{call.ts_ns, records.first_launch + i});
-  }
+  ByTrack<Point> cpu_points = set_threads_and_cpu_points(records, calls_of_launches(records, profile, threads), cpu_ranges, threads, profile);
+  Placer placer(records, profile);
   place_all(placer, cpu_ranges, cpu_points, profile);
 
   // GPU side, for the ranges whose CPU side placed nothing.
