@@ -865,6 +865,32 @@ TEST(ResizePrefaulted, KeepsTheElementsThereAndValueInitialisesTheRest) {
   EXPECT_TRUE(std::all_of(v.begin() + 10000, v.end(), [](std::uint32_t x) { return x == 0; }));
 }
 
+// FaultedAppends: before each part is appended its room is resident, grown or reserved
+// elsewhere in between, and every element appended stays in order.
+TEST(FaultedAppends, TheRoomOfEachPartIsFaultedInAndTheElementsStay) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  auto resident_pages = [&](const std::uint64_t* from, std::size_t count) {  // the whole pages in the range
+    const auto begin = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
+    const auto end = reinterpret_cast<std::uintptr_t>(from + count) & ~(page - 1);
+    if (end <= begin) return true;
+    std::vector<unsigned char> in((end - begin) / page);
+    EXPECT_EQ(mincore(reinterpret_cast<void*>(begin), end - begin, in.data()), 0);
+    return std::all_of(in.begin(), in.end(), [](unsigned char c) { return c & 1; });
+  };
+  std::vector<std::uint64_t> v;
+  FaultedAppends<std::uint64_t> room(v, 3);
+  std::uint64_t next = 0;
+  for (std::size_t part : {1000u, 70000u, 300000u, 5u, 1u << 20, 200000u, 600000u, 3000000u}) {
+    if (part == 5) v.reserve(v.capacity() * 6);  // moved by someone else: faulted in from its end on
+    room.make_room(part);
+    ASSERT_GE(v.capacity(), v.size() + part);
+    EXPECT_TRUE(resident_pages(v.data() + v.size(), part)) << part;
+    for (std::size_t i = 0; i < part; ++i) v.push_back(next++);
+  }
+  ASSERT_EQ(v.size(), next);
+  for (std::size_t i = 0; i < v.size(); ++i) ASSERT_EQ(v[i], i);
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
 #define KERNLENS_OWN_MALLOC 1

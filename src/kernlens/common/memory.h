@@ -1,7 +1,10 @@
 // Memory hints for the few very large buffers (a wide raw page's metric pool, per-launch tables).
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <iterator>
 #include <vector>
 
 namespace kernlens {
@@ -36,6 +39,60 @@ void resize_prefaulted(std::vector<T>& v, std::size_t n, unsigned threads) {
   if (n > v.size()) prefault_in_parallel(v.data() + v.size(), (n - v.size()) * sizeof(T), threads);
   v.resize(n);
 }
+
+// Appends of many parts to one large vector on one thread while others work (a reader's merge
+// in order, run_ordered_parts): its pages faulted in ahead of the appends, a stretch at a time
+// on `threads` threads, and where it must grow, its new block faulted in before its elements
+// move there. Otherwise that thread faults in each page as it writes it, with the others
+// waiting for its merge: most of a 1 GB trace's merges on 16 threads, in one 6 ms stretch at 1
+// CPU.
+template <class T>
+class FaultedAppends {
+ public:
+  static constexpr std::size_t kAheadBytes = std::size_t{2} << 20;  // faulted in beyond the next appends
+
+  FaultedAppends(std::vector<T>& v, unsigned threads) : v_(v), threads_(threads) {}
+  // Before appending `more` elements.
+  void make_room(std::size_t more) {
+    const std::size_t need = v_.size() + more, ahead = need + kAheadBytes / sizeof(T);
+    if (need > v_.capacity()) {
+      std::vector<T> grown;
+      reserve_huge(grown, std::max(need, 2 * v_.capacity()));
+      start_on(grown);
+      fault_in(grown, std::min(grown.capacity(), ahead));  // before the elements move there
+      grown.insert(grown.end(), std::make_move_iterator(v_.begin()), std::make_move_iterator(v_.end()));
+      v_.swap(grown);
+      return;
+    }
+    if (v_.data() != data_) start_on(v_);  // reserved elsewhere: faulted in from its elements' end on
+    if (address(v_, need) > faulted_) fault_in(v_, std::min(v_.capacity(), ahead));
+  }
+
+ private:
+  static std::uintptr_t address(const std::vector<T>& v, std::size_t element) {
+    return reinterpret_cast<std::uintptr_t>(v.data() + element);
+  }
+  void start_on(const std::vector<T>& v) {
+    data_ = v.data();
+    faulted_ = 0;
+  }
+  // Faults in the pages of `v`'s room up to element `end` not yet faulted in: the whole pages
+  // past its elements (the prefault writes a byte a page) from faulted_ on. Each stretch ends
+  // at a page boundary, where the next one begins.
+  void fault_in(std::vector<T>& v, std::size_t end) {
+    constexpr std::uintptr_t kPage = 4096;
+    const std::uintptr_t from = std::max(faulted_, (address(v, v.size()) + kPage - 1) & ~(kPage - 1));
+    const std::uintptr_t to = address(v, end) & ~(kPage - 1);
+    if (to <= from) return;
+    prefault_in_parallel(reinterpret_cast<void*>(from), to - from, threads_);
+    faulted_ = to;
+  }
+
+  std::vector<T>& v_;
+  unsigned threads_;
+  const T* data_ = nullptr;
+  std::uintptr_t faulted_ = 0;  // data_'s room is faulted in up to here
+};
 
 // Makes malloc map every block of 128 KiB and more that its arena's free memory cannot hold
 // on its own, returned to the system when it is freed (M_MMAP_THRESHOLD fixed: glibc otherwise

@@ -355,9 +355,16 @@ struct alignas(kThreadStateAlign) Part {  // filled row by row, slots side by si
   }
 };
 
+// The profile's launches and metric samples, appended part by part (merge_part).
+struct MergeRoom {
+  FaultedAppends<model::Launch> launches;
+  FaultedAppends<model::MetricSample> samples;
+  MergeRoom(model::Profile& profile, unsigned threads) : launches(profile.launches, threads), samples(profile.metric_samples, threads) {}
+};
+
 // Appends what `part` read to `ctx.profile`, as if `main` had read it: devices read from
 // their first row where `main` never saw them, then the launches (append_part).
-void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
+void merge_part(Part& part, RowParser& main, ReadContext& ctx, MergeRoom& room) {
   model::Profile& into = ctx.profile;
   model::Profile& from = part.profile;
   for (const model::Device& d : from.devices) {
@@ -368,6 +375,8 @@ void merge_part(Part& part, RowParser& main, ReadContext& ctx) {
     into.device(d.ordinal).fill_from(d);
   }
   if (main.rows() == 0 && part.rows > 0) main.reserve_rows(part.text.size() / part.rows, from.launches.front().metrics_count);
+  room.launches.make_room(from.launches.size());
+  room.samples.make_room(from.metric_samples.size());
   append_part(into, from, ctx.input_index);
   main.add_rows(part.rows);
 }
@@ -446,6 +455,7 @@ RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const 
     const std::size_t slots = std::size_t{threads} * kSlotsPerThread;
     if (parts.parts.size() < slots) parts.parts.resize(slots);
     RowParser::Outcome out;
+    MergeRoom room(ctx.profile, threads);
     bool cut_inside_a_record = false;
     auto has_part = [&](std::size_t i, std::size_t slot) {  // the cuts are only looked at here, one call at a time
       if (i > 0 && !cuts.has(i - 1)) return false;
@@ -467,7 +477,7 @@ RowParser::Outcome parse_region(RowParser& main, const RawLayout& layout, const 
     auto merge = [&](std::size_t, std::size_t slot) {
       Part& part = parts.parts[slot];
       part.shift_lines(line - 1, ctx.input_index);
-      merge_part(part, main, ctx);
+      merge_part(part, main, ctx, room);
       out.status = part.out.status;
       out.consumed = from + part.begin + part.out.consumed;
       out.next_line = line = part.out.next_line;

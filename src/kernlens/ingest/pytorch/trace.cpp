@@ -436,8 +436,10 @@ std::string stage_name(std::string_view name) {
 // pid/tid values that are strings ("Spans") get ids from here on, apart from any number.
 constexpr std::int64_t kTextIds = std::int64_t{1} << 62;
 
-// A GPU event takes a few hundred bytes of JSON at the least (a memset's is ~350).
+// A GPU event takes a few hundred bytes of JSON at the least (a memset's is ~350); a CUDA call
+// ~170, the flow that stands in for a missing one ~100.
 constexpr std::uint64_t kMinBytesPerGpuEvent = 256;
+constexpr std::uint64_t kMinBytesPerCall = 96;
 
 struct EventPart;
 
@@ -876,6 +878,9 @@ class TraceReader {
   std::string scratch_;
   const char* window_end_ = nullptr;
   TraceRecords records_;
+  // merge's appends to the launches and the calls, faulted in ahead on the read's threads.
+  FaultedAppends<model::Launch> launch_room_{ctx_.profile.launches, ctx_.threads()};
+  FaultedAppends<CudaCall> call_room_{records_.calls, ctx_.threads()};
   model::StringTable text_ids_;
   std::uint64_t kernels_ = 0;
   std::vector<std::size_t> laid_out_;  // launches whose events were laid out (no real start time)
@@ -982,6 +987,7 @@ void TraceReader::merge(EventPart& part) {
   for (model::MetricSample& sample : part.profile.metric_samples) sample.id = metrics[sample.id];
   const std::size_t base = profile.launches.size();
   if (!part.profile.launches.empty() && base == records_.first_launch) reserve_launches();
+  launch_room_.make_room(part.profile.launches.size());
   append_part(profile, part.profile, ctx_.input_index);
   for (std::size_t i : from.laid_out_) laid_out_.push_back(base + i);
   std::vector<std::int64_t> text_ids(from.text_ids_.size());
@@ -994,6 +1000,10 @@ void TraceReader::merge(EventPart& part) {
     const TraceTrack& t = from.records_.tracks[i];
     tracks[i] = records_.track({id(t.pid), id(t.tid)});
   }
+  if (records_.calls.empty() && !from.records_.calls.empty()) {  // as reserve_launches: not grown merge by merge
+    reserve_huge(records_.calls, file_bytes_ / kMinBytesPerCall + 16);
+  }
+  call_room_.make_room(from.records_.calls.size());
   for (CudaCall c : from.records_.calls) {
     c.track = tracks[c.track];
     records_.calls.push_back(c);
