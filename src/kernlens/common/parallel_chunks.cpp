@@ -68,7 +68,10 @@ std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
   std::size_t next_parse = 0, next_merge = 0;
   bool merging = false, stopped = false, no_more = false;
   // Every thread runs this loop: merge what is ready when no other thread is merging, else
-  // parse the next part when its slot is free, else wait for a merge to free one.
+  // parse the next part when its slot is free, else wait for a merge to free one. A merge
+  // wakes one waiting thread, for the one slot it freed: waking them all (a thousand merges of
+  // a 1 GB raw page, 15 threads each) made 14,000 context switches a read at 16 threads. A
+  // thread that leaves wakes them all, to leave too or to take what is left.
   auto work = [&](std::size_t thread) {
     if (join) join(thread);
     std::unique_lock lock(mutex);
@@ -83,19 +86,23 @@ std::size_t run_ordered_parts(unsigned threads, std::size_t slots,
           parsed[i % slots] = 0;
           ++next_merge;
           stopped = !go_on;
-          slot_freed.notify_all();
+          slot_freed.notify_one();
         }
         merging = false;
         continue;
       }
       // The parts not yet merged are being parsed, and whoever finishes one merges it.
-      if (stopped || no_more) return;
+      if (stopped || no_more) {
+        slot_freed.notify_all();
+        return;
+      }
       if (next_parse - next_merge == slots) {
         slot_freed.wait(lock);
         continue;
       }
       if (!has_part(next_parse, next_parse % slots)) {
         no_more = true;
+        slot_freed.notify_all();
         return;
       }
       const std::size_t i = next_parse++;
