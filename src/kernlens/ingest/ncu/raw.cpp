@@ -359,7 +359,8 @@ struct alignas(kThreadStateAlign) Part {  // filled row by row, slots side by si
 struct MergeRoom {
   FaultedAppends<model::Launch> launches;
   FaultedAppends<model::MetricSample> samples;
-  MergeRoom(model::Profile& profile, unsigned threads) : launches(profile.launches, threads), samples(profile.metric_samples, threads) {}
+  MergeRoom(model::Profile& profile, unsigned threads)
+      : launches(profile.launches, threads), samples(profile.metric_samples, threads) {}
 };
 
 // Appends what `part` read to `ctx.profile`, as if `main` had read it: devices read from
