@@ -3,8 +3,9 @@
 #   1. a Release build (GCC) with warnings as errors, everything the tests use included, and the
 #      tests of what it built: golden outputs, CLI and Python checks, independent totals, the
 #      scanners' portable path, sweeps, the install; not the GoogleTest unit tests (label
-#      "unit") nor the mutation campaign, which step 2 runs, but for ParallelRead.*, whose
-#      corpus tests read every case here and a sample under the sanitizers;
+#      "unit") nor the mutation campaign, which step 2 runs, but for ParallelRead.* (label
+#      "parallel_read", in the same ctest call), whose corpus tests read every case here and a
+#      sample under the sanitizers;
 #   2. every test but the "orchestration" ones (a browser on the report, the sweep driver with
 #      fake Slurm: step 1 runs them), under AddressSanitizer + UndefinedBehaviorSanitizer (clang),
 #      the unit tests in 16 shards of a process each (tests/CMakeLists.txt);
@@ -44,9 +45,8 @@ if [[ ${UNIT_TESTS_TOO:-0} == 1 ]]; then
   step "tests"
   ctest --test-dir build/ci --output-on-failure -j "$jobs"
 else
-  step "tests but the unit tests and the mutation campaign (step 2 runs them), and ParallelRead.* whole"
-  ctest --test-dir build/ci --output-on-failure -j "$jobs" --label-exclude unit --exclude-regex '^mutation_campaign$'
-  ctest --test-dir build/ci --output-on-failure -j "$jobs" --tests-regex '^ParallelRead\.'
+  step "tests but the unit tests and the mutation campaign (step 2 runs them); ParallelRead.* whole"
+  ctest --test-dir build/ci --output-on-failure -j "$jobs" --label-exclude '^unit$' --exclude-regex '^mutation_campaign$'
 fi
 
 # One clang build serves the sanitizers and the fuzzers: everything is compiled once with ASan
