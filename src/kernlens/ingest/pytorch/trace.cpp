@@ -760,13 +760,12 @@ class TraceReader {
                                      std::to_string(part.offset) + ") " + what);
   }
 
-  // Sizes the launch list once, from the file's size, so that a big trace does not copy it
-  // over and over as it grows. Capacity that is never written is never faulted in.
+  // Size the launch and call lists once, from the file's size, so that a big trace does not
+  // copy them over and over as they grow. Capacity that is never written is never faulted in.
   void reserve_launches() {
-    auto& launches = ctx_.profile.launches;
-    launches.reserve(launches.size() + file_bytes_ / kMinBytesPerGpuEvent + 16);
-    advise_huge_pages(launches.data(), launches.capacity() * sizeof(model::Launch));
+    reserve_huge(ctx_.profile.launches, ctx_.profile.launches.size() + file_bytes_ / kMinBytesPerGpuEvent + 16);
   }
+  void reserve_calls() { reserve_huge(records_.calls, records_.calls.size() + file_bytes_ / kMinBytesPerCall + 16); }
 
   Status add_launch(const Event& e, const TracePart& part) {
     if (ctx_.profile.launches.size() == records_.first_launch) reserve_launches();
@@ -1000,9 +999,7 @@ void TraceReader::merge(EventPart& part) {
     const TraceTrack& t = from.records_.tracks[i];
     tracks[i] = records_.track({id(t.pid), id(t.tid)});
   }
-  if (records_.calls.empty() && !from.records_.calls.empty()) {  // as reserve_launches: not grown merge by merge
-    reserve_huge(records_.calls, file_bytes_ / kMinBytesPerCall + 16);
-  }
+  if (records_.calls.empty() && !from.records_.calls.empty()) reserve_calls();
   call_room_.make_room(from.records_.calls.size());
   for (CudaCall c : from.records_.calls) {
     c.track = tracks[c.track];
