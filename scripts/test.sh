@@ -3,20 +3,20 @@
 #   1. a Release build (GCC) with warnings as errors, everything the tests use included, and the
 #      tests of what it built: golden outputs, CLI and Python checks, independent totals, the
 #      scanners' portable path, sweeps, the install; not the GoogleTest unit tests (label
-#      "unit") nor the mutation campaign, which step 2 runs, but for ParallelRead.* (label
-#      "parallel_read", in the same ctest call), whose corpus tests read every case here and a
-#      sample under the sanitizers;
+#      "unit"; it builds only their readers' binary, kernlens_reader_tests) nor the mutation
+#      campaign, which step 2 runs, but for ParallelRead.* (label "parallel_read", in the same
+#      ctest call), whose corpus tests read every case here and a sample under the sanitizers;
 #   2. every test but the "orchestration" ones (a browser on the report, the sweep driver with
 #      fake Slurm: step 1 runs them), under AddressSanitizer + UndefinedBehaviorSanitizer (clang),
-#      the unit tests in 16 shards of a process each (tests/CMakeLists.txt);
+#      the unit tests in shards of a process each (tests/CMakeLists.txt);
 #   3. every libFuzzer harness of that same build for a bounded time (FUZZ_SECONDS each, default 5).
 # CI runs it on two cores, where compiling is most of its time (BENCHMARKS.md, "CI time"), hence
 # the build flags: unity builds (CMakeLists.txt), no debug info in step 1 (it costs 30% of each
 # compile), line tables only under the sanitizers (what their stack traces print), the unit
 # tests' own code at -O0 but for the ParallelRead tests' (tests/CMakeLists.txt), and two
 # builds, not three. Every test runs at least once, under the sanitizers where that checks
-# something; step 1's tests check its binaries as users get them. UNIT_TESTS_TOO=1 runs the
-# unit tests in step 1 as well (and compiles them optimized there).
+# something; step 1's tests check its binaries as users get them. UNIT_TESTS_TOO=1 builds and
+# runs every unit test in step 1 as well (and compiles them optimized there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -36,10 +36,10 @@ fi
 step() { printf '\n=== [%d:%02d] %s\n' $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) "$*"; }
 
 step "build (warnings are errors)"
-unit_test_options=-O0
-if [[ ${UNIT_TESTS_TOO:-0} == 1 ]]; then unit_test_options=; fi
+unit_test_options=-O0 unit_tests=readers
+if [[ ${UNIT_TESTS_TOO:-0} == 1 ]]; then unit_test_options= unit_tests=all; fi
 cmake -S . -B build/ci -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
-  -DKERNLENS_WERROR=ON -DKERNLENS_UNIT_TEST_OPTIONS="$unit_test_options"
+  -DKERNLENS_WERROR=ON -DKERNLENS_UNIT_TEST_OPTIONS="$unit_test_options" -DKERNLENS_UNIT_TESTS=$unit_tests
 cmake --build build/ci -j "$jobs"
 if [[ ${UNIT_TESTS_TOO:-0} == 1 ]]; then
   step "tests"

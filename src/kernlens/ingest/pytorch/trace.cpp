@@ -446,12 +446,12 @@ struct EventPart;
 // A window's events are cut into at least this many parts a thread, which the threads take as
 // they come free (run_ordered_parts): events differ in cost (a kernel's is read, a CPU operator's skipped unread),
 // so equal bytes are not equal work.
-constexpr std::size_t kPartsPerThread = 4;
-// Parts are about this long where a window holds more than kPartsPerThread a thread (a mapped
+constexpr std::size_t kEventPartsPerThread = 4;
+// Parts are about this long where a window holds more than kEventPartsPerThread a thread (a mapped
 // file is one window: its parts run on without a barrier, run_ordered_parts), and at most
-// kSlotsPerThread parts a thread are read and not yet merged.
-constexpr std::size_t kPartBytes = 2 << 20;
-constexpr std::size_t kSlotsPerThread = 3;
+// kEventSlotsPerThread parts a thread are read and not yet merged.
+constexpr std::size_t kEventPartBytes = 2 << 20;
+constexpr std::size_t kEventSlotsPerThread = 3;
 
 
 class TraceReader {
@@ -914,12 +914,12 @@ Status TraceReader::read_in_parts(std::string_view window) {
   // read past it); the next one cuts again from where that part stopped.
   while (tokens_.in_events()) {
     const std::size_t from = tokens_.consumed();
-    const std::size_t parts = std::max<std::size_t>(threads * kPartsPerThread, (window.size() - from) / kPartBytes);
+    const std::size_t parts = std::max<std::size_t>(threads * kEventPartsPerThread, (window.size() - from) / kEventPartBytes);
     TraceEventCuts cuts(window.substr(from), parts, options.min_part_bytes);
     std::size_t next_begin = from, next_limit = cuts.next();
     if (next_limit == std::string_view::npos) return ok_status();  // one part: read in place
     next_limit += from;
-    const std::size_t slots = threads * kSlotsPerThread;
+    const std::size_t slots = threads * kEventSlotsPerThread;
     while (parts_.size() < slots) parts_.push_back(std::make_unique<EventPart>(ctx_));
     Status failed = ok_status();
     std::int64_t line_shift = 0;  // of the next part to merge
@@ -1093,7 +1093,7 @@ Status read_mapped_windows(FileMapping& file, TraceReader& reader, ReadContext& 
 }
 
 // Windows of 1 MiB on one thread: events are a few hundred bytes, and a window's parse stays
-// in cache. With several threads a mapped file is one window, read in parts of kPartBytes that
+// in cache. With several threads a mapped file is one window, read in parts of kEventPartBytes that
 // run on without a barrier (read_in_parts); an inflated one comes in windows of 8 MiB for each
 // thread: each window ends with its threads waiting for its last part (4 MiB: 1.19 s for the
 // 514 MB trace on 2 threads, 8 MiB: 1.10 s, 16 MiB: 1.09 s with 100 MiB at its peak against
