@@ -16,7 +16,7 @@ packages=(
   llvm-dev                                            # LLVM's demangler (LLVMDemangle)
   libgtest-dev libbenchmark-dev python3 time          # tests, benchmarks, independent checks
   python3-jsonschema                                  # the JSON schema check
-  clang                                               # libFuzzer harnesses
+  clang lld                                           # libFuzzer harnesses, the sanitizer build's linker
   chromium                                            # the HTML report checked in a real browser
   slurm-wlm munge                                     # the sweep test's one-node Slurm cluster
   help2man                                            # the man page, from --help

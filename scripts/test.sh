@@ -55,9 +55,13 @@ fi
 # fuzz build each cost about as long as step 1.)
 clang=$(command -v clang++ || command -v clang++-14) || { echo "test.sh: clang++ not found" >&2; exit 2; }
 step "build with AddressSanitizer + UndefinedBehaviorSanitizer and the libFuzzer harnesses ($clang)"
+# Linked by lld where it is installed (install-deps.sh installs it): the instrumented binaries
+# with their line tables took GNU ld 6.4 s for the unit tests, lld 2.2 s, and there are 16 of them.
+link_options=()
+if command -v ld.lld > /dev/null; then link_options=(-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld -DCMAKE_SHARED_LINKER_FLAGS=-fuse-ld=lld); fi
 CXX=$clang cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG="-O1 -gline-tables-only" -DKERNLENS_SANITIZE=ON -DKERNLENS_BUILD_FUZZ=ON \
-  -DKERNLENS_WERROR=ON -DKERNLENS_BUILD_BENCH=OFF -DKERNLENS_UNIT_TEST_OPTIONS=-O0
+  -DKERNLENS_WERROR=ON -DKERNLENS_BUILD_BENCH=OFF -DKERNLENS_UNIT_TEST_OPTIONS=-O0 "${link_options[@]}"
 cmake --build build/sanitize -j "$jobs"
 step "tests under the sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
