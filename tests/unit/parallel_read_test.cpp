@@ -13,7 +13,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
-#include <string_view>
 #include <filesystem>
 #include <functional>
 #include <future>
@@ -22,6 +21,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>

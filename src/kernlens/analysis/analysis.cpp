@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <span>
 #include <unordered_map>
@@ -48,19 +47,19 @@ struct NameGroups {
 // A grouping's launch lists back to back in one buffer: group g's launches, in launch order, are
 // launches[begin[g], begin[g + 1]).
 struct GroupedLaunches {
-  std::unique_ptr<model::LaunchIndex[]> launches;
+  std::vector<model::LaunchIndex> launches;
   std::vector<std::size_t> begin;
 
-  std::span<const model::LaunchIndex> of(std::size_t g) const { return {launches.get() + begin[g], begin[g + 1] - begin[g]}; }
+  std::span<const model::LaunchIndex> of(std::size_t g) const { return {launches.data() + begin[g], begin[g + 1] - begin[g]}; }
 };
 
 // The kernel launches of each group of each grouping, in launch order, in one pass for all the
 // groupings; counted first, so that no list grows past its size (a million launches). The
 // launches are cut into chunks, each counted and then placed on a thread of its own: chunk c's
 // launches of a group go after those of chunks 0 .. c-1, so the lists are the ones a single
-// pass makes. A grouping's lists are one buffer, left unwritten until the chunks place the
-// launches, its pages faulted in on several threads: with a vector a group, each allocated and
-// zero-filled on one thread, an nsys export's step took 10-15 ms at 16 threads, 7-10 ms now.
+// pass makes. A grouping's lists are one buffer, its pages faulted in on several threads
+// (resize_prefaulted): with a vector a group, each allocated and faulted in on one thread, an
+// nsys export's step took 10-15 ms at 16 threads, 7-10 ms now.
 std::vector<GroupedLaunches> launches_by_groups(const model::Profile& profile, const std::vector<NameGroups>& groupings) {
   const auto& launches = profile.launches;
   std::size_t groups = 0;
@@ -93,9 +92,7 @@ std::vector<GroupedLaunches> launches_by_groups(const model::Profile& profile, c
       for (auto& chunk : next) total += std::exchange(chunk[k][g], total);  // a count becomes where the chunk starts
     }
     grouped.begin.back() = total;
-    grouped.launches = std::make_unique_for_overwrite<model::LaunchIndex[]>(total);
-    advise_huge_pages(grouped.launches.get(), total * sizeof(model::LaunchIndex));
-    prefault_in_parallel(grouped.launches.get(), total * sizeof(model::LaunchIndex), static_cast<unsigned>(chunks));
+    resize_prefaulted(grouped.launches, total, static_cast<unsigned>(chunks));
   }
   run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
