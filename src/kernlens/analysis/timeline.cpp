@@ -193,8 +193,8 @@ bool kernels_come_by_start(const model::Profile& profile, const Lanes& lanes) {
   return true;
 }
 
-std::optional<std::vector<std::uint32_t>> kernels_by_start(const model::Profile& profile, const Lanes& lanes) {
-  if (kernels_come_by_start(profile, lanes)) return std::nullopt;
+// The indices of the kernel launches with a time, sorted by start.
+std::vector<std::uint32_t> sorted_by_start(const model::Profile& profile) {
   std::vector<std::uint32_t> order;
   for (std::size_t i = 0; i < profile.launches.size(); ++i) {
     if (kernel_interval(profile.launches[i])) order.push_back(static_cast<std::uint32_t>(i));
@@ -203,6 +203,11 @@ std::optional<std::vector<std::uint32_t>> kernels_by_start(const model::Profile&
     return *profile.launches[a].start_ns < *profile.launches[b].start_ns;
   });
   return order;
+}
+
+std::optional<std::vector<std::uint32_t>> kernels_by_start(const model::Profile& profile, const Lanes& lanes) {
+  if (kernels_come_by_start(profile, lanes)) return std::nullopt;
+  return sorted_by_start(profile);
 }
 
 // Calls visit(i, interval) for each kernel launch with a time, in `order` (kernels_by_start).
@@ -230,9 +235,14 @@ std::vector<std::optional<Coverage>> finish_lanes(std::vector<BusyUnion>& unions
 
 StageExtents stage_extents(const model::Profile& profile) {
   StageExtents extents;
+  // Each (input, stage)'s row, named and looked up once: ranges are many (28,000 in a million
+  // kernels' export) and stages few, and naming a row for each range took 2 ms of a serial step.
+  std::unordered_map<std::uint64_t, RowExtents*> row_of;
   for (const auto& r : profile.stage_ranges) {
     if (r.stage < profile.stages.size() && r.end_ns >= r.start_ns) {
-      RowExtents& row = extents[r.input][instance_row(profile.stages[r.stage])];
+      auto [it, added] = row_of.try_emplace((std::uint64_t{r.input} << 32) | r.stage, nullptr);
+      if (added) it->second = &extents[r.input][instance_row(profile.stages[r.stage])];  // values stay put
+      RowExtents& row = *it->second;
       ++row.instances;
       row.merged.push_back(Interval{r.start_ns, r.end_ns});
     }
@@ -264,7 +274,9 @@ std::vector<std::optional<Coverage>> lane_coverages(const model::Profile& profil
 //
 // The kernels, in the sweep's order, are cut into stretches swept on a thread each, twice.
 // The first pass finds each union's largest end in each stretch: the end of the interval still
-// open when the next stretch begins (its kernels come by begin). The second merges each
+// open when the next stretch begins (its kernels come by begin); run in the launches' own
+// order, it also finds whether that order has each lane's kernels by start, and where it does
+// not, the kernels are sorted and the pass run again. The second merges each
 // stretch's intervals into a sweep of its own, the kernels that overlap the interval open
 // before it only extending that one, and holds back its last interval, which later stretches
 // may extend too. Then each union's held-back intervals go, with their whole ends, into the
@@ -282,6 +294,10 @@ struct TimelineSweep::State {
     const std::vector<Interval>* extents = nullptr;  // the row's extents in the lane's input, or own span
     bool seen = false;                 // pass 1: a kernel of the union is in the stretch
     std::int64_t first_begin = 0, largest_end = 0;
+    // A lane's own union: whether the lane's kernels in the stretch come by start, and the
+    // last one's start (kernels_came_by_start).
+    bool by_start = true;
+    std::int64_t last_begin = INT64_MIN;
     std::optional<std::int64_t> open_end;  // pass 2: the end of the interval open before the stretch
     std::int64_t union_first_begin = 0;    // the union's first begin, in any stretch
     bool own = false;                      // an interval begins in the stretch
@@ -321,13 +337,28 @@ struct TimelineSweep::State {
   static constexpr std::size_t kLeastKernelsPerStretch = 4096;
   static constexpr std::int64_t kExactSpanNs = std::int64_t{1} << 52;
 
+  static std::size_t stretches_for(std::size_t items) {
+    return std::clamp<std::size_t>(items / kLeastKernelsPerStretch, 1, default_threads());
+  }
+
   void sweep(const model::Profile& profile) {
-    const auto order = kernels_by_start(profile, mapped.lanes);
-    const std::size_t items = order ? order->size() : profile.launches.size();
-    std::size_t n = std::clamp<std::size_t>(items / kLeastKernelsPerStretch, 1, default_threads());
+    std::optional<std::vector<std::uint32_t>> order;
+    std::size_t items = profile.launches.size(), n = stretches_for(items);
     stretches.assign(n, Stretches());
-    if (n > 1) {  // one stretch has nothing open before it
+    if (n > 1) {
+      // Pass 1 in the launches' own order checks that order too (a timeline's usual one: each
+      // lane's kernels by start); a separate check was a third pass over a million launches.
       find_largest_ends(profile, order, items);
+      if (!kernels_came_by_start()) {
+        order = sorted_by_start(profile);
+        stretches.assign(n = stretches_for(items = order->size()), Stretches());
+        if (n > 1) find_largest_ends(profile, order, items);
+      }
+    } else {
+      order = kernels_by_start(profile, mapped.lanes);
+      if (order) items = order->size();
+    }
+    if (n > 1) {  // one stretch has nothing open before it
       if (span_ns() < kExactSpanNs) {
         hand_on_open_ends();
       } else {
@@ -375,8 +406,10 @@ struct TimelineSweep::State {
     return static_cast<std::int64_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(last) - static_cast<std::uint64_t>(first), INT64_MAX));
   }
 
-  // Calls visit(stretch, interval) for each union of each kernel of items [begin, end) of the
-  // order, in order: the kernel's lane as a whole and each stage row of its lane.
+  // Calls visit(stretch, interval) for each union of the kernels of items [begin, end) of the
+  // order, in order: the kernel's lane as a whole and each stage row of its lane. A run of
+  // kernels of one lane and stage that overlap or touch goes to its unions as one interval,
+  // merged once for all of them (each union merges by the same rule, BusyUnion's).
   template <class Visit>
   void for_each_kernel_of_stretch(const model::Profile& profile, const std::optional<std::vector<std::uint32_t>>& order,
                                   std::size_t begin, std::size_t end, std::size_t c, Visit visit) {
@@ -386,6 +419,14 @@ struct TimelineSweep::State {
     std::size_t run_lane = SIZE_MAX;
     model::StageId run_stage = 0;
     std::vector<Stretch*> run_unions;
+    Interval merged{0, 0};  // the run's kernels so far that overlap or touch, not yet visited
+    bool open = false;
+    auto flush = [&] {
+      if (open) {
+        for (Stretch* s : run_unions) visit(*s, merged);
+      }
+      open = false;
+    };
     auto stretch_of = [&](std::size_t lane, std::uint32_t row) -> Stretch* {
       auto [it, added] = unions.try_emplace(key_of(lane, row));
       if (added && row != kWholeLane) {
@@ -398,20 +439,47 @@ struct TimelineSweep::State {
       const auto lane = mapped.lanes.lane_of(i);
       const model::StageId stage = profile.launches[i].stage;
       if (lane != run_lane || stage != run_stage) {
+        flush();
         run_lane = lane;
         run_stage = stage;
         run_unions.assign(1, stretch_of(lane, kWholeLane));
         for (std::uint32_t row : stage_rows.of_stage[stage]) run_unions.push_back(stretch_of(lane, row));
       }
-      for (Stretch* s : run_unions) visit(*s, iv);
+      Stretch& whole = *run_unions.front();
+      whole.by_start = whole.by_start && iv.begin_ns >= whole.last_begin;
+      whole.last_begin = iv.begin_ns;
+      if (open && iv.begin_ns <= merged.end_ns) {
+        merged.end_ns = std::max(merged.end_ns, iv.end_ns);
+        return;
+      }
+      flush();
+      merged = iv;
+      open = true;
     };
     if (order) {
       for (std::size_t k = begin; k < end; ++k) kernel((*order)[k], *kernel_interval(profile.launches[(*order)[k]]));
-      return;
+    } else {
+      for (std::size_t i = begin; i < end; ++i) {
+        if (auto iv = kernel_interval(profile.launches[i])) kernel(i, *iv);
+      }
     }
-    for (std::size_t i = begin; i < end; ++i) {
-      if (auto iv = kernel_interval(profile.launches[i])) kernel(i, *iv);
+    flush();
+  }
+
+  // After pass 1: whether each lane's kernels came by start, within each stretch and from one
+  // stretch to the next.
+  bool kernels_came_by_start() const {
+    std::unordered_map<std::uint64_t, std::int64_t> last_begin;  // by lane: in the stretches so far
+    for (const Stretches& unions : stretches) {
+      for (const auto& [key, s] : unions) {
+        if (static_cast<std::uint32_t>(key) != kWholeLane) continue;
+        if (!s.by_start) return false;
+        auto [last, first] = last_begin.try_emplace(key, s.last_begin);
+        if (!first && s.first_begin < last->second) return false;
+        last->second = s.last_begin;
+      }
     }
+    return true;
   }
 
   // Each union's largest end before each stretch, and its first begin, handed to the stretch.
