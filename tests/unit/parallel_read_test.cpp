@@ -7,6 +7,7 @@
 #include <malloc.h>
 #include <sqlite3.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <latch>
 #include <future>
 #include <map>
 #include <mutex>
@@ -260,6 +262,67 @@ TEST(RunInChunks, EveryItemOnceInOrderedStretchesOfAboutEqualSize) {
       for (const auto& n : seen) EXPECT_EQ(n.load(), 1);
     }
   }
+}
+
+// Every task of a call runs at once with the others (the nsys reader's threads wait for the one
+// that makes their slots): here each waits at a latch that opens only when all have arrived, in
+// calls nested in the tasks of another and in two calls side by side.
+TEST(RunParallel, EveryTaskRunsAtOnceNestedAndSideBySide) {
+  auto all_at_once = [](std::size_t n) {
+    std::latch arrived(static_cast<std::ptrdiff_t>(n));
+    std::vector<std::atomic<int>> ran(n);
+    run_parallel(n, [&](std::size_t i) {
+      arrived.arrive_and_wait();
+      ran[i].fetch_add(1);
+    });
+    return std::all_of(ran.begin(), ran.end(), [](const auto& r) { return r.load() == 1; });
+  };
+  EXPECT_TRUE(all_at_once(1));
+  EXPECT_TRUE(all_at_once(8));
+  std::vector<char> inner(4, 0);
+  run_parallel(4, [&](std::size_t i) { inner[i] = all_at_once(5); });
+  EXPECT_EQ(inner, std::vector<char>(4, 1));
+  bool first = false, second = false;
+  run_side_by_side([&] { first = all_at_once(6); }, [&] { second = all_at_once(6); });
+  EXPECT_TRUE(first);
+  EXPECT_TRUE(second);
+}
+
+// The threads are kept between calls: ten calls of four tasks that wait for each other, apart
+// in time, run their three other tasks on a few threads, not on thirty new ones.
+TEST(RunParallel, ThreadsAreKeptBetweenCalls) {
+  std::mutex mutex;
+  std::set<pid_t> threads;  // kernel thread ids: a pthread's id is reused once it is joined
+  for (int call = 0; call < 10; ++call) {
+    std::latch arrived(4);
+    run_parallel(4, [&](std::size_t i) {
+      arrived.arrive_and_wait();  // on four threads at once
+      if (i == 0) return;
+      std::lock_guard lock(mutex);
+      threads.insert(gettid());
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));  // each thread parks again
+  }
+  EXPECT_GE(threads.size(), 3u);
+  EXPECT_LE(threads.size(), 6u);
+}
+
+// A child forked after the threads were kept has none of them: its calls start their own
+// (a hang here is caught by the child's alarm).
+TEST(RunParallel, AForkedChildRunsItsOwnThreads) {
+  run_parallel(4, [](std::size_t) {});
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    alarm(30);
+    std::latch arrived(4);
+    run_parallel(4, [&](std::size_t) { arrived.arrive_and_wait(); });
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
 }
 
 TEST(RunOrderedParts, EachPartMergedOnceInOrderWithBoundedPartsInFlight) {

@@ -28,7 +28,8 @@ unsigned default_threads();
 void set_default_threads(unsigned threads);  // 0: back to usable_cpus()
 
 // Runs work(0) .. work(n - 1), work(0) on the calling thread and each other on a thread of its
-// own; returns when all have returned. `work` must not throw.
+// own, all at once; returns when all have returned. `work` must not throw. The threads are
+// kept, parked, for later calls (a forked child starts its own).
 void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 
 // Cuts [0, items) into `chunks` stretches of about equal size, in order, and runs
