@@ -209,6 +209,26 @@ TEST(StageProjection, StageIdsDoNotDependOnTheOrderWorkIsAdded) {
   EXPECT_EQ(stage_names(true), in_order);
 }
 
+// The stages are interned in the order of the sets' first calls, then of the ranges' first
+// kernels, whatever order the sets were made in: here the set made second is called first and
+// its kernel comes first.
+TEST(StageProjection, StagesInTheOrderOfFirstCallsThenFirstKernels) {
+  std::vector<RangeInstance> ranges = {push(1, 0, 100, "a"), push(1, 200, 300, "b"), start_end(1, 5, 60, "x"),
+                                       start_end(1, 205, 260, "y")};
+  EnclosingRanges sweep(ranges);
+  const std::uint32_t in_a = *sweep.set_of({1, 10, 11}), in_b = *sweep.set_of({1, 210, 211});
+  StageProjection projection(ranges, sweep.take_sets());
+  projection.add_call(in_b, 1, 0);
+  projection.add_call(in_a, 1, 1);
+  projection.add_kernel(in_b, 5, 220, 230);
+  projection.add_kernel(in_a, 7, 20, 30);
+  model::Profile p;
+  projection.finish(p);
+  std::vector<std::string> names;
+  for (std::size_t s = 0; s < p.stages.size(); ++s) names.push_back(path_of(p, static_cast<model::StageId>(s)));
+  EXPECT_EQ(names, (std::vector<std::string>{"", "b [y]", "a [x]", "b", " [y]", "a", " [x]"}));
+}
+
 // Each stage is interned once, looked up by its ranges' labels (domain, name and kind): every
 // instance of a path shares its stage, and a name in another domain or of another kind is
 // another stage, as its key is; the stages come in the order of their first call.

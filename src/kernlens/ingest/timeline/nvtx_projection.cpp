@@ -232,9 +232,13 @@ std::vector<model::StageId> StageProjection::finish(model::Profile& profile) {
   for (std::uint32_t s = 1; s < sets_.size(); ++s) {
     if (first_use_[s].rank != UINT64_MAX) used.push_back(s);
   }
-  std::sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) {
+  // The sets mostly come in their first use's order already, and so do the ranges in their
+  // first kernel's: sorting them anyway was a fifth of this serial step (25,000 sets and 28,000
+  // ranges in a million kernels' export).
+  auto by_first_use = [&](std::uint32_t a, std::uint32_t b) {
     return std::tie(first_use_[a].thread, first_use_[a].rank) < std::tie(first_use_[b].thread, first_use_[b].rank);
-  });
+  };
+  if (!std::is_sorted(used.begin(), used.end(), by_first_use)) std::sort(used.begin(), used.end(), by_first_use);
   PathStages stages(ranges_, profile);
   for (std::uint32_t s : used) stage_of_set[s] = stages.of(sets_[s], sets_[s].size());
   std::vector<std::uint32_t> hit;
@@ -242,12 +246,14 @@ std::vector<model::StageId> StageProjection::finish(model::Profile& profile) {
     if (extents_[r].first_order != UINT64_MAX) hit.push_back(r);
   }
   auto first_kernel = [&](std::uint32_t r) { return std::tie(extents_[r].first_order, extents_[r].first_at); };
+  auto by_first_kernel = [&](std::uint32_t a, std::uint32_t b) { return first_kernel(a) < first_kernel(b); };
   std::vector<std::uint32_t> by_first = hit;
-  std::stable_sort(by_first.begin(), by_first.end(), [&](std::uint32_t a, std::uint32_t b) { return first_kernel(a) < first_kernel(b); });
+  if (!std::is_sorted(by_first.begin(), by_first.end(), by_first_kernel)) std::stable_sort(by_first.begin(), by_first.end(), by_first_kernel);
   std::vector<model::StageId> stage_of_range(extents_.size(), 0);
   for (std::uint32_t r : by_first) {
     stage_of_range[r] = stages.of_instance(sets_[extents_[r].first_set], extents_[r].first_at);
   }
+  profile.stage_ranges.reserve(profile.stage_ranges.size() + hit.size());
   for (std::uint32_t r : hit) profile.stage_ranges.push_back(model::StageRange{stage_of_range[r], extents_[r].start, extents_[r].end, 0});
   return stage_of_set;
 }
