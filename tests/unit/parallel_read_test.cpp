@@ -902,25 +902,29 @@ TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {
 }
 
 // Every page within the range is resident after prefault_in_parallel, on any number of
-// threads, its bytes still zero; the range need not be page-aligned.
+// threads, its bytes still zero; the range need not be page-aligned. The sizes give parts cut on
+// page boundaries (under two huge pages each) and on huge-page ones.
 TEST(PrefaultInParallel, FaultsInEveryPageOfTheRange) {
   const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   auto fresh = [](std::size_t bytes) {
     return static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
   };
-  const std::size_t bytes = (9 << 20) + 12345, offset = 100, mapped = bytes + 2 * page;
-  for (unsigned threads : {1u, 3u, 16u}) {
-    char* map = fresh(mapped);
-    ASSERT_NE(map, MAP_FAILED);
-    prefault_in_parallel(map + offset, bytes, threads);
-    const std::size_t first = (offset + page - 1) / page, end = (offset + bytes) / page;  // whole pages inside
-    std::vector<unsigned char> resident((mapped + page - 1) / page);  // a byte a page, the last one partly mapped
-    ASSERT_EQ(mincore(map, mapped, resident.data()), 0);
-    std::size_t in = 0;
-    for (std::size_t p = first; p < end; ++p) in += resident[p] & 1;
-    EXPECT_EQ(in, end - first) << threads << " threads";
-    EXPECT_TRUE(std::all_of(map, map + mapped, [](char c) { return c == 0; }));
-    munmap(map, mapped);
+  const std::size_t offset = 100;
+  for (const std::size_t bytes : {std::size_t{3 << 20} + 12345, std::size_t{9 << 20} + 12345, std::size_t{20 << 20} + 12345}) {
+    for (unsigned threads : {1u, 3u, 16u}) {
+      const std::size_t mapped = bytes + 2 * page;
+      char* map = fresh(mapped);
+      ASSERT_NE(map, MAP_FAILED);
+      prefault_in_parallel(map + offset, bytes, threads);
+      const std::size_t first = (offset + page - 1) / page, end = (offset + bytes) / page;  // whole pages inside
+      std::vector<unsigned char> resident((mapped + page - 1) / page);  // a byte a page, the last one partly mapped
+      ASSERT_EQ(mincore(map, mapped, resident.data()), 0);
+      std::size_t in = 0;
+      for (std::size_t p = first; p < end; ++p) in += resident[p] & 1;
+      EXPECT_EQ(in, end - first) << bytes << " bytes on " << threads << " threads";
+      EXPECT_TRUE(std::all_of(map, map + mapped, [](char c) { return c == 0; }));
+      munmap(map, mapped);
+    }
   }
 }
 
