@@ -407,7 +407,9 @@ class NsysReader {
       }
     });
     free_threads_for_calls();
-    const std::optional<std::uint64_t> scanned = kernel_rows_scan_.rows_if_begun();
+    std::optional<std::uint64_t> scanned;
+    const std::int64_t waited_ns = wall_ns_of([&] { scanned = kernel_rows_scan_.rows_if_begun(); });
+    if (ctx_.step_times()) ctx_.step_times()->add("rowid scan, waited for", waited_ns);
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
     for (const KernelPart& part : parts) {
