@@ -173,6 +173,8 @@ MeasuredRange measure_range(const model::Profile& profile, const MetricResolver&
 // threads. Resolving each launch's counters on one thread was a tenth of `analyze` of a 1 GB
 // raw page on 16; what the ranges hold is summed in launch order after, as before.
 std::vector<MeasuredRange> measure_launches(const model::Profile& profile, const MetricResolver& resolver) {
+  // No counters at all (a timeline): nothing to resolve, and no pass over every launch.
+  if (profile.metric_samples.empty()) return {};
   constexpr std::size_t kRangeLaunches = 4096;
   const std::size_t n = profile.launches.size();
   std::vector<MeasuredRange> ranges((n + kRangeLaunches - 1) / kRangeLaunches);
@@ -189,8 +191,8 @@ std::string_view basis_name(FlopsBasis basis) { return kBasisNames[static_cast<s
 FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolver& resolver,
                               std::span<const OpClass> op_class_by_name, const PeakRates* peaks) {
   FlopsEstimates out;
-  // estimates[0]: none (not a kernel); then one per class of no work or unmeasured work, made
-  // when first needed; then each launch's own.
+  // estimates[0]: none (not a kernel); then each measured launch's own, one per class (of no
+  // work or of unmeasured work), and the own of each launch of a measured kernel.
   out.estimates.emplace_back();
   resize_prefaulted(out.of_launch, profile.launches.size(), default_threads());
   auto own = [&](std::size_t launch) -> LaunchEstimate& {
@@ -221,50 +223,38 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
   out.any_measured = !measured.empty();
   if (out.any_measured) out.why_not_measured.clear();
   const auto ceiling = class_ceilings(measured, op_class_by_name, peaks);
-  // The launches not measured, on every thread (a timeline's million launches were a serial
-  // pass): a measured kernel's get an estimate each, kept by their chunk and appended in launch
-  // order; the others share their class's, made for the classes met, in the order first met.
+  // The launches not measured, in one pass on every thread (a timeline's million launches were
+  // a serial pass, then two parallel ones): a measured kernel's get an estimate each, kept by
+  // their chunk and appended in launch order after; the others share their class's, made for
+  // every class first (a few; an estimate is only ever reached through its launches).
+  std::array<std::uint32_t, std::size(kClassWork)> of_class{};  // the shared estimate of each class
+  for (std::size_t c = 0; c < of_class.size(); ++c) {
+    of_class[c] = static_cast<std::uint32_t>(out.estimates.size());
+    LaunchEstimate& e = out.estimates.emplace_back();
+    const bool no_work = class_work(static_cast<OpClass>(c)) == ClassWork::kNone;
+    e.basis = no_work ? FlopsBasis::kNoWork : FlopsBasis::kUnmeasured;
+    e.high_per_ns = no_work ? std::optional<double>(0) : ceiling[c];
+  }
   const std::size_t n = profile.launches.size(), chunks = std::clamp<std::size_t>(n / 65536, 1, default_threads());
   struct alignas(kThreadStateAlign) Chunk {  // `own` grows launch by launch
     std::vector<std::pair<std::size_t, LaunchEstimate>> own;
-    std::vector<OpClass> classes;  // met, in the order first met
   };
   std::vector<Chunk> met(chunks);
-  auto class_of = [&](const model::Launch& l) -> std::optional<OpClass> {
-    if (l.kind != model::LaunchKind::kKernel || measured.contains(l.name)) return std::nullopt;
-    return l.name < op_class_by_name.size() ? op_class_by_name[l.name] : OpClass::kOther;
-  };
   run_in_chunks(n, chunks, [&](std::size_t chunk, std::size_t begin, std::size_t end) {
-    std::array<bool, std::size(kClassWork)> seen{};
     for (std::size_t i = begin; i < end; ++i) {
       const model::Launch& l = profile.launches[i];
-      if (is_measured[i]) continue;
-      if (auto c = class_of(l)) {
-        if (!std::exchange(seen[static_cast<std::size_t>(*c)], true)) met[chunk].classes.push_back(*c);
-      } else if (l.kind == model::LaunchKind::kKernel) {
+      if (l.kind != model::LaunchKind::kKernel || is_measured[i]) continue;
+      if (measured.contains(l.name)) {
         met[chunk].own.emplace_back(i, measured_kernel_launch(profile, measured.at(l.name), l));
+      } else {
+        const OpClass c = l.name < op_class_by_name.size() ? op_class_by_name[l.name] : OpClass::kOther;
+        out.of_launch[i] = of_class[static_cast<std::size_t>(c)];
       }
     }
   });
-  std::array<std::uint32_t, std::size(kClassWork)> of_class{};  // the shared estimate of each class; 0: none
   for (Chunk& chunk : met) {
     for (auto& [i, e] : chunk.own) own(i) = e;
-    for (OpClass c : chunk.classes) {
-      std::uint32_t& shared = of_class[static_cast<std::size_t>(c)];
-      if (shared != 0) continue;
-      shared = static_cast<std::uint32_t>(out.estimates.size());
-      LaunchEstimate& e = out.estimates.emplace_back();
-      const bool no_work = class_work(c) == ClassWork::kNone;
-      e.basis = no_work ? FlopsBasis::kNoWork : FlopsBasis::kUnmeasured;
-      e.high_per_ns = no_work ? std::optional<double>(0) : ceiling[static_cast<std::size_t>(c)];
-    }
   }
-  run_in_chunks(n, chunks, [&](std::size_t, std::size_t begin, std::size_t end) {
-    for (std::size_t i = begin; i < end; ++i) {
-      if (is_measured[i]) continue;
-      if (auto c = class_of(profile.launches[i])) out.of_launch[i] = of_class[static_cast<std::size_t>(*c)];
-    }
-  });
   return out;
 }
 
