@@ -244,8 +244,8 @@ FlopsEstimates estimate_flops(const model::Profile& profile, const MetricResolve
     for (std::size_t i = begin; i < end; ++i) {
       const model::Launch& l = profile.launches[i];
       if (l.kind != model::LaunchKind::kKernel || is_measured[i]) continue;
-      if (measured.contains(l.name)) {
-        met[chunk].own.emplace_back(i, measured_kernel_launch(profile, measured.at(l.name), l));
+      if (const auto m = measured.find(l.name); m != measured.end()) {
+        met[chunk].own.emplace_back(i, measured_kernel_launch(profile, m->second, l));
       } else {
         const OpClass c = l.name < op_class_by_name.size() ? op_class_by_name[l.name] : OpClass::kOther;
         out.of_launch[i] = of_class[static_cast<std::size_t>(c)];
