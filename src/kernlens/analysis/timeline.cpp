@@ -295,7 +295,7 @@ struct TimelineSweep::State {
     bool seen = false;                 // pass 1: a kernel of the union is in the stretch
     std::int64_t first_begin = 0, largest_end = 0;
     // A lane's own union: whether the lane's kernels in the stretch come by start, and the
-    // last one's start (kernels_came_by_start).
+    // last one's start (pass_one_saw_kernels_by_start).
     bool by_start = true;
     std::int64_t last_begin = INT64_MIN;
     std::optional<std::int64_t> open_end;  // pass 2: the end of the interval open before the stretch
@@ -349,7 +349,7 @@ struct TimelineSweep::State {
       // Pass 1 in the launches' own order checks that order too (a timeline's usual one: each
       // lane's kernels by start); a separate check was a third pass over a million launches.
       find_largest_ends(profile, order, items);
-      if (!kernels_came_by_start()) {
+      if (!pass_one_saw_kernels_by_start()) {
         order = sorted_by_start(profile);
         stretches.assign(n = stretches_for(items = order->size()), Stretches());
         if (n > 1) find_largest_ends(profile, order, items);
@@ -468,7 +468,7 @@ struct TimelineSweep::State {
 
   // After pass 1: whether each lane's kernels came by start, within each stretch and from one
   // stretch to the next.
-  bool kernels_came_by_start() const {
+  bool pass_one_saw_kernels_by_start() const {
     std::unordered_map<std::uint64_t, std::int64_t> last_begin;  // by lane: in the stretches so far
     for (const Stretches& unions : stretches) {
       for (const auto& [key, s] : unions) {

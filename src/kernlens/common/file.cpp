@@ -19,6 +19,7 @@
 
 #include "kernlens/common/gzip.h"
 #include "kernlens/common/memory.h"
+#include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens {
 namespace {
@@ -46,14 +47,10 @@ int read_in_parallel(int fd, char* dest, std::size_t size) {
   const unsigned threads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
   const std::size_t part = (size / threads + kHugePage - 1) / kHugePage * kHugePage;
   std::vector<int> errs(threads, 0);
-  std::vector<std::thread> workers;
-  auto work = [&](unsigned t) {
+  run_parallel(threads, [&](std::size_t t) {
     const std::size_t from = std::min(size, part * t), to = std::min(size, part * (t + 1));
     if (!pread_range(fd, dest, from, to, errs[t]) && errs[t] == 0) errs[t] = EIO;
-  };
-  for (unsigned t = 1; t < threads; ++t) workers.emplace_back(work, t);
-  work(0);
-  for (auto& w : workers) w.join();
+  });
   for (int e : errs) {
     if (e) return e;
   }
