@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -424,6 +425,40 @@ TEST(RunOrderedParts, ThreadsThatJoinLateTakeNoPartBeforeTheyJoin) {
   for (std::size_t i = 0; i <= kOpenAfter; ++i) EXPECT_EQ(parsed_by[i], caller) << "part " << i << " parsed before thread 0 alone";
   std::sort(joined.begin(), joined.end());
   EXPECT_EQ(joined, (std::vector<std::size_t>{0, 1, 2, 3}));
+}
+
+// The k-th waiting thread goes once k threads were handed over, one at a time, and every one
+// once all were (a read that ends early); handing one over after that leaves them all handed.
+TEST(ThreadHandover, TheKthWaiterGoesOnceKWereHandedOver) {
+  ThreadHandover handover;
+  std::array<std::atomic<bool>, 3> went{};
+  std::vector<std::thread> waiters;
+  for (std::size_t k = 0; k < went.size(); ++k) {
+    waiters.emplace_back([&, k] {
+      handover.wait_for(k + 1);
+      went[k] = true;
+    });
+  }
+  auto wait_until = [](const std::atomic<bool>& flag) {
+    for (int i = 0; i < 5000 && !flag; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return flag.load();
+  };
+  auto settle = [] { std::this_thread::sleep_for(std::chrono::milliseconds(20)); };
+  settle();
+  EXPECT_FALSE(went[0] || went[1] || went[2]);
+  handover.release_one();
+  EXPECT_TRUE(wait_until(went[0]));
+  settle();
+  EXPECT_FALSE(went[1] || went[2]);
+  handover.release_one();
+  EXPECT_TRUE(wait_until(went[1]));
+  settle();
+  EXPECT_FALSE(went[2]);
+  handover.release_all();
+  EXPECT_TRUE(wait_until(went[2]));
+  for (auto& w : waiters) w.join();
+  handover.release_one();
+  handover.wait_for(std::size_t{1} << 40);  // returns at once: all were handed over
 }
 
 TEST(ParallelRead, EveryFixtureReadsTheSameOnAnyNumberOfThreads) {

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -77,6 +79,29 @@ void sort_in_parallel(std::vector<T>& items, Less less, unsigned threads) {
 // Runs first() and second() at once, second() on a thread of its own, where default_threads()
 // is more than one; else one after the other. Neither may throw.
 void run_side_by_side(const std::function<void()>& first, const std::function<void()>& second);
+
+// Threads that one piece of parallel work hands to another as each runs out of work: the
+// taker's k-th thread starts once k were handed over, or once all were (release_all, also where
+// the giver stops early). Shared by both sides, e.g. through a std::shared_ptr.
+class ThreadHandover {
+ public:
+  void release_one() {
+    freed_.fetch_add(1, std::memory_order_release);
+    freed_.notify_all();
+  }
+  void release_all() {
+    freed_.store(kAll, std::memory_order_release);
+    freed_.notify_all();
+  }
+  // Returns once `count` threads were handed over.
+  void wait_for(std::size_t count) const {
+    for (std::size_t f; (f = freed_.load(std::memory_order_acquire)) < count;) freed_.wait(f, std::memory_order_acquire);
+  }
+
+ private:
+  static constexpr std::size_t kAll = std::numeric_limits<std::size_t>::max() / 2;  // release_one after it stays above any count
+  std::atomic<std::size_t> freed_{0};
+};
 
 // Parses parts 0, 1, ... on up to `threads` threads (the calling one among them) and merges
 // them in order, each as soon as it and those before it are parsed, while the other threads

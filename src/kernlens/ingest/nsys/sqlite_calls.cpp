@@ -386,16 +386,16 @@ struct ApiCallsPlan {
   std::uint64_t parts, file_bytes;
   std::size_t rows;  // the table's row_estimate
   RowidScan scan;    // begun before (begin_api_calls_scan): a read in ranges is checked against it
-  // The read's other threads, which read ranges too once `freed` is ready (where valid).
+  // The read's other threads, which read ranges too as `freed` hands each over (where set).
   unsigned later_parts;
-  std::shared_future<void> freed;
+  std::shared_ptr<const ThreadHandover> freed;
 };
 
 // A call row is about a third of a kernel row's work, but the calls begin after the NVTX
 // ranges and ended the read on 16 threads when a third of the threads read them (~20 ms after
 // the kernel rows): half of them do (16 threads: 0.254 -> 0.234 s a million-kernel export), and
-// the other half join them once the kernel rows are read (ApiCallsPlan::freed). All of them
-// from the start was slower (0.256 -> 0.264 s) and held more.
+// the other half join them one by one as the kernel rows' threads run out of parts
+// (ApiCallsPlan::freed). All of them from the start was slower (0.256 -> 0.264 s) and held more.
 std::uint64_t call_threads(unsigned threads) {
   return (threads + 1) / 2;
 }
@@ -527,9 +527,9 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
   builder.reserve(plan.rows);
   std::uint64_t rows = 0;
   bool whole = true;
-  const unsigned later = plan.freed.valid() ? plan.later_parts : 0;
+  const unsigned later = plan.freed ? plan.later_parts : 0;
   auto join = [&](std::size_t thread) {
-    if (thread >= threads) plan.freed.wait();
+    if (thread >= threads) plan.freed->wait_for(thread - threads + 1);
   };
   const std::size_t merged = run_ordered_parts(
       threads + later, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
@@ -610,7 +610,7 @@ std::optional<ApiCalls> api_calls_kept_in_order(const std::vector<ApiRow>& rows,
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
                                               const std::vector<RangeInstance>& ranges, RowidScan scan,
-                                              std::shared_future<void> freed) {
+                                              std::shared_ptr<const ThreadHandover> freed) {
   static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
                                           Column{"start", true}, Column{"end", true}};
   if (!schema.has(kRuntime)) return std::async(std::launch::deferred, [] { return ApiCalls{}; });

@@ -6,11 +6,13 @@
 #include <cstdint>
 #include <future>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "kernlens/common/parallel_chunks.h"
 #include "kernlens/common/sqlite_db.h"
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "kernlens/ingest/timeline/nvtx_projection.h"
@@ -131,12 +133,12 @@ class ApiCalls {
 // has no runtime table.
 // `scan`: begin_api_calls_scan's, begun before; a read in ranges without one is not trusted
 // and reads the table again in one scan.
-// `freed`: ready when the read's other threads are free (its kernel rows read); a read in
-// ranges, on half the threads before, takes the rest then (valid only).
+// `freed`: hands over the read's other threads as each is free (its kernel rows read); a read
+// in ranges, on half the threads before, takes each then (where set).
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
                                               const std::vector<RangeInstance>& ranges, RowidScan scan,
-                                              std::shared_future<void> freed = {});
+                                              std::shared_ptr<const ThreadHandover> freed = {});
 
 // The scan of the runtime table's rowids that start_reading_api_calls with `threads` checks a
 // read in rowid ranges against, begun now; none where it reads in one scan.

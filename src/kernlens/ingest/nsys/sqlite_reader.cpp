@@ -124,7 +124,7 @@ class NsysReader {
       }
     }
     nvtx_.emplace(*schema, *strings);
-    std::shared_future<void> freed = threads_freed_.get_future().share();
+    std::shared_ptr<const ThreadHandover> freed = threads_freed_.handover;
     api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads, freed] {
       nvtx_ns_ = wall_ns_of([&] { nvtx_status_ = nvtx_->read(); });
       if (!nvtx_status_) return ApiCalls{};
@@ -338,10 +338,8 @@ class NsysReader {
 
   // The kernel rows' threads are free: the calls' read in ranges, begun on half of them, takes
   // the rest (on 16 threads the calls ran on 8 for ~40 ms after the kernel rows, 8 CPUs idle).
-  void free_threads_for_calls() {
-    if (std::exchange(threads_freed_set_, true)) return;
-    threads_freed_.set_value();
-  }
+  // Each kernel rows' thread is handed over as it runs out of parts (read_parts_on_own_connection).
+  void free_threads_for_calls() { threads_freed_.handover->release_all(); }
 
   StageProjection& projection() {
     if (!projection_) projection_.emplace(nvtx_->ranges(), calls().take_sets());
@@ -476,6 +474,7 @@ class NsysReader {
       std::size_t at = 0;
       read_kernel_part(*stmt, ctx_.input_index, true, part, [&](model::Launch&& l) { slots[at++] = std::move(l); });
     }
+    threads_freed_.handover->release_one();  // the calls' read takes this CPU: the last parts end apart
   }
 
   // The NVTX ranges' and the calls' read, begun before the kernels', waited for; then the
@@ -706,10 +705,16 @@ class NsysReader {
   Status nvtx_status_ = ok_status();  // set by api_calls_'s task: read once it is waited for
   std::int64_t nvtx_ns_ = 0;
   std::future<ApiCalls> api_calls_;  // after source_, side_ and nvtx_, which its task uses
-  // Set once the kernel rows are read (free_threads_for_calls); destroyed before api_calls_,
-  // whose task may wait for it: a read that ends early breaks it, which ends the wait.
-  std::promise<void> threads_freed_;
-  bool threads_freed_set_ = false;
+  // The kernel rows' threads, handed to the calls' read as each is free and all once the rows
+  // are read (free_threads_for_calls); destroyed before api_calls_, whose task may wait for
+  // them: a read that ends early hands them all over, which ends the wait.
+  struct HandedOverAtTheEnd {
+    std::shared_ptr<ThreadHandover> handover = std::make_shared<ThreadHandover>();
+    HandedOverAtTheEnd() = default;
+    HandedOverAtTheEnd(const HandedOverAtTheEnd&) = delete;
+    HandedOverAtTheEnd& operator=(const HandedOverAtTheEnd&) = delete;
+    ~HandedOverAtTheEnd() { handover->release_all(); }
+  } threads_freed_;
   std::optional<ApiCalls> calls_;
   std::optional<StageProjection> projection_;
   Attribution memory_ops_;  // read_op's, for read_memory_ops to add
