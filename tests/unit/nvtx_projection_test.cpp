@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <random>
 #include <string>
 #include <tuple>
 
@@ -179,6 +181,25 @@ TEST(EnclosingRanges, AFreshSweepFindsTheSetsOfOneSweep) {
   EXPECT_FALSE(order->in_order({1, 50, 55}));  // same start, earlier end
   EXPECT_TRUE(order->in_order({1, 50, 60}));
   EXPECT_EQ(order->intern(expected[3]), order->intern(expected[3]));  // held once
+}
+
+// Each distinct set is held once and numbered in the order first interned (the empty set is 0),
+// through many growths of the index and sets that differ only in order, length or one range.
+TEST(EnclosingRanges, InternNumbersEachDistinctSetOnceInFirstComeOrder) {
+  const std::vector<RangeInstance> ranges = {push(1, 0, 10, "a")};
+  EnclosingRanges sweep(ranges);
+  std::mt19937 rng(11);
+  std::map<RangeSet, std::uint32_t> first_come = {{RangeSet{}, 0}};
+  for (int i = 0; i < 20000; ++i) {
+    RangeSet set(rng() % 4);
+    for (auto& r : set) r = static_cast<std::uint32_t>(rng() % 40);
+    const auto [it, is_new] = first_come.try_emplace(set, static_cast<std::uint32_t>(first_come.size()));
+    ASSERT_EQ(sweep.intern(set), it->second) << i;
+  }
+  EXPECT_GT(first_come.size(), 5000u);  // the index grew ten times
+  ASSERT_EQ(sweep.sets().size(), first_come.size());
+  for (const auto& [set, id] : first_come) EXPECT_EQ(sweep.sets()[id], set);
+  EXPECT_EQ(sweep.intern(RangeSet{}), 0u);
 }
 
 // Stage ids come in one order whatever order calls and kernels are added in: the sets by

@@ -125,17 +125,17 @@ EnclosingRanges::EnclosingRanges(const std::vector<RangeInstance>& ranges) : Enc
 
 EnclosingRanges::EnclosingRanges(const std::vector<RangeInstance>& ranges, std::shared_ptr<const Order> order)
     : ranges_(ranges), order_(std::move(order)) {
-  index_.insert(0);
+  grow_index();  // the empty set, sets_[0], indexed
 }
 
 std::unique_ptr<EnclosingRanges> EnclosingRanges::fresh() const {
   return std::unique_ptr<EnclosingRanges>(new EnclosingRanges(ranges_, order_));
 }
 
-std::size_t EnclosingRanges::SetHash::operator()(std::uint32_t s) const {
-  std::size_t h = 0;
-  for (std::uint32_t r : (*sets)[s]) h = h * 1000003 + r;
-  return h;
+std::size_t EnclosingRanges::hash_of(const RangeSet& set) {
+  std::uint64_t h = set.size();
+  for (std::uint32_t r : set) h = h * 1000003 + r;
+  return static_cast<std::size_t>(h * 0x9E3779B97F4A7C15ULL);  // slot_of takes the high bits
 }
 
 EnclosingRanges::Thread& EnclosingRanges::thread(std::int64_t id) {
@@ -197,10 +197,28 @@ std::optional<std::uint32_t> EnclosingRanges::set_of(const ApiCall& call) {
 }
 
 std::uint32_t EnclosingRanges::intern(const RangeSet& set) {
-  sets_.push_back(set);  // a candidate, found through its index
-  auto [it, is_new] = index_.insert(static_cast<std::uint32_t>(sets_.size() - 1));
-  if (!is_new) sets_.pop_back();
-  return *it;
+  if ((sets_.size() + 1) * 2 > index_.size()) grow_index();  // at most half full with a new one
+  const std::size_t mask = index_.size() - 1;
+  for (std::size_t i = slot_of(hash_of(set));; i = (i + 1) & mask) {
+    if (index_[i] == 0) {
+      sets_.push_back(set);
+      index_[i] = static_cast<std::uint32_t>(sets_.size());
+      return static_cast<std::uint32_t>(sets_.size() - 1);
+    }
+    if (sets_[index_[i] - 1] == set) return index_[i] - 1;
+  }
+}
+
+// Twice the slots (at least 16), every set placed again.
+void EnclosingRanges::grow_index() {
+  index_bits_ = std::max(4u, index_bits_ + 1);
+  index_.assign(std::size_t{1} << index_bits_, 0);
+  const std::size_t mask = index_.size() - 1;
+  for (std::uint32_t id = 0; id < sets_.size(); ++id) {
+    std::size_t i = slot_of(hash_of(sets_[id]));
+    while (index_[i] != 0) i = (i + 1) & mask;
+    index_[i] = id + 1;
+  }
 }
 
 StageProjection::StageProjection(const std::vector<RangeInstance>& ranges, std::vector<RangeSet> sets)
