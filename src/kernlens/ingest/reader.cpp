@@ -103,10 +103,6 @@ Result<const FormatEntry*> streamed_format(const std::string& path, std::uint64_
   // a megabyte for them was a millisecond or two of a 16-thread read's serial start.
   auto head = read_file_head(path, from_file ? kSniffBytes : 2);
   if (!head) return head.error();
-  if (from_file && !is_gzip(*head) && !is_sqlite_header(*head) && head->size() == kSniffBytes) {
-    head = read_file_head(path, kDetectBytes);
-    if (!head) return head.error();
-  }
   if (is_gzip(*head)) {
     auto inflated = read_gzip_head(path, kDetectBytes);
     if (!inflated) return nullptr;  // read whole, which reports the problem
@@ -114,8 +110,14 @@ Result<const FormatEntry*> streamed_format(const std::string& path, std::uint64_
     return format && format->read_file && format->read_file_inflates ? format : nullptr;
   }
   if (!from_file) return nullptr;
-  const FormatEntry* format = guess_format(*head).format;
-  return format && format->read_file ? format : nullptr;
+  auto streams = [](const FormatEntry* format) { return format && format->read_file ? format : nullptr; };
+  if (is_sqlite_header(*head) || head->size() < kSniffBytes) return streams(guess_format(*head).format);
+  // A text format's first megabyte (a raw page's header row can be that long), looked at where
+  // the file is mapped: read into a buffer grown to it, it took 1.3 ms of the serial start.
+  if (auto mapped = FileMapping::open(path)) return streams(guess_format(mapped->bytes().substr(0, kDetectBytes)).format);
+  head = read_file_head(path, kDetectBytes);
+  if (!head) return head.error();
+  return streams(guess_format(*head).format);
 }
 
 }  // namespace
