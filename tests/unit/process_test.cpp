@@ -371,7 +371,9 @@ TEST(PendingCapture, DroppedUnreadKillsTheChild) {
   {
     auto pending = PendingCapture::start({"sh", "-c", "echo $$ > " + pid_file + "; exec sleep 30"}, kShortTimeoutNs * 100);
     ASSERT_TRUE(pending.ok());
-    for (int i = 0; i < 200 && !std::filesystem::exists(pid_file); ++i) ::usleep(10'000);
+    // The shell makes the file, then writes its pid: wait for the pid, not only the file.
+    auto written = [&] { return std::filesystem::exists(pid_file) && std::filesystem::file_size(pid_file) > 0; };
+    for (int i = 0; i < 200 && !written(); ++i) ::usleep(10'000);
   }
   std::ifstream in(pid_file);
   int pid = 0;

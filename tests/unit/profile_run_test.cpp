@@ -211,14 +211,18 @@ std::vector<int> processes_running(const std::string& needle) {
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const std::string pid = entry.path().filename().string();
     if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream in(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-    std::ifstream stat(entry.path() / "stat");
-    std::string line;
-    std::getline(stat, line);
-    const bool zombie = line.find(") Z ") != std::string::npos;
-    if (!zombie && cmdline.find(needle) != std::string::npos) found.push_back(std::stoi(pid));
+    try {  // a process that exits while it is read fails the read (ESRCH: "No such process")
+      std::ifstream in(entry.path() / "cmdline");
+      std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+      std::ifstream stat(entry.path() / "stat");
+      std::string line;
+      std::getline(stat, line);
+      const bool zombie = line.find(") Z ") != std::string::npos;
+      if (!zombie && cmdline.find(needle) != std::string::npos) found.push_back(std::stoi(pid));
+    } catch (const std::ios_base::failure&) {
+      continue;  // gone
+    }
   }
   return found;
 }
