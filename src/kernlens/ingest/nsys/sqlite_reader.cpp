@@ -338,7 +338,7 @@ class NsysReader {
 
   // The kernel rows' threads are free: the calls' read in ranges, begun on half of them, takes
   // the rest (on 16 threads the calls ran on 8 for ~40 ms after the kernel rows, 8 CPUs idle).
-  // Each kernel rows' thread is handed over as it runs out of parts (read_parts_on_own_connection).
+  // Each kernel-row thread is handed over as it runs out of parts (read_parts_on_own_connection).
   void free_threads_for_calls() { threads_freed_.handover->release_all(); }
 
   StageProjection& projection() {
