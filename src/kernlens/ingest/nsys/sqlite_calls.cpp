@@ -325,9 +325,9 @@ using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 // The table in rowid ranges, each on a connection and thread of its own, into the slots of its
 // rowids; the rows then close up. nullopt unless the ranges read every row of one scan in its
-// order without an error (rows_in_rowid_order): then one scan must tell what one thread sees.
+// order without an error (rows_of_one_scan): then one scan must tell what one thread sees.
 std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string& sql,
-                                      const Ranges& ranges, const RowidScan& scan) {
+                                      const Ranges& ranges, const RowCount& count) {
   ApiRows read;
   const std::int64_t first = ranges.front().first;
   const auto span = static_cast<std::size_t>(ranges.back().second - first);
@@ -353,7 +353,7 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
                  return true;
                }) && !stmt->error();
   });
-  const std::optional<std::uint64_t> scanned = scan.rows_if_begun();
+  const std::optional<std::uint64_t> scanned = count.rows_if_begun();
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < ranges.size(); ++i) {
     if (!whole[i]) return std::nullopt;
@@ -385,7 +385,7 @@ struct ApiCallsPlan {
   std::string sql, range_sql;
   std::uint64_t parts, file_bytes;
   std::size_t rows;  // the table's row_estimate
-  RowidScan scan;    // begun before (begin_api_calls_scan): a read in ranges is checked against it
+  RowCount count;    // begun before (begin_api_calls_count): a read in ranges is checked against it
   // The read's other threads, which read ranges too as `freed` hands each over (where set).
   unsigned later_parts;
   std::shared_ptr<const ThreadHandover> freed;
@@ -547,7 +547,7 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
         return whole = add_range(builder, slots[slot]);
       },
       join);
-  const std::optional<std::uint64_t> scanned = plan.scan.rows_if_begun();
+  const std::optional<std::uint64_t> scanned = plan.count.rows_if_begun();
   if (!whole || merged != ranges.size() || rows != scanned) return std::nullopt;
   return builder.finish();
 }
@@ -583,7 +583,7 @@ ApiCalls read_api_calls(const ApiCallsPlan& plan, const std::vector<RangeInstanc
   std::optional<ApiRows> rows;
   if (plan.parts > 1) {
     const Ranges ranges = plan_ranges(plan, plan.parts, sizeof(ApiRow));
-    if (!ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, ranges, plan.scan);
+    if (!ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, ranges, plan.count);
   }
   return ApiCallsBuilder(nvtx).from_rows(rows ? std::move(*rows) : read_whole_table(plan.source, plan.sql, plan.rows));
 }
@@ -623,7 +623,7 @@ std::optional<ApiCalls> api_calls_kept_in_order(const std::vector<ApiRow>& rows,
 
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
-                                              const std::vector<RangeInstance>& ranges, RowidScan scan,
+                                              const std::vector<RangeInstance>& ranges, RowCount count,
                                               std::shared_ptr<const ThreadHandover> freed) {
   static constexpr std::array kColumns = {Column{"globalTid", true}, Column{"correlationId", true},
                                           Column{"start", true}, Column{"end", true}};
@@ -641,16 +641,16 @@ std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& so
                     call_threads(threads),
                     file_bytes,
                     schema.row_estimate(kRuntime, file_bytes),
-                    std::move(scan),
+                    std::move(count),
                     threads - static_cast<unsigned>(call_threads(threads)),
                     std::move(freed)};
   auto policy = ChunkReader::worth_reading_ahead() ? std::launch::async : std::launch::deferred;
   return std::async(policy, [plan = std::move(plan), &ranges] { return read_api_calls(plan, ranges); });
 }
 
-RowidScan begin_api_calls_scan(const Schema& schema, const DbSource& source, unsigned threads) {
+RowCount begin_api_calls_count(const Schema& schema, const DbSource& source, unsigned threads) {
   if (!schema.has(kRuntime) || call_threads(threads) < 2) return {};
-  return RowidScan(source, std::string(kRuntime));
+  return RowCount(source, std::string(kRuntime));
 }
 
 }  // namespace kernlens::ingest::nsys

@@ -131,18 +131,18 @@ class ApiCalls {
 // ranges on half of them and handed to one builder in rowid order, else in one scan; calls
 // out of order are read whole (in rowid ranges likewise) and sorted. No calls when the export
 // has no runtime table.
-// `scan`: begin_api_calls_scan's, begun before; a read in ranges without one is not trusted
+// `count`: begin_api_calls_count's, begun before; a read in ranges without one is not trusted
 // and reads the table again in one scan.
 // `freed`: hands over the read's other threads as each is free (its kernel rows read); a read
 // in ranges, on half the threads before, takes each then (where set).
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
-                                              const std::vector<RangeInstance>& ranges, RowidScan scan,
+                                              const std::vector<RangeInstance>& ranges, RowCount count,
                                               std::shared_ptr<const ThreadHandover> freed = {});
 
-// The scan of the runtime table's rowids that start_reading_api_calls with `threads` checks a
+// The count of the runtime table's rows that start_reading_api_calls with `threads` checks a
 // read in rowid ranges against, begun now; none where it reads in one scan.
-RowidScan begin_api_calls_scan(const Schema& schema, const DbSource& source, unsigned threads);
+RowCount begin_api_calls_count(const Schema& schema, const DbSource& source, unsigned threads);
 
 // The calls of `rows`, a runtime table's rows in rowid order, as start_reading_api_calls keeps
 // them (the rows with both ids; for tests).

@@ -128,7 +128,7 @@ class NsysReader {
     api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads, freed] {
       nvtx_ns_ = wall_ns_of([&] { nvtx_status_ = nvtx_->read(); });
       if (!nvtx_status_) return ApiCalls{};
-      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_scan_, freed).get();
+      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_count_, freed).get();
     });
   }
 
@@ -185,8 +185,8 @@ class NsysReader {
 
   // Room for every launch; with threads, the kernels' pages faulted in on them while this
   // thread reads the NVTX ranges (zeroing 88 MB of fresh pages was 12-14 ms of the kernel rows'
-  // step at 16 threads, with the CPUs idle during the ranges), and the scans that tell whether
-  // the kernel parts and the calls' ranges read every row (RowidScan) begun at once: one
+  // step at 16 threads, with the CPUs idle during the ranges), and the counts that tell whether
+  // the kernel parts and the calls' ranges read every row (RowCount) begun at once: one
   // thread's pass over a whole table each, they ended after the parts when begun beside them.
   void reserve() {
     const std::size_t kernels = schema_.row_estimate(kKernels, file_bytes_);
@@ -196,8 +196,8 @@ class NsysReader {
     reserve_huge(launches, launches.size() + ops);
     const unsigned threads = reader_threads(ctx_, file_bytes_);
     kernel_parts_ = plan_kernel_parts();
-    if (kernel_parts_.size() > 1) kernel_rows_scan_ = RowidScan(source_, std::string(kKernels));
-    calls_scan_ = begin_api_calls_scan(schema_, source_, threads);
+    if (kernel_parts_.size() > 1) kernel_rows_count_ = RowCount(source_, std::string(kKernels));
+    calls_count_ = begin_api_calls_count(schema_, source_, threads);
     if (threads < 2 || launches.capacity() < first_launch_ + kernels) return;
     faulted_launches_ = kernels;
     kernel_pages_faulted_ = std::async(std::launch::async, [data = launches.data() + first_launch_, kernels, threads] {
@@ -380,10 +380,10 @@ class NsysReader {
 
   // Each part fills the slots of its rowids (nsys numbers rows densely), then the rows close
   // up. The threads take the parts (kPartsPerThread a thread) as they come free, each with a
-  // connection and statement of its own: the calls' reader and reserve()'s scan share the
+  // connection and statement of its own: the calls' reader and reserve()'s counts share the
   // cores, so equal parts do not end together. False, with the launches as they were, unless
   // the parts read every row of that one scan of the table in its order without a bad one
-  // (rows_in_rowid_order).
+  // (rows_of_one_scan).
   bool read_kernel_ranges(const std::string& sql, std::vector<KernelPart>& parts, std::size_t first) {
     auto& launches = ctx_.profile.launches;
     const std::int64_t base = parts.front().first_rowid;
@@ -406,8 +406,8 @@ class NsysReader {
     });
     free_threads_for_calls();
     std::optional<std::uint64_t> scanned;
-    const std::int64_t waited_ns = wall_ns_of([&] { scanned = kernel_rows_scan_.rows_if_begun(); });
-    if (ctx_.step_times()) ctx_.step_times()->add("rowid scan, waited for", waited_ns);
+    const std::int64_t waited_ns = wall_ns_of([&] { scanned = kernel_rows_count_.rows_if_begun(); });
+    if (ctx_.step_times()) ctx_.step_times()->add("row count, waited for", waited_ns);
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
     for (const KernelPart& part : parts) {
@@ -722,8 +722,8 @@ class NsysReader {
   std::size_t faulted_launches_ = 0;        // reserve()'s: launches from first_launch_ on
   std::future<void> kernel_pages_faulted_;  // their pages faulted in (prefault_in_parallel)
   std::vector<KernelPart> kernel_parts_;  // reserve()'s plan
-  RowidScan kernel_rows_scan_;  // its scan, with several parts
-  RowidScan calls_scan_;        // the calls' (begin_api_calls_scan)
+  RowCount kernel_rows_count_;  // its count, with several parts
+  RowCount calls_count_;        // the calls' (begin_api_calls_count)
   std::size_t unmatched_kernels_ = 0;
   std::map<std::int64_t, model::Device> gpus_;  // TARGET_INFO_GPU id -> device
   std::vector<std::int32_t> devices_used_;

@@ -68,22 +68,18 @@ Result<std::string> Schema::select_range_sql(std::string_view table,
   return sql;
 }
 
-std::optional<std::uint64_t> rows_in_rowid_order(const SqliteDb& db, std::string_view table) {
-  auto stmt = db.prepare("SELECT rowid FROM " + sql_quote(table));
-  if (!stmt) return std::nullopt;
-  RowidOrder order(std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max());
-  std::uint64_t rows = 0;
-  for (; stmt->step(); ++rows) {
-    if (!order.next(stmt->int64(0))) return std::nullopt;
-  }
-  if (stmt->error()) return std::nullopt;
+std::optional<std::uint64_t> rows_of_one_scan(const SqliteDb& db, std::string_view table) {
+  auto stmt = db.prepare("SELECT count(*) FROM " + sql_quote(table));
+  if (!stmt || !stmt->step() || stmt->int64(0) < 0) return std::nullopt;
+  const auto rows = static_cast<std::uint64_t>(stmt->int64(0));
+  if (stmt->step() || stmt->error()) return std::nullopt;
   return rows;
 }
 
-RowidScan::RowidScan(DbSource source, std::string table)
+RowCount::RowCount(DbSource source, std::string table)
     : rows_(std::async(std::launch::async,
                        [source = std::move(source), table = std::move(table)]() -> std::optional<std::uint64_t> {
-                         if (auto db = source.open_for_a_scan()) return rows_in_rowid_order(*db, table);
+                         if (auto db = source.open_for_a_scan()) return rows_of_one_scan(*db, table);
                          return std::nullopt;
                        })) {}
 

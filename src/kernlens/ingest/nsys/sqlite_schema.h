@@ -161,24 +161,32 @@ class RowidOrder {
   std::int64_t last_ = 0;
 };
 
-// How many rows one scan of the whole of `table` gives, when it gives their rowids in
-// increasing order; nullopt for rowids out of order or an error. Ranges whose rows came in
-// order (RowidOrder) and as many rows in all are the rows of that scan: a seek cannot reach a
-// page the scan does not, and a damaged b-tree whose seeks skip rows reads fewer.
-std::optional<std::uint64_t> rows_in_rowid_order(const SqliteDb& db, std::string_view table);
+// How many rows one scan of the whole of `table` walks (SQLite's count(*): the b-tree's leaf
+// cells, counted page by page, none decoded); nullopt on an error. Ranges whose rows each came
+// in order (RowidOrder) and as many rows in all are the rows of that scan, in its order:
+// - a range walks on from where its seek lands as the scan walks, and a seek cannot reach a
+//   page the scan does not: each row a range gives is a row of the scan;
+// - the ranges' rowid intervals do not overlap, so no row is given twice: as many in all are
+//   every row of the scan, once;
+// - of two rows one after the other in the scan, the range that gave the first also read the
+//   second, and stopped there only at its end: in order within it, or past it, the second's
+//   rowid is the greater. The scan's rowids rise, and the ranges in order are the scan.
+// A damaged b-tree whose seeks skip rows reads fewer; one whose rowids fall somewhere has a
+// range see one out of order. (A scan that decoded every rowid to check their order took
+// 60-120 ms of one thread beside a 16-thread read, which waited for it at its end.)
+std::optional<std::uint64_t> rows_of_one_scan(const SqliteDb& db, std::string_view table);
 
-// That scan on a connection and thread of its own, for a read in rowid ranges to check its rows
-// against when it ends. Begun early, beside other work, it is no longer what the read waits for
-// last (one thread's pass over a million rows: ~14 ms at the end of a 16-thread read of the calls).
-class RowidScan {
+// That count on a connection and thread of its own, for a read in rowid ranges to check its
+// rows against when it ends. Begun early, beside other work.
+class RowCount {
  public:
-  RowidScan() = default;  // none
-  // Begins the scan of `table` now.
-  RowidScan(DbSource source, std::string table);
+  RowCount() = default;  // none
+  // Begins the count of `table` now.
+  RowCount(DbSource source, std::string table);
 
   bool begun() const { return rows_.valid(); }
-  // The scan's result (nullopt where the export cannot be opened, or none was begun: a read
-  // checked against it then falls back to one scan); waits for it.
+  // The count (nullopt where the export cannot be opened, or none was begun: a read checked
+  // against it then falls back to one scan); waits for it.
   std::optional<std::uint64_t> rows_if_begun() const { return begun() ? rows_.get() : std::nullopt; }
 
  private:
