@@ -132,6 +132,8 @@ std::unique_ptr<EnclosingRanges> EnclosingRanges::fresh() const {
   return std::unique_ptr<EnclosingRanges>(new EnclosingRanges(ranges_, order_));
 }
 
+static_assert(sizeof(std::size_t) == 8, "slot_of takes the high bits of a 64-bit hash");
+
 std::size_t EnclosingRanges::hash_of(const RangeSet& set) {
   std::uint64_t h = set.size();
   for (std::uint32_t r : set) h = h * 1000003 + r;
