@@ -3,6 +3,8 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "kernlens/common/file.h"
@@ -27,7 +29,6 @@ namespace {
 // From this size a plain file whose format can stream is not held whole.
 constexpr std::uint64_t kStreamFrom = 32 << 20;
 constexpr std::size_t kDetectBytes = 1 << 20;
-constexpr std::size_t kSniffBytes = 64 << 10;
 
 // Launches an export lists without a time ("n/a") count as launches but add no time: said,
 // with their number, when others of the same input have one (an export that measured no time
@@ -99,25 +100,25 @@ namespace {
 // SQLite reading the file itself sees the log.
 Result<const FormatEntry*> streamed_format(const std::string& path, std::uint64_t size) {
   const bool from_file = size >= kStreamFrom || sqlite_has_pending_wal(path);
-  // A first look of kSniffBytes: an SQLite header or gzip's magic decides at once, and reading
-  // a megabyte for them was a millisecond or two of a 16-thread read's serial start.
-  auto head = read_file_head(path, from_file ? kSniffBytes : 2);
-  if (!head) return head.error();
-  if (is_gzip(*head)) {
+  // A large file's first megabyte (a raw page's header row can be that long) is looked at where
+  // the file is mapped: read into a buffer grown to it, it took 1.3 ms of the serial start.
+  const std::optional<FileMapping> mapped = from_file ? FileMapping::open(path) : std::nullopt;
+  std::string read;  // the head, where the file is small or cannot be mapped
+  if (!mapped) {
+    auto head = read_file_head(path, from_file ? kDetectBytes : 2);
+    if (!head) return head.error();
+    read = std::move(head).value();
+  }
+  const std::string_view head = mapped ? mapped->bytes().substr(0, kDetectBytes) : std::string_view(read);
+  if (is_gzip(head)) {
     auto inflated = read_gzip_head(path, kDetectBytes);
     if (!inflated) return nullptr;  // read whole, which reports the problem
     const FormatEntry* format = guess_format(*inflated).format;
     return format && format->read_file && format->read_file_inflates ? format : nullptr;
   }
   if (!from_file) return nullptr;
-  auto streams = [](const FormatEntry* format) { return format && format->read_file ? format : nullptr; };
-  if (is_sqlite_header(*head) || head->size() < kSniffBytes) return streams(guess_format(*head).format);
-  // A text format's first megabyte (a raw page's header row can be that long), looked at where
-  // the file is mapped: read into a buffer grown to it, it took 1.3 ms of the serial start.
-  if (auto mapped = FileMapping::open(path)) return streams(guess_format(mapped->bytes().substr(0, kDetectBytes)).format);
-  head = read_file_head(path, kDetectBytes);
-  if (!head) return head.error();
-  return streams(guess_format(*head).format);
+  const FormatEntry* format = guess_format(head).format;
+  return format && format->read_file ? format : nullptr;
 }
 
 }  // namespace
