@@ -4,9 +4,11 @@ rounds: the machine's own scaling for work that shares nothing (no threads, no m
 locks; only the cores' caches, memory, page cache and kernel). The copies are forked and
 pinned first and let go together. Prints the medians of the batch's wall clock (from the
 start to the last exit), of one copy's wall clock and of the CPU time (user + system) a copy,
-from each child's own rusage (os.wait4).
+from each child's own rusage (os.wait4). "{i}" in the command becomes the copy's number (0, 1,
+...): each copy can read a file of its own, so that the copies share no page of input either.
 
     scripts/bench/run_together.py --cpus 0-15 -- kernlens analyze FILE --format json -o /dev/null --threads 1
+    scripts/bench/run_together.py --cpus 0-15 -- kernlens analyze part.{i}.csv --format json -o /dev/null --threads 1
 Env: ROUNDS (default 5).
 """
 import argparse
@@ -30,7 +32,8 @@ def one_round(cpus, command):
     wall clock is from that moment to its exit, not from when Python got round to starting it."""
     gate_read, gate_write = os.pipe()
     pids = []
-    for cpu in cpus:
+    for copy, cpu in enumerate(cpus):
+        argv = [arg.replace("{i}", str(copy)) for arg in command]
         pid = os.fork()
         if pid == 0:
             try:
@@ -38,7 +41,7 @@ def one_round(cpus, command):
                 os.sched_setaffinity(0, {cpu})
                 os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
                 os.read(gate_read, 1)
-                os.execvp(command[0], command)
+                os.execvp(argv[0], argv)
             finally:
                 os._exit(127)
         pids.append(pid)

@@ -3,7 +3,8 @@
 # scaling"): for each big input of big_inputs.sh, a sixteenth of it read by one process alone
 # on CPU 2, then by 16 processes at once, one a CPU (scripts/bench/run_together.py; --threads 1
 # each: no threads, merges or locks of ours, only the cores' caches, memory, page cache and
-# kernel shared), beside the whole input read by one process on --threads 1 (CPU 2) and
+# kernel shared; each copy reads a copy of the part of its own, as 16 threads read 16 different
+# sixteenths, not one that the last level cache could keep for all), beside the whole input read by one process on --threads 1 (CPU 2) and
 # --threads 16 (scripts/bench/compare_builds.py). 16 × alone / together is what 16 cores give
 # this work at best; the reader's 16-thread speed-up is set beside it. Uses build/devrun
 # (scripts/device/make_devrun.sh).
@@ -37,11 +38,13 @@ whole_and_together() {  # LABEL FILE: the whole input on 1 and $copies threads, 
     nsys*) python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
              --launches "$(( ${label//[!0-9]/} * 1000 / copies ))" -o "$part" > /dev/null ;;
   esac
-  cat "$part" > /dev/null
-  echo "-- a ${copies}th of it ($(stat -c %s "$part") bytes), --threads 1: alone, then $copies at once"
-  ROUNDS=${ROUNDS:-5} python3 "$root/scripts/bench/run_together.py" --cpus "$alone" -- "$kernlens" "${analyze[@]}" "$part" --threads 1
-  ROUNDS=${ROUNDS:-5} python3 "$root/scripts/bench/run_together.py" --cpus "0-$((copies - 1))" -- "$kernlens" "${analyze[@]}" "$part" --threads 1
+  local i own=$work/part.{i}.${2##*.}
+  for ((i = 0; i < copies; i++)); do cp "$part" "${own/\{i\}/$i}"; done  # pages of its own, in the page cache
   rm -f "$part"
+  echo "-- a ${copies}th of it ($(stat -c %s "${own/\{i\}/0}") bytes), --threads 1: alone, then $copies at once, each on a copy of its own"
+  ROUNDS=${ROUNDS:-5} python3 "$root/scripts/bench/run_together.py" --cpus "$alone" -- "$kernlens" "${analyze[@]}" "$own" --threads 1
+  ROUNDS=${ROUNDS:-5} python3 "$root/scripts/bench/run_together.py" --cpus "0-$((copies - 1))" -- "$kernlens" "${analyze[@]}" "$own" --threads 1
+  rm -f "$work"/part.*
 }
 {
   echo "== a process's start and exit"

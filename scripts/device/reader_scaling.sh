@@ -11,7 +11,8 @@
 # Env: SIZES (raw page MB, default "200 1000"), TRACE_SIZES (trace MB, default "1000"),
 # NSYS_LAUNCHES (default "1000000 4000000"); "" skips a kind. THREADS (default
 # "1 2 4 8 16 2@0,1"; N@CPUS pins N threads to CPUS with taskset: the last row is the 2-core
-# figure on a quiet host).
+# figure on a quiet host). STEPS=1: also one `--verbose` run at each thread count, its step
+# times (the read's parts, the analysis's, the output) into OUT/steps.txt.
 set -u
 out=${1:?usage: reader_scaling.sh OUT}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,6 +23,7 @@ kernlens=$devrun/kernlens
 export LD_LIBRARY_PATH=$devrun/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 work=${TMPDIR:-/tmp}/kernlens-reader-scaling
 mkdir -p "$out" "$work"
+rm -f "$out/steps.txt"
 { nproc; lscpu; cat /proc/loadavg; } > "$out/cpu.txt" 2>&1
 [[ -x $kernlens ]] || { echo "no $kernlens: run scripts/device/make_devrun.sh first" | tee "$out/scaling.txt"; exit 2; }
 
@@ -45,6 +47,10 @@ measure() {  # LABEL FILE
     [[ -z $base ]] && base=$w
     printf '%-12s %-7s %8.3f %8.3f %8.0f %8.2f %9.1f\n' "$label" "$threads" "$w" "$c" \
       "$(awk "BEGIN { print $bytes / 1e6 / $w }")" "$(awk "BEGIN { print $base / $w }")" "$(awk "BEGIN { print $peak / 1024 }")"
+    if [[ ${STEPS:-0} == 1 ]]; then
+      echo "== $label --threads $threads" >> "$out/steps.txt"
+      "${pin[@]}" "$kernlens" analyze "$file" --format json -o /dev/null --verbose --threads "${threads%@*}" >> "$out/steps.txt" 2>&1
+    fi
   done
 }
 {

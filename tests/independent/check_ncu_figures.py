@@ -57,7 +57,7 @@ def number(cell):
 def expected_figures(path):
     """{kernel name: {figure: Decimal}} and the units that are not base units."""
     rows = read_rows(path)
-    header, units = rows[0], rows[1]
+    header, units = next(rows), next(rows)
     col = {n: i for i, n in reversed(list(enumerate(header)))}  # the first of duplicate names
     duration = col["gpu__time_duration.sum"]
     ns_per_unit = NS_PER_UNIT[units[duration]]
@@ -65,7 +65,7 @@ def expected_figures(path):
                         and any(header[i] in names for names in FIGURES.values())})
     sums = collections.defaultdict(lambda: collections.defaultdict(lambda: [Decimal(0), Decimal(0)]))
     bytes_moved = {}
-    for r in rows[2:]:
+    for r in rows:
         if len(r) != len(header):
             continue  # a truncated last row
         w = number(r[duration])

@@ -10,7 +10,7 @@ each file's kernel time, launch count and per-kernel totals, then compares them 
 import collections
 import csv
 import gzip
-import io
+import itertools
 import sys
 from decimal import Decimal
 
@@ -22,13 +22,14 @@ NS_PER_UNIT = {"ns": 1, "nsecond": 1, "us": 1000, "usecond": 1000, "ms": 10**6,
 
 
 def read_rows(path):
-    raw = open(path, "rb").read()
-    if raw[:2] == b"\x1f\x8b":
-        raw = gzip.decompress(raw)
-    text = raw.decode("utf-8-sig")
-    lines = [l for l in text.splitlines() if not (l.startswith("==") and "==" in l[2:])]
-    start = next(i for i, l in enumerate(lines) if '"Kernel Name"' in l or "Kernel Name" in l.split(","))
-    return list(csv.reader(io.StringIO("\n".join(lines[start:]))))
+    """The CSV rows from the header row on, streamed: a page of gigabytes is never held whole."""
+    opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    with opener(path, "rt", encoding="utf-8-sig", newline="") as f:
+        lines = (l for l in f if not (l.startswith("==") and "==" in l[2:]))
+        for line in lines:
+            if '"Kernel Name"' in line or "Kernel Name" in line.rstrip("\r\n").split(","):
+                yield from csv.reader(itertools.chain([line], lines))
+                return
 
 
 def decimal(cell):
@@ -36,12 +37,12 @@ def decimal(cell):
 
 
 def totals_raw(rows):
-    header, units = rows[0], rows[1]
+    header, units = next(rows), next(rows)
     col = header.index("gpu__time_duration.sum")
     name = header.index("Kernel Name")
     factor = NS_PER_UNIT[units[col]]
     per_kernel = collections.defaultdict(lambda: [Decimal(0), 0])
-    for r in rows[2:]:
+    for r in rows:
         if len(r) != len(header):
             continue  # a truncated last row
         per_kernel[r[name]][0] += decimal(r[col]) * factor
@@ -49,10 +50,10 @@ def totals_raw(rows):
     return per_kernel
 
 
-def totals_details(rows):
-    h = {n: i for i, n in enumerate(rows[0])}
+def totals_details(header, rows):
+    h = {n: i for i, n in enumerate(header)}
     per_launch = {}
-    for r in rows[1:]:
+    for r in rows:
         if len(r) <= h["Metric Value"] or r[h["Metric Name"]] != "Duration":
             continue
         if r[h["Section Name"]] != "GPU Speed Of Light Throughput":
@@ -66,10 +67,10 @@ def totals_details(rows):
     return per_kernel
 
 
-def totals_summary(rows):
-    h = {n: i for i, n in enumerate(rows[0])}
+def totals_summary(header, rows):
+    h = {n: i for i, n in enumerate(header)}
     per_kernel = collections.defaultdict(lambda: [Decimal(0), 0])
-    for r in rows[1:]:
+    for r in rows:
         if r[h["Metric Name"]] != "Duration":
             continue
         n = int(r[h["Invocations"]].replace(",", ""))
@@ -80,12 +81,12 @@ def totals_summary(rows):
 
 def expected_totals(path):
     rows = read_rows(path)
-    header = rows[0]
+    header = next(rows)
     if "Section Name" in header and "Metric Value" in header:
-        return totals_details(rows)
+        return totals_details(header, rows)
     if "Invocations" in header:
-        return totals_summary(rows)
-    return totals_raw(rows)
+        return totals_summary(header, rows)
+    return totals_raw(itertools.chain([header], rows))
 
 
 if __name__ == "__main__":
