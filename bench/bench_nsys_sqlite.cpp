@@ -8,9 +8,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "kernlens/analysis/aggregate.h"
+#include "kernlens/common/sqlite_db.h"
+#include "kernlens/ingest/nsys/sqlite_nvtx.h"
+#include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "kernlens/ingest/timeline/nvtx_projection.h"
 #include "kernlens/ingest/reader.h"
 #include "kernlens/model/profile.h"
@@ -66,6 +70,40 @@ BENCHMARK(BM_ReadNsysSqlite)
     ->ArgsProduct({{0, 1}, {1, 2}})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+
+// The NVTX ranges alone (NvtxRanges::read), as the export's reader reads them before the calls'
+// ranges can be built: at 16 threads on an 8 M kernels' export, 0.16-0.17 s on one thread while
+// the calls wait (BENCHMARKS.md, sixteenth session).
+void BM_ReadNvtxRanges(benchmark::State& state) {
+  const std::string path = input_path();
+  auto db = SqliteDb::open_file(path);
+  if (!db) {
+    state.SkipWithError(db.error().to_string().c_str());
+    return;
+  }
+  model::Profile profile;
+  profile.inputs.push_back(model::InputInfo{path, model::InputFormat::kNsysSqlite, "", {}, {}});
+  ingest::ReadContext ctx{path, profile, 0, {}};
+  ingest::nsys::Schema schema(*db, ctx);
+  ingest::nsys::Strings strings;
+  if (Status s = schema.load(); !s || !(s = strings.open(schema))) {
+    state.SkipWithError(s.error().to_string().c_str());
+    return;
+  }
+  std::size_t ranges = 0;
+  for (auto _ : state) {
+    ingest::nsys::NvtxRanges nvtx(schema, strings, std::filesystem::file_size(path));
+    if (Status s = nvtx.read(); !s) {
+      state.SkipWithError(s.error().to_string().c_str());
+      return;
+    }
+    ranges = nvtx.ranges().size();
+    benchmark::DoNotOptimize(nvtx.ranges().data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * ranges));
+  state.counters["ranges"] = static_cast<double>(ranges);
+}
+BENCHMARK(BM_ReadNvtxRanges)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 // The projection alone: a million calls under 25,000 nested ranges on one thread.
 void BM_ProjectNvtx(benchmark::State& state) {

@@ -28,7 +28,9 @@ class NvtxRanges {
  public:
   static constexpr std::int64_t kOpenEnd = std::numeric_limits<std::int64_t>::max();
 
-  NvtxRanges(Schema& schema, Strings& strings) : schema_(schema), strings_(strings) {}
+  // `file_bytes`: the export's size, which bounds its rows (Schema::row_estimate).
+  NvtxRanges(Schema& schema, Strings& strings, std::uint64_t file_bytes)
+      : schema_(schema), strings_(strings), file_bytes_(file_bytes) {}
 
   // Reads the ranges; one that never ends keeps kOpenEnd (it encloses every later call of
   // its thread, as it would ending with the trace, which is not known yet).
@@ -47,6 +49,7 @@ class NvtxRanges {
 
   Schema& schema_;
   Strings& strings_;
+  std::uint64_t file_bytes_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::string> domains_;  // (pid, domainId) -> name
   std::vector<RangeInstance> ranges_;
   std::map<std::string, std::size_t> unended_;  // label -> instances

@@ -123,7 +123,7 @@ class NsysReader {
         }
       }
     }
-    nvtx_.emplace(*schema, *strings);
+    nvtx_.emplace(*schema, *strings, file_bytes_);
     std::shared_ptr<const ThreadHandover> freed = threads_freed_.handover;
     api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads, freed] {
       nvtx_ns_ = wall_ns_of([&] { nvtx_status_ = nvtx_->read(); });
