@@ -23,7 +23,8 @@ NS_PER_UNIT = {"ns": 1, "nsecond": 1, "us": 1000, "usecond": 1000, "ms": 10**6,
 
 def read_rows(path):
     """The CSV rows from the header row on, streamed: a page of gigabytes is never held whole."""
-    opener = gzip.open if open(path, "rb").read(2) == b"\x1f\x8b" else open
+    with open(path, "rb") as f:
+        opener = gzip.open if f.read(2) == b"\x1f\x8b" else open
     with opener(path, "rt", encoding="utf-8-sig", newline="") as f:
         lines = (l for l in f if not (l.startswith("==") and "==" in l[2:]))
         for line in lines:
