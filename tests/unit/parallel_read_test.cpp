@@ -915,33 +915,36 @@ TEST(ParallelRead, NsysDamagedRowidOrderReadsAsOneScan) {
   for (unsigned threads : {2u, 3u, 5u, 12u}) EXPECT_EQ(read_bytes(input, threads), one) << threads;
 }
 
+// The leaf pages of `table` in an export's bytes, in the order of their page numbers (SQLite's
+// dbstat).
+std::vector<std::size_t> leaf_pages(const std::string& bytes, const std::string& table) {
+  sqlite3* db = nullptr;
+  sqlite3_open(":memory:", &db);
+  auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(bytes.size()));
+  std::copy(bytes.begin(), bytes.end(), copy);
+  sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(bytes.size()),
+                      static_cast<sqlite3_int64>(bytes.size()), SQLITE_DESERIALIZE_FREEONCLOSE);
+  sqlite3_stmt* stmt = nullptr;
+  const std::string sql = "SELECT pageno FROM dbstat WHERE name = '" + table + "' AND pagetype = 'leaf' ORDER BY pageno";
+  EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
+  std::vector<std::size_t> pages;
+  while (stmt && sqlite3_step(stmt) == SQLITE_ROW) pages.push_back(static_cast<std::size_t>(sqlite3_column_int64(stmt, 0)));
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return pages;
+}
+
 // Leaf pages of the kernel or the runtime table moved in the file: each page stays sound, but
 // one scan walks rowids out of order and a seek lands on other rows; or a few bytes of a leaf
 // page's cells overwritten. A read in rowid ranges, checked against the count of one scan's
 // rows (the argument at rows_of_one_scan), reads as one scan does.
 TEST(ParallelRead, NsysLeafPagesMovedOrDamagedReadAsOneScan) {
   const std::string original = changed_export("");
-  auto leaves = [&](const std::string& table) {
-    sqlite3* db = nullptr;
-    sqlite3_open(":memory:", &db);
-    auto* copy = static_cast<unsigned char*>(sqlite3_malloc64(original.size()));
-    std::copy(original.begin(), original.end(), copy);
-    sqlite3_deserialize(db, "main", copy, static_cast<sqlite3_int64>(original.size()),
-                        static_cast<sqlite3_int64>(original.size()), SQLITE_DESERIALIZE_FREEONCLOSE);
-    sqlite3_stmt* stmt = nullptr;
-    const std::string sql = "SELECT pageno FROM dbstat WHERE name = '" + table + "' AND pagetype = 'leaf' ORDER BY pageno";
-    EXPECT_EQ(sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK) << sqlite3_errmsg(db);
-    std::vector<std::size_t> pages;
-    while (stmt && sqlite3_step(stmt) == SQLITE_ROW) pages.push_back(static_cast<std::size_t>(sqlite3_column_int64(stmt, 0)));
-    sqlite3_finalize(stmt);
-    sqlite3_close(db);
-    return pages;
-  };
   constexpr std::size_t kPage = 4096;  // the fixture's page size
   std::mt19937 rng(2211);
   std::size_t turn = 0, cases = 0;
   for (const std::string table : {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME"}) {
-    const std::vector<std::size_t> pages = leaves(table);
+    const std::vector<std::size_t> pages = leaf_pages(original, table);
     ASSERT_GT(pages.size(), 10u) << table;
     for (int k = 0; k < 16; ++k) {
       std::string bytes = original;
@@ -960,6 +963,28 @@ TEST(ParallelRead, NsysLeafPagesMovedOrDamagedReadAsOneScan) {
     }
   }
   EXPECT_EQ(cases, 32u);
+}
+
+// Two neighbouring leaves of the kernel table traded in the file. A part's seek then lands
+// among rows that go on past its range's end, or come back below rows it read: with the count
+// of one scan unchanged, only the check that a part's rowids rise inside its range (RowidOrder)
+// sees that. Without it, a part wrote more launches than its range has slots (into the next
+// part's: other JSON, or a crash).
+TEST(ParallelRead, NsysNeighbourLeavesTradedReadAsOneScan) {
+  const std::string original = changed_export("");
+  constexpr std::size_t kPage = 4096;  // the fixture's page size
+  const std::vector<std::size_t> pages = leaf_pages(original, "CUPTI_ACTIVITY_KIND_KERNEL");
+  ASSERT_GT(pages.size(), 17u);
+  std::size_t turn = 0;
+  for (std::size_t k = 0; k < 16; ++k) {
+    std::string bytes = original;
+    const auto at = [&](std::size_t page) { return bytes.begin() + static_cast<std::ptrdiff_t>((page - 1) * kPage); };
+    std::swap_ranges(at(pages[k]), at(pages[k]) + kPage, at(pages[k + 1]));
+    const std::string one = read_bytes(bytes, 1);
+    for (unsigned threads : all_or_one({2u, 3u, 5u, 7u, 16u}, turn++)) {
+      EXPECT_EQ(read_bytes(bytes, threads), one) << "leaves " << k << " and " << k + 1 << ", on " << threads;
+    }
+  }
 }
 
 // The rowid ranges cover the table in order; rowids far apart (a slot per rowid would cost

@@ -142,7 +142,8 @@ std::vector<std::pair<std::int64_t, std::int64_t>> rowid_ranges(const SqliteDb& 
 // Whether the rows of a range come in increasing rowid order within it, as a sound table's
 // do. A damaged b-tree (rowids out of order) can give ranges other rows, or another error,
 // than one scan of the whole table: a reader that sees one out of order reads the table again
-// in one scan, so that any number of threads reads a damaged file as one does.
+// in one scan, so that any number of threads reads a damaged file as one does. It also keeps a
+// range's rows within the range's span, the slots a kernel part writes into.
 class RowidOrder {
  public:
   RowidOrder(std::int64_t first, std::int64_t end) : first_(first), end_(end) {}
