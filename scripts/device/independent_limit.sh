@@ -4,10 +4,10 @@
 # on CPU 2, then by 16 processes at once, one a CPU (scripts/bench/run_together.py; --threads 1
 # each: no threads, merges or locks of ours, only the cores' caches, memory, page cache and
 # kernel shared; each copy reads a copy of the part of its own, as 16 threads read 16 different
-# sixteenths, not one that the last level cache could keep for all), beside the whole input read by one process on --threads 1 (CPU 2) and
-# --threads 16 (scripts/bench/compare_builds.py). 16 × alone / together is what 16 cores give
-# this work at best; the reader's 16-thread speed-up is set beside it. Uses build/devrun
-# (scripts/device/make_devrun.sh).
+# sixteenths, not one that the last level cache could keep for all), beside the whole input
+# read by one process on --threads 1 (CPU 2) and --threads 16 (scripts/bench/compare_builds.py).
+# 16 × alone / together is what 16 cores give this work at best; the reader's 16-thread
+# speed-up is set beside it. Uses build/devrun (scripts/device/make_devrun.sh).
 #   scripts/device/independent_limit.sh OUT          (about 3 minutes)
 # Env: ROUNDS (default 5), COPIES (default 16), ALONE_CPU (default 2), RAW_MB (default 1000), TRACE_MB (default 1000),
 #      NSYS_LAUNCHES (default 1000000); "" skips an input. KERNLENS: another binary in build/devrun.
