@@ -38,3 +38,17 @@ use_devrun() {
   [[ -x $devrun/perf/perf ]] || { echo "$2: no $devrun/perf/perf: PERF=1 scripts/device/make_devrun.sh" >&2; exit 2; }
   perf() { LD_LIBRARY_PATH=$devrun/perf/lib:$LD_LIBRARY_PATH "$devrun/perf/perf" "$@"; }
 }
+
+# Builds side by side (compare_reader_builds.sh, shootdown_probe.sh): the larger peak RSS, in
+# MiB, of two runs of `BIN analyze FILE --format json` at --threads THREADS (N@CPUS: N threads
+# pinned to CPUS with taskset), and the md5 of BIN's JSON at 16 threads.
+peak_mib() {  # BIN FILE THREADS
+  local pin=() peak=0 m
+  [[ $3 == *@* ]] && pin=(taskset -c "${3#*@}")
+  for _ in 1 2; do
+    m=$(/usr/bin/time -f '%M' "${pin[@]}" "$1" analyze "$2" --format json -o /dev/null --threads "${3%@*}" 2>&1 > /dev/null | tail -1)
+    (( m > peak )) && peak=$m
+  done
+  awk "BEGIN { printf \"%.1f\", $peak / 1024 }"
+}
+json_md5() { "$1" analyze "$2" --format json --threads 16 | md5sum | cut -d' ' -f1; }  # BIN FILE

@@ -28,7 +28,7 @@ for bin in "${builds[@]}"; do
 done
 
 compare() {  # LABEL FILE
-  local label=$1 file=$2 threads pin bin peak m
+  local label=$1 file=$2 threads pin bin
   cat "$file" > /dev/null
   for threads in ${THREADS:-1 2@0,1 16}; do
     pin=()
@@ -37,16 +37,11 @@ compare() {  # LABEL FILE
     ROUNDS=${ROUNDS:-5} "${pin[@]}" python3 "$root/scripts/bench/compare_builds.py" "$old,$new" \
       analyze "$file" --format json -o /dev/null --threads "${threads%@*}"
     for bin in "${builds[@]}"; do
-      peak=0
-      for _ in 1 2; do
-        m=$(/usr/bin/time -f '%M' "${pin[@]}" "$bin" analyze "$file" --format json -o /dev/null --threads "${threads%@*}" 2>&1 >/dev/null | tail -1)
-        (( m > peak )) && peak=$m
-      done
-      printf '%-40s peak %7.1f MiB\n' "$bin" "$(awk "BEGIN { print $peak / 1024 }")"
+      printf '%-40s peak %7.1f MiB\n' "$bin" "$(peak_mib "$bin" "$file" "$threads")"
     done
   done
   for bin in "${builds[@]}"; do
-    echo "md5 $("$bin" analyze "$file" --format json --threads 16 | md5sum | cut -d' ' -f1) $bin"
+    echo "md5 $(json_md5 "$bin" "$file") $bin"
   done
 }
 {

@@ -30,7 +30,7 @@ chmod +x "$kept"
 shootdowns() { awk '$1 == "TLB:" { for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+$/) s += $i } END { print s + 0 }' /proc/interrupts; }
 
 probe() {  # LABEL FILE
-  local threads pin before after bin peak m
+  local threads pin before after bin
   cat "$2" > /dev/null
   for threads in "1@${ALONE_CPU:-2}" 16; do
     pin=()
@@ -46,13 +46,8 @@ probe() {  # LABEL FILE
   done
   ROUNDS=${ROUNDS:-7} python3 "$root/scripts/bench/compare_builds.py" "$kernlens,$kept" analyze "$2" --format json -o /dev/null --threads 16
   for bin in "$kernlens" "$kept"; do
-    peak=0
-    for _ in 1 2; do
-      m=$(/usr/bin/time -f '%M' "$bin" analyze "$2" --format json -o /dev/null --threads 16 2>&1 > /dev/null | tail -1)
-      (( m > peak )) && peak=$m
-    done
-    printf '%-40s peak at 16 threads %7.1f MiB  md5 %s\n' "$(basename "$bin")" "$(awk "BEGIN { print $peak / 1024 }")" \
-      "$("$bin" analyze "$2" --format json --threads 16 | md5sum | cut -c1-8)"
+    printf '%-40s peak at 16 threads %7.1f MiB  md5 %s\n' "$(basename "$bin")" "$(peak_mib "$bin" "$2" 16)" \
+      "$(json_md5 "$bin" "$2" | cut -c1-8)"
   done
 }
 each_big_input probe "${RAW_MB-1000}" "${TRACE_MB-}" "${NSYS_LAUNCHES-1000000}" > "$out/shootdowns.txt" 2>&1
