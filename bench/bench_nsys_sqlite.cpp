@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "kernlens/analysis/aggregate.h"
 #include "kernlens/common/sqlite_db.h"
@@ -127,6 +130,48 @@ void BM_ProjectNvtx(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * calls.size()));
 }
 BENCHMARK(BM_ProjectNvtx)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The projection's last step alone, StageProjection::finish, on --threads 1 and 16 (Arg): the
+// stages of an 8 M kernels' export (make_nsys_fixture.py bench), 25,000 generate > prefill|decode
+// ranges over 200,000 layer_NN ranges, one call and kernel each; the sets and extents are added
+// outside the timing. On the GPU machine this step ran on one thread while 15 CPUs waited.
+void BM_StageProjectionFinish(benchmark::State& state) {
+  std::vector<ingest::RangeInstance> ranges;
+  std::vector<ingest::ApiCall> calls;
+  std::int64_t t = 0;
+  for (int generate = 0; generate < 1'563; ++generate) {
+    const std::size_t outer = ranges.size();
+    ranges.push_back({1, t, 0, {"", "generate", model::RangeKind::kPushPop}});
+    for (int step = 0; step < 16; ++step) {
+      const std::size_t stage = ranges.size();
+      ranges.push_back({1, t, 0, {"", step == 0 ? "prefill" : "decode", model::RangeKind::kPushPop}});
+      for (int layer = 0; layer < 8; ++layer, t += 10'000) {
+        ranges.push_back({1, t, t + 9'000, {"llm", fmt::format("layer_{:02d}", layer), model::RangeKind::kPushPop}});
+        calls.push_back({1, t + 100, t + 200});
+      }
+      ranges[stage].end_ns = t;
+    }
+    ranges[outer].end_ns = t++;
+  }
+  const auto threads = static_cast<unsigned>(state.range(0));
+  for (auto _ : state) {
+    state.PauseTiming();
+    ingest::EnclosingRanges sweep(ranges);
+    std::vector<std::uint32_t> set_of_call;
+    for (const ingest::ApiCall& c : calls) set_of_call.push_back(*sweep.set_of(c));
+    ingest::StageProjection projection(ranges, sweep.take_sets());
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      projection.add_call(set_of_call[k], 1, k);
+      projection.add_kernel(set_of_call[k], k, calls[k].start_ns + 300, calls[k].start_ns + 900);
+    }
+    model::Profile profile;
+    state.ResumeTiming();
+    auto stages = projection.finish(profile, threads);
+    benchmark::DoNotOptimize(stages.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * calls.size()));
+}
+BENCHMARK(BM_StageProjectionFinish)->Arg(1)->Arg(2)->Arg(16)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace kernlens::bench

@@ -250,6 +250,46 @@ TEST(StageProjection, StagesInTheOrderOfFirstCallsThenFirstKernels) {
   EXPECT_EQ(names, (std::vector<std::string>{"", "b [y]", "a [x]", "b", " [y]", "a", " [x]"}));
 }
 
+// The paths are looked up in stretches on threads: the same stages, in the same order, with the
+// same extents on any number, for enough sets and range instances (12,000 and 16,000) that every
+// thread has a stretch, and a path first met late (the first "tick" at the second step).
+TEST(StageProjection, TheSameStagesOnAnyNumberOfThreads) {
+  std::vector<RangeInstance> ranges;
+  std::vector<ApiCall> calls;
+  for (std::int64_t step = 0; step < 4000; ++step) {
+    const std::int64_t t = step * 1000;
+    ranges.push_back(push(1, t, t + 900, "step"));
+    ranges.push_back(push(1, t + 10, t + 100, "layer"));
+    ranges.push_back(push(1, t + 200, t + 300, "layer", "llm"));
+    ranges.push_back(start_end(1, t + 400, t + 500, step % 7 == 0 ? "mark" : "tick"));
+    for (std::int64_t at : {20, 210, 410, 600}) calls.push_back({1, t + at, t + at + 1});
+  }
+  using Stages = std::tuple<std::vector<model::StageId>, std::vector<std::string>,
+                            std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>>;
+  auto project = [&](unsigned threads) {
+    EnclosingRanges sweep(ranges);
+    std::vector<std::uint32_t> set_of_call;
+    for (const ApiCall& c : calls) set_of_call.push_back(*sweep.set_of(c));
+    StageProjection projection(ranges, sweep.take_sets());
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      projection.add_call(set_of_call[k], 1, k);
+      projection.add_kernel(set_of_call[k], k, calls[k].start_ns + 5, calls[k].start_ns + 6);
+    }
+    model::Profile p;
+    Stages out;
+    std::get<0>(out) = projection.finish(p, threads);
+    for (std::size_t s = 0; s < p.stages.size(); ++s) std::get<1>(out).push_back(path_of(p, static_cast<model::StageId>(s)));
+    for (const auto& r : p.stage_ranges) std::get<2>(out).emplace_back(path_of(p, r.stage), r.start_ns, r.end_ns);
+    return out;
+  };
+  const Stages one = project(1);
+  EXPECT_EQ(std::get<1>(one), (std::vector<std::string>{"", "step/layer", "step/llm@layer", "step [mark]", "step",
+                                                        "step [tick]", " [mark]", " [tick]"}));
+  ASSERT_EQ(std::get<2>(one).size(), ranges.size());
+  EXPECT_EQ(std::get<2>(one)[1], std::make_tuple(std::string("step/layer"), std::int64_t{25}, std::int64_t{26}));
+  for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(project(threads), one) << threads << " threads";
+}
+
 // Each stage is interned once, looked up by its ranges' labels (domain, name and kind): every
 // instance of a path shares its stage, and a name in another domain or of another kind is
 // another stage, as its key is; the stages come in the order of their first call.

@@ -243,6 +243,39 @@ TEST(IsSortedInParallel, TheAnswerOfOneCheckOnAnyNumberOfThreads) {
   EXPECT_TRUE(is_sorted_in_parallel(std::vector<std::int64_t>{}, std::less<>(), 8u));
 }
 
+// Keys numbered in stretches on threads and merged: the numbers of one pass in first-come
+// order on any number of threads, with keys first met in a later stretch, keys of one stretch
+// only, vector keys whose room is reused between items, and no items at all.
+TEST(NumberFirstComeInParallel, TheNumbersOfOnePassOnAnyNumberOfThreads) {
+  std::vector<std::vector<std::uint32_t>> items;
+  std::uint64_t x = 11;
+  for (std::size_t i = 0; i < 60000; ++i) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    const auto k = static_cast<std::uint32_t>((x >> 33) % (i < 30000 ? 40 : 400));  // new keys in the later half
+    items.push_back(std::vector<std::uint32_t>(k % 4 + 1, k));
+  }
+  std::map<std::vector<std::uint32_t>, std::uint32_t> one_pass;
+  std::vector<std::uint32_t> expected;
+  std::vector<std::size_t> expected_first;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    auto [it, is_new] = one_pass.try_emplace(items[i], static_cast<std::uint32_t>(one_pass.size()));
+    if (is_new) expected_first.push_back(i);
+    expected.push_back(it->second);
+  }
+  struct Hash {
+    std::size_t operator()(const std::vector<std::uint32_t>& v) const { return v.empty() ? 0 : v[0] * 7 + v.size(); }
+  };
+  for (unsigned threads : {1u, 2u, 3u, 7u, 16u}) {
+    const FirstComeIds ids = number_first_come_in_parallel<std::vector<std::uint32_t>, Hash>(
+        items.size(), threads, [&](std::size_t i, std::vector<std::uint32_t>& key) { key.assign(items[i].begin(), items[i].end()); });
+    EXPECT_EQ(ids.of_item, expected) << threads << " threads";
+    EXPECT_EQ(ids.first_item, expected_first) << threads << " threads";
+  }
+  const FirstComeIds none = number_first_come_in_parallel<int>(0, 8u, [](std::size_t, int& key) { key = 1; });
+  EXPECT_TRUE(none.of_item.empty());
+  EXPECT_TRUE(none.first_item.empty());
+}
+
 TEST(RunInChunks, EveryItemOnceInOrderedStretchesOfAboutEqualSize) {
   for (std::size_t items : {0u, 1u, 7u, 1000u}) {
     for (std::size_t chunks : {1u, 3u, 8u}) {

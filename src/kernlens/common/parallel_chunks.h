@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace kernlens {
@@ -74,6 +76,60 @@ void sort_in_parallel(std::vector<T>& items, Less less, unsigned threads) {
       if (middle < last) std::inplace_merge(at(bounds[first]), at(bounds[middle]), at(bounds[last]), less);
     });
   }
+}
+
+// Numbers for the distinct keys of items 0 .. n - 1 in the order they first come (the first
+// item's key is 0, the next new key 1, ...), worked out in stretches on up to `threads` threads:
+// each stretch numbers its own keys, then the stretches' numbers are merged in order, so the
+// numbers are those of one pass over the items. key_of(i, key) sets `key` to item i's key (one
+// Key a thread, reused: a vector's room stays). A serial pass took 45 ms of one thread for the
+// 430,000 NVTX paths of an 8 M kernels' export, while 15 CPUs waited.
+struct FirstComeIds {
+  std::vector<std::uint32_t> of_item;   // by item: its key's number
+  std::vector<std::size_t> first_item;  // by number: the first item with that key
+};
+template <class Key, class Hash = std::hash<Key>, class Equal = std::equal_to<Key>, class KeyOf>
+FirstComeIds number_first_come_in_parallel(std::size_t n, unsigned threads, KeyOf key_of) {
+  constexpr std::size_t kLeastPerThread = 4096;
+  using Numbers = std::unordered_map<Key, std::uint32_t, Hash, Equal>;
+  struct alignas(kThreadStateAlign) Stretch {
+    Numbers numbers;
+    std::vector<Key> keys;            // by the stretch's number
+    std::vector<std::size_t> first;   // by the stretch's number: its first item
+    std::vector<std::uint32_t> ours;  // by the stretch's number: the merged number
+  };
+  const std::size_t parts = std::clamp<std::size_t>(n / kLeastPerThread, 1, std::max(threads, 1u));
+  std::vector<Stretch> stretches(parts);
+  FirstComeIds out;
+  out.of_item.resize(n);
+  run_in_chunks(n, parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
+    Stretch& s = stretches[p];
+    Key key{};
+    for (std::size_t i = begin; i < end; ++i) {
+      key_of(i, key);
+      auto [it, is_new] = s.numbers.try_emplace(key, static_cast<std::uint32_t>(s.keys.size()));
+      if (is_new) {
+        s.keys.push_back(key);
+        s.first.push_back(i);
+      }
+      out.of_item[i] = it->second;
+    }
+  });
+  Numbers merged;
+  for (Stretch& s : stretches) {
+    for (std::size_t k = 0; k < s.keys.size(); ++k) {
+      auto [it, is_new] = merged.try_emplace(std::move(s.keys[k]), static_cast<std::uint32_t>(out.first_item.size()));
+      if (is_new) out.first_item.push_back(s.first[k]);
+      s.ours.push_back(it->second);
+    }
+  }
+  if (parts > 1) {
+    run_in_chunks(n, parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
+      const std::vector<std::uint32_t>& ours = stretches[p].ours;
+      for (std::size_t i = begin; i < end; ++i) out.of_item[i] = ours[out.of_item[i]];
+    });
+  }
+  return out;
 }
 
 // Runs first() and second() at once, second() on a thread of its own, where default_threads()

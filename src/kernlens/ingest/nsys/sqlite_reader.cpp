@@ -661,7 +661,7 @@ class NsysReader {
   // Each attributed launch's place becomes its stage.
   void attribute_to_stages() {
     if (!projection_) projection();  // names the stage outside every range, as always
-    const std::vector<model::StageId> stage_of_set = projection_->finish(ctx_.profile);
+    const std::vector<model::StageId> stage_of_set = projection_->finish(ctx_.profile, reader_threads(ctx_, file_bytes_));
     const auto& places = calls().places();
     auto& launches = ctx_.profile.launches;
     const std::size_t first = first_launch_, rows = launches.size() - first, chunks = launch_chunks(rows);

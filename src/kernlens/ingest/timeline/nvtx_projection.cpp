@@ -4,7 +4,8 @@
 #include <numeric>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
+
+#include "kernlens/common/parallel_chunks.h"
 
 namespace kernlens::ingest {
 namespace {
@@ -46,58 +47,29 @@ model::StageKey instance_key(const std::vector<RangeInstance>& ranges, const Ran
   return key;
 }
 
-// The stages of range paths, each interned once: the ranges' labels (domain, name, kind) as
-// numbers, and a path's stage looked up by its labels. A key and its text built for each set
-// and range instance (every step's "layer0" again) was most of an export's stages step.
-class PathStages {
- public:
-  PathStages(const std::vector<RangeInstance>& ranges, model::Profile& profile) : ranges_(ranges), profile_(profile) {
-    struct LabelHash {
-      std::size_t operator()(const model::NvtxRange* r) const {
-        return std::hash<std::string_view>()(r->name) * 31 + std::hash<std::string_view>()(r->domain) + static_cast<std::size_t>(r->kind);
-      }
-    };
-    struct LabelEqual {
-      bool operator()(const model::NvtxRange* a, const model::NvtxRange* b) const { return *a == *b; }
-    };
-    std::unordered_map<const model::NvtxRange*, std::uint32_t, LabelHash, LabelEqual> labels;
-    label_.reserve(ranges.size());
-    for (const RangeInstance& r : ranges) label_.push_back(labels.try_emplace(&r.range, static_cast<std::uint32_t>(labels.size())).first->second);
+// The ranges' labels (domain, name, kind) as numbers, equal where the labels are: a path of
+// labels stands for a stage key. A key and its text built for each set and range instance (every
+// step's "layer0" again) was most of an export's stages step.
+struct LabelHash {
+  std::size_t operator()(const model::NvtxRange* r) const {
+    return std::hash<std::string_view>()(r->name) * 31 + std::hash<std::string_view>()(r->domain) + static_cast<std::size_t>(r->kind);
   }
+};
+struct LabelEqual {
+  bool operator()(const model::NvtxRange* a, const model::NvtxRange* b) const { return *a == *b; }
+};
+std::vector<std::uint32_t> labels_of(const std::vector<RangeInstance>& ranges, unsigned threads) {
+  return number_first_come_in_parallel<const model::NvtxRange*, LabelHash, LabelEqual>(
+             ranges.size(), threads, [&](std::size_t i, const model::NvtxRange*& key) { key = &ranges[i].range; })
+      .of_item;
+}
 
-  // The stage of key_of(ranges, set, count): its first `count` ranges.
-  model::StageId of(const RangeSet& set, std::size_t count) {
-    path_.clear();
-    for (std::size_t i = 0; i < count; ++i) path_.push_back(label_[set[i]]);
-    return of_path([&] { return key_of(ranges_, set, count); });
+struct PathHash {
+  std::size_t operator()(const std::vector<std::uint32_t>& path) const {
+    std::size_t h = path.size();
+    for (std::uint32_t l : path) h = h * 1000003 + l;
+    return h;
   }
-  // The stage of instance_key(ranges, set, at).
-  model::StageId of_instance(const RangeSet& set, std::size_t at) {
-    if (is_push_pop(ranges_[set[at]])) return of(set, at + 1);
-    path_.assign(1, label_[set[at]]);
-    return of_path([&] { return instance_key(ranges_, set, at); });
-  }
-
- private:
-  template <class Key>
-  model::StageId of_path(const Key& key) {
-    auto it = stages_.find(path_);
-    if (it == stages_.end()) it = stages_.emplace(path_, profile_.intern_stage(key())).first;
-    return it->second;
-  }
-  struct PathHash {
-    std::size_t operator()(const std::vector<std::uint32_t>& path) const {
-      std::size_t h = path.size();
-      for (std::uint32_t l : path) h = h * 1000003 + l;
-      return h;
-    }
-  };
-
-  const std::vector<RangeInstance>& ranges_;
-  model::Profile& profile_;
-  std::vector<std::uint32_t> label_;  // by range instance
-  std::unordered_map<std::vector<std::uint32_t>, model::StageId, PathHash> stages_;
-  std::vector<std::uint32_t> path_;
 };
 
 }  // namespace
@@ -245,36 +217,67 @@ void StageProjection::add_kernel(std::uint32_t set, std::uint64_t order, std::in
   }
 }
 
-std::vector<model::StageId> StageProjection::finish(model::Profile& profile) {
-  std::vector<model::StageId> stage_of_set(sets_.size(), 0);
-  stage_of_set[0] = profile.intern_stage(model::StageKey{});
+// The sets mostly come in their first use's order already, and so do the ranges in their first
+// kernel's: sorting them anyway was a fifth of the stages step (25,000 sets and 28,000 ranges in
+// a million kernels' export).
+std::vector<std::uint32_t> StageProjection::sets_by_first_use() const {
   std::vector<std::uint32_t> used;
   for (std::uint32_t s = 1; s < sets_.size(); ++s) {
     if (first_use_[s].rank != UINT64_MAX) used.push_back(s);
   }
-  // The sets mostly come in their first use's order already, and so do the ranges in their
-  // first kernel's: sorting them anyway was a fifth of this serial step (25,000 sets and 28,000
-  // ranges in a million kernels' export).
   auto by_first_use = [&](std::uint32_t a, std::uint32_t b) {
     return std::tie(first_use_[a].thread, first_use_[a].rank) < std::tie(first_use_[b].thread, first_use_[b].rank);
   };
   if (!std::is_sorted(used.begin(), used.end(), by_first_use)) std::sort(used.begin(), used.end(), by_first_use);
-  PathStages stages(ranges_, profile);
-  for (std::uint32_t s : used) stage_of_set[s] = stages.of(sets_[s], sets_[s].size());
+  return used;
+}
+
+std::vector<std::uint32_t> StageProjection::ranges_by_first_kernel() const {
   std::vector<std::uint32_t> hit;
   for (std::uint32_t r = 0; r < extents_.size(); ++r) {
     if (extents_[r].first_order != UINT64_MAX) hit.push_back(r);
   }
   auto first_kernel = [&](std::uint32_t r) { return std::tie(extents_[r].first_order, extents_[r].first_at); };
   auto by_first_kernel = [&](std::uint32_t a, std::uint32_t b) { return first_kernel(a) < first_kernel(b); };
-  std::vector<std::uint32_t> by_first = hit;
-  if (!std::is_sorted(by_first.begin(), by_first.end(), by_first_kernel)) std::stable_sort(by_first.begin(), by_first.end(), by_first_kernel);
-  std::vector<model::StageId> stage_of_range(extents_.size(), 0);
-  for (std::uint32_t r : by_first) {
-    stage_of_range[r] = stages.of_instance(sets_[extents_[r].first_set], extents_[r].first_at);
+  if (!std::is_sorted(hit.begin(), hit.end(), by_first_kernel)) std::stable_sort(hit.begin(), hit.end(), by_first_kernel);
+  return hit;
+}
+
+std::vector<model::StageId> StageProjection::finish(model::Profile& profile, unsigned threads) {
+  std::vector<model::StageId> stage_of_set(sets_.size(), 0);
+  stage_of_set[0] = profile.intern_stage(model::StageKey{});
+  const std::vector<std::uint32_t> used = sets_by_first_use(), hit = ranges_by_first_kernel();
+  // The used sets' whole paths, then the range instances' own (key_of, instance_key), as labels:
+  // a stage for each distinct path, interned in the order the paths first come.
+  const std::vector<std::uint32_t> label = labels_of(ranges_, threads);
+  auto instance = [&](std::size_t j) { return std::pair<const RangeSet&, std::uint32_t>{sets_[extents_[hit[j]].first_set], extents_[hit[j]].first_at}; };
+  const FirstComeIds paths = number_first_come_in_parallel<std::vector<std::uint32_t>, PathHash>(
+      used.size() + hit.size(), threads, [&](std::size_t i, std::vector<std::uint32_t>& path) {
+        path.clear();
+        if (i < used.size()) {
+          for (std::uint32_t r : sets_[used[i]]) path.push_back(label[r]);
+          return;
+        }
+        const auto [set, at] = instance(i - used.size());
+        if (!is_push_pop(ranges_[set[at]])) return path.push_back(label[set[at]]);
+        for (std::uint32_t k = 0; k <= at; ++k) path.push_back(label[set[k]]);
+      });
+  std::vector<model::StageId> stage_of_path;
+  for (std::size_t i : paths.first_item) {
+    if (i < used.size()) {
+      stage_of_path.push_back(profile.intern_stage(key_of(ranges_, sets_[used[i]], sets_[used[i]].size())));
+    } else {
+      const auto [set, at] = instance(i - used.size());
+      stage_of_path.push_back(profile.intern_stage(instance_key(ranges_, set, at)));
+    }
   }
+  for (std::size_t i = 0; i < used.size(); ++i) stage_of_set[used[i]] = stage_of_path[paths.of_item[i]];
+  std::vector<model::StageId> stage_of_range(extents_.size(), 0);
+  for (std::size_t j = 0; j < hit.size(); ++j) stage_of_range[hit[j]] = stage_of_path[paths.of_item[used.size() + j]];
   profile.stage_ranges.reserve(profile.stage_ranges.size() + hit.size());
-  for (std::uint32_t r : hit) profile.stage_ranges.push_back(model::StageRange{stage_of_range[r], extents_[r].start, extents_[r].end, 0});
+  for (std::uint32_t r = 0; r < extents_.size(); ++r) {
+    if (extents_[r].first_order != UINT64_MAX) profile.stage_ranges.push_back(model::StageRange{stage_of_range[r], extents_[r].start, extents_[r].end, 0});
+  }
   return stage_of_set;
 }
 

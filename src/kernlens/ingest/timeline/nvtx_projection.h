@@ -142,10 +142,13 @@ class StageProjection {
   // `order` orders the kernels (the first kernel of an instance names its stage first).
   void add_kernel(std::uint32_t set, std::uint64_t order, std::int64_t start_ns, std::int64_t end_ns);
   // Interns the stages and appends a StageRange per range instance that launched a kernel;
-  // the stage of each set.
-  std::vector<model::StageId> finish(model::Profile& profile);
+  // the stage of each set. The paths are looked up on up to `threads` threads; the stages are
+  // the same on any number.
+  std::vector<model::StageId> finish(model::Profile& profile, unsigned threads = 1);
 
  private:
+  std::vector<std::uint32_t> sets_by_first_use() const;       // the sets that launched work
+  std::vector<std::uint32_t> ranges_by_first_kernel() const;  // the range instances that launched kernels
   struct FirstUse {
     std::int64_t thread = INT64_MAX;
     std::uint64_t rank = UINT64_MAX;
