@@ -33,6 +33,24 @@ std::string path_of(const model::Profile& p, model::StageId s) {
   return out;
 }
 
+// `steps` steps of 1,000 ns on thread 1, each a push/pop "step" around a "layer", an
+// "llm@layer" and a start/end range named by end_name(step), with a call and its kernel in each
+// of the three and one in the step alone.
+void add_steps(std::int64_t steps, const std::function<std::string(std::int64_t)>& end_name,
+               std::vector<RangeInstance>& ranges, std::vector<ApiCall>& calls, std::vector<KernelSpan>& kernels) {
+  for (std::int64_t step = 0; step < steps; ++step) {
+    const std::int64_t t = step * 1000;
+    ranges.push_back(push(1, t, t + 900, "step"));
+    ranges.push_back(push(1, t + 10, t + 100, "layer"));
+    ranges.push_back(push(1, t + 200, t + 300, "layer", "llm"));
+    ranges.push_back(start_end(1, t + 400, t + 500, end_name(step)));
+    for (std::int64_t at : {20, 210, 410, 600}) {
+      kernels.push_back({static_cast<std::uint32_t>(calls.size()), t + at + 5, t + at + 6});
+      calls.push_back({1, t + at, t + at + 1});
+    }
+  }
+}
+
 TEST(NvtxProjection, NestedPushPopOutermostFirstAndOnlyOnTheCallsThread) {
   // Thread 1: step [0,100) > decode [10,90) > layer [20,40); thread 2 has its own range.
   std::vector<RangeInstance> ranges = {push(1, 20, 40, "layer", "llm"), push(1, 0, 100, "step"),
@@ -256,14 +274,8 @@ TEST(StageProjection, StagesInTheOrderOfFirstCallsThenFirstKernels) {
 TEST(StageProjection, TheSameStagesOnAnyNumberOfThreads) {
   std::vector<RangeInstance> ranges;
   std::vector<ApiCall> calls;
-  for (std::int64_t step = 0; step < 4000; ++step) {
-    const std::int64_t t = step * 1000;
-    ranges.push_back(push(1, t, t + 900, "step"));
-    ranges.push_back(push(1, t + 10, t + 100, "layer"));
-    ranges.push_back(push(1, t + 200, t + 300, "layer", "llm"));
-    ranges.push_back(start_end(1, t + 400, t + 500, step % 7 == 0 ? "mark" : "tick"));
-    for (std::int64_t at : {20, 210, 410, 600}) calls.push_back({1, t + at, t + at + 1});
-  }
+  std::vector<KernelSpan> kernels;
+  add_steps(4000, [](std::int64_t step) { return step % 7 == 0 ? "mark" : "tick"; }, ranges, calls, kernels);
   using Stages = std::tuple<std::vector<model::StageId>, std::vector<std::string>,
                             std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>>;
   auto project = [&](unsigned threads) {
@@ -273,7 +285,7 @@ TEST(StageProjection, TheSameStagesOnAnyNumberOfThreads) {
     StageProjection projection(ranges, sweep.take_sets());
     for (std::size_t k = 0; k < calls.size(); ++k) {
       projection.add_call(set_of_call[k], 1, k);
-      projection.add_kernel(set_of_call[k], k, calls[k].start_ns + 5, calls[k].start_ns + 6);
+      projection.add_kernel(set_of_call[kernels[k].call], k, kernels[k].start_ns, kernels[k].end_ns);
     }
     model::Profile p;
     Stages out;
@@ -297,17 +309,7 @@ TEST(NvtxProjection, RepeatedPathsShareAStageAndLabelsTellDomainsAndKindsApart) 
   std::vector<RangeInstance> ranges;
   std::vector<ApiCall> calls;
   std::vector<KernelSpan> kernels;
-  for (std::int64_t step = 0; step < 3; ++step) {
-    const std::int64_t t = step * 1000;
-    ranges.push_back(push(1, t, t + 900, "step"));
-    ranges.push_back(push(1, t + 10, t + 100, "layer"));
-    ranges.push_back(push(1, t + 200, t + 300, "layer", "llm"));
-    ranges.push_back(start_end(1, t + 400, t + 500, "layer"));
-    for (std::int64_t at : {20, 210, 410, 600}) {
-      kernels.push_back({static_cast<std::uint32_t>(calls.size()), t + at + 5, t + at + 6});
-      calls.push_back({1, t + at, t + at + 1});
-    }
-  }
+  add_steps(3, [](std::int64_t) { return "layer"; }, ranges, calls, kernels);
   model::Profile p;
   const auto stages = project_nvtx(calls, ranges, kernels, p);
   ASSERT_EQ(stages.size(), 12u);
