@@ -259,8 +259,11 @@ std::vector<model::StageId> StageProjection::finish(model::Profile& profile, uns
           return;
         }
         const auto [set, at] = instance(i - used.size());
-        if (!is_push_pop(ranges_[set[at]])) return path.push_back(label[set[at]]);
-        for (std::uint32_t k = 0; k <= at; ++k) path.push_back(label[set[k]]);
+        if (is_push_pop(ranges_[set[at]])) {  // its enclosing push/pop ranges and itself
+          for (std::uint32_t k = 0; k <= at; ++k) path.push_back(label[set[k]]);
+        } else {  // a start/end range alone
+          path.push_back(label[set[at]]);
+        }
       });
   std::vector<model::StageId> stage_of_path;
   for (std::size_t i : paths.first_item) {
