@@ -131,10 +131,11 @@ void BM_ProjectNvtx(benchmark::State& state) {
 }
 BENCHMARK(BM_ProjectNvtx)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// The projection's last step alone, StageProjection::finish, on --threads 1 and 16 (Arg): the
-// stages of an 8 M kernels' export (make_nsys_fixture.py bench), 25,000 generate > prefill|decode
-// ranges over 200,000 layer_NN ranges, one call and kernel each; the sets and extents are added
-// outside the timing. On the GPU machine this step ran on one thread while 15 CPUs waited.
+// The projection's last step alone, StageProjection::finish, on 1, 2 and 16 threads (Arg): the
+// stages of an 8 M kernels' export (make_nsys_fixture.py bench), 26,600 generate >
+// prefill|decode ranges over 200,000 layer_NN ranges, one call and kernel each; the sets and
+// extents are added outside the timing. On the GPU machine this step ran on one thread while 15
+// CPUs waited.
 void BM_StageProjectionFinish(benchmark::State& state) {
   std::vector<ingest::RangeInstance> ranges;
   std::vector<ingest::ApiCall> calls;

@@ -115,6 +115,10 @@ FirstComeIds number_first_come_in_parallel(std::size_t n, unsigned threads, KeyO
       out.of_item[i] = it->second;
     }
   });
+  if (parts == 1) {  // one stretch's numbers are already those of one pass
+    out.first_item = std::move(stretches[0].first);
+    return out;
+  }
   Numbers merged;
   for (Stretch& s : stretches) {
     for (std::size_t k = 0; k < s.keys.size(); ++k) {
@@ -123,12 +127,10 @@ FirstComeIds number_first_come_in_parallel(std::size_t n, unsigned threads, KeyO
       s.ours.push_back(it->second);
     }
   }
-  if (parts > 1) {
-    run_in_chunks(n, parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
-      const std::vector<std::uint32_t>& ours = stretches[p].ours;
-      for (std::size_t i = begin; i < end; ++i) out.of_item[i] = ours[out.of_item[i]];
-    });
-  }
+  run_in_chunks(n, parts, [&](std::size_t p, std::size_t begin, std::size_t end) {
+    const std::vector<std::uint32_t>& ours = stretches[p].ours;
+    for (std::size_t i = begin; i < end; ++i) out.of_item[i] = ours[out.of_item[i]];
+  });
   return out;
 }
 
