@@ -525,15 +525,18 @@ bool add_range(ApiCallsBuilder& builder, const RangeRows& read) {
 // order, or the ranges did not read every row of one scan (damage): one scan tells then.
 std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const Ranges& ranges,
                                                 const std::vector<RangeInstance>& nvtx) {
+  // Two slots a thread, the later threads' too: with two a first thread only, the 16 threads
+  // that read the calls after the kernel rows held one range each, and all waited for the
+  // oldest to be built before taking the next. A slot is ~200 KB.
   constexpr std::size_t kSlotsPerThread = 2;
   const auto threads = static_cast<unsigned>(plan.parts);
-  std::vector<RangeRows> slots(std::size_t{threads} * kSlotsPerThread);
+  const unsigned later = plan.freed ? plan.later_parts : 0;
+  std::vector<RangeRows> slots(std::size_t{threads + later} * kSlotsPerThread);
   RangeStatements statements(plan);
   ApiCallsBuilder builder(nvtx);
   builder.reserve(plan.rows);
   std::uint64_t rows = 0;
   bool whole = true;
-  const unsigned later = plan.freed ? plan.later_parts : 0;
   auto join = [&](std::size_t thread) {
     if (thread >= threads) plan.freed->wait_for(thread - threads + 1);
   };
