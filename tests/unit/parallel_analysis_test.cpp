@@ -75,6 +75,13 @@ std::string steps_on(const model::Profile& p, unsigned threads) {
   return times.text();
 }
 
+// The parts a step of `steps` (steps_on) says it was cut into: "STEP, N parts", else 1.
+std::size_t parts_of(const std::string& steps, const std::string& step) {
+  const std::string prefix = step + ", ";
+  const std::size_t at = steps.find(prefix);
+  return at == std::string::npos ? 1 : std::stoul(steps.substr(at + prefix.size()));
+}
+
 // Every time sum of an aggregate, in its order: the total, each kernel's and its stages', each
 // stage row's and memory operation's.
 std::vector<double> time_sums(const model::Profile& p, unsigned threads) {
@@ -97,7 +104,8 @@ std::vector<double> time_sums(const model::Profile& p, unsigned threads) {
 // the exact sums and the in-order sums of one pass differ, too.
 TEST(ParallelAnalysis, RowsSummedInPartsOnlyWhereTheSumsAreExact) {
   const model::Profile whole = repeated({"nsys/llama_stages.sqlite"}, 4 * 4096);
-  EXPECT_NE(steps_on(whole, 4).find("kernel and stage rows, 4 parts"), std::string::npos) << steps_on(whole, 4);
+  EXPECT_EQ(parts_of(steps_on(whole, 4), "kernel and stage rows"), 4u) << steps_on(whole, 4);
+  EXPECT_EQ(parts_of(steps_on(whole, 2), "kernel and stage rows"), 4u) << steps_on(whole, 2);  // more than threads
   EXPECT_EQ(steps_on(whole, 1).find("kernel and stage rows,"), std::string::npos);
   EXPECT_EQ(time_sums(whole, 4), time_sums(whole, 1));
 
@@ -144,14 +152,15 @@ std::vector<double> timeline_figures(const model::Profile& p, unsigned threads) 
   return out;
 }
 
-// The timeline is swept in stretches of the kernels on several threads: its figures are those
-// of one pass, bit for bit, where kernels overlap across the stretches' ends (the repeated
-// copies), come out of start order, last no time, and stages have extents of no length.
+// The timeline is swept in stretches of the kernels on several threads, up to four a thread,
+// each thread taking the next: its figures are those of one pass, bit for bit, where kernels
+// overlap across the stretches' ends (the repeated copies), come out of start order, last no
+// time, and stages have extents of no length.
 TEST(ParallelAnalysis, TimelineSweptInStretchesGivesTheFiguresOfOnePass) {
   const std::vector<std::vector<std::string>> inputs = {
       {"nsys/llama_stages.sqlite"}, {"multirank/tp_nccl_h200_rank-0.json.gz", "multirank/tp_nccl_h200_rank-1.json.gz"}};
   for (const auto& fixtures : inputs) {
-    const model::Profile base = repeated(fixtures, 4 * 4096);
+    const model::Profile base = repeated(fixtures, 8 * 4096);
     model::Profile moved = base;  // a third of the kernels moved by up to 5 us, some of no length
     std::uint64_t x = 22;
     for (std::size_t i = 0; i < moved.launches.size(); ++i) {
@@ -171,6 +180,8 @@ TEST(ParallelAnalysis, TimelineSweptInStretchesGivesTheFiguresOfOnePass) {
       ASSERT_GT(one.size(), 10u) << fixtures[0];
       for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(timeline_figures(*p, threads), one) << fixtures[0] << " on " << threads;
       EXPECT_NE(steps_on(*p, 4).find("timeline, "), std::string::npos) << steps_on(*p, 4);  // in parts
+      EXPECT_GT(parts_of(steps_on(*p, 2), "timeline"), 2u) << steps_on(*p, 2);  // more stretches than threads
+      EXPECT_EQ(parts_of(steps_on(*p, 1), "timeline"), 1u) << steps_on(*p, 1);  // one on one thread
     }
   }
 }

@@ -298,6 +298,34 @@ TEST(RunInChunks, EveryItemOnceInOrderedStretchesOfAboutEqualSize) {
   }
 }
 
+// More stretches than threads: the stretches run_in_chunks cuts, each run once, on no more
+// threads than asked for (a thread takes the next stretch when it is done with one).
+TEST(RunInChunksOn, TheSameStretchesEachOnceOnAtMostThatManyThreads) {
+  for (std::size_t items : {0u, 1u, 7u, 1000u}) {
+    for (std::size_t chunks : {1u, 3u, 8u, 40u}) {
+      for (std::size_t threads : {0u, 1u, 2u, 5u, 64u}) {
+        std::vector<std::pair<std::size_t, std::size_t>> expected(chunks), stretch(chunks, {SIZE_MAX, SIZE_MAX});
+        run_in_chunks(items, chunks, [&](std::size_t c, std::size_t begin, std::size_t end) { expected[c] = {begin, end}; });
+        std::vector<std::atomic<int>> runs(chunks);
+        std::mutex mutex;
+        std::set<std::thread::id> ran_on;
+        run_in_chunks_on(items, chunks, threads, [&](std::size_t c, std::size_t begin, std::size_t end) {
+          runs[c].fetch_add(1);
+          stretch[c] = {begin, end};
+          std::lock_guard lock(mutex);
+          ran_on.insert(std::this_thread::get_id());
+        });
+        EXPECT_EQ(stretch, expected) << items << " in " << chunks << " on " << threads;
+        for (const auto& n : runs) EXPECT_EQ(n.load(), 1);
+        EXPECT_LE(ran_on.size(), std::clamp<std::size_t>(threads, 1, chunks)) << chunks << " on " << threads;
+      }
+    }
+  }
+  bool ran = false;
+  run_in_chunks_on(10, 0, 4, [&](std::size_t, std::size_t, std::size_t) { ran = true; });
+  EXPECT_FALSE(ran);
+}
+
 // Every task of a call runs at once with the others (the nsys reader's threads wait for the one
 // that makes their slots): here each waits at a latch that opens only when all have arrived, in
 // calls nested in the tasks of another and in two calls side by side.

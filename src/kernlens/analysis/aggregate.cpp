@@ -384,12 +384,17 @@ class alignas(kThreadStateAlign) RowsPart {
   double magnitude_ns_ = 0;
 };
 
-// Stretches for the rows' pass: one a thread, of 4,096 launches at least, where the parts'
-// tables of names (4 bytes a name each) come to no more than 4 bytes a launch.
+// Stretches for the rows' pass: four a thread, taken as threads come free (it runs beside the
+// timeline's sweep, which takes CPUs from it), of 4,096 launches at least, where the parts'
+// tables of names (4 bytes a name each) come to no more than 4 bytes a launch. One part on one
+// thread.
 std::size_t row_parts(const model::Profile& profile) {
   constexpr std::size_t kLeastLaunchesPerPart = 4096;
+  constexpr std::size_t kPartsPerThread = 4;
+  const unsigned threads = default_threads();
+  if (threads < 2) return 1;
   const std::size_t launches = profile.launches.size();
-  std::size_t parts = std::min<std::size_t>(default_threads(), launches / kLeastLaunchesPerPart);
+  std::size_t parts = std::min<std::size_t>(kPartsPerThread * threads, launches / kLeastLaunchesPerPart);
   if (profile.names.size() > 0) parts = std::min(parts, launches / profile.names.size());
   return std::max<std::size_t>(parts, 1);
 }
@@ -405,7 +410,7 @@ std::size_t add_rows(const model::Profile& profile, const names::KernelClassifie
     parts.reserve(n);
     for (std::size_t c = 0; c < n; ++c) parts.emplace_back(profile, labels);
     std::atomic<bool> fractional{false};
-    run_in_chunks(profile.launches.size(), n, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    run_in_chunks_on(profile.launches.size(), n, default_threads(), [&](std::size_t c, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end && !fractional.load(std::memory_order_relaxed); ++i) {
         parts[c].add(profile.launches[i]);
         if (!parts[c].whole()) fractional.store(true, std::memory_order_relaxed);

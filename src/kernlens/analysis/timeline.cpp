@@ -333,12 +333,22 @@ struct TimelineSweep::State {
     return it == coverages.end() ? nullptr : &it->second;
   }
 
-  // A stretch for every 4,096 kernels at least, one a thread.
+  // A stretch for every 4,096 kernels at least, four a thread, taken by the threads as they
+  // come free (run_in_chunks_on): the sweep runs beside the rows' pass, and with one stretch a
+  // thread its last stretches ended on a few CPUs after the rows' pass had ended. One thread
+  // sweeps in one stretch: it has no CPU to even out, and more stretches cost a pass more.
   static constexpr std::size_t kLeastKernelsPerStretch = 4096;
+  static constexpr std::size_t kStretchesPerThread = 4;
   static constexpr std::int64_t kExactSpanNs = std::int64_t{1} << 52;
 
   static std::size_t stretches_for(std::size_t items) {
-    return std::clamp<std::size_t>(items / kLeastKernelsPerStretch, 1, default_threads());
+    const unsigned threads = default_threads();
+    if (threads < 2) return 1;
+    return std::clamp<std::size_t>(items / kLeastKernelsPerStretch, 1, kStretchesPerThread * threads);
+  }
+  template <class Work>
+  void in_stretches(std::size_t items, const Work& work) {
+    run_in_chunks_on(items, stretches.size(), default_threads(), work);
   }
 
   void sweep(const model::Profile& profile) {
@@ -365,7 +375,7 @@ struct TimelineSweep::State {
         stretches.assign(n = 1, Stretches());
       }
     }
-    run_in_chunks(items, n, [&](std::size_t c, std::size_t begin, std::size_t end) {
+    in_stretches(items, [&](std::size_t c, std::size_t begin, std::size_t end) {
       for_each_kernel_of_stretch(profile, order, begin, end, c, merge_into_stretch);
     });
     finish_unions();
@@ -374,7 +384,7 @@ struct TimelineSweep::State {
   // Pass 1, in each stretch.
   void find_largest_ends(const model::Profile& profile, const std::optional<std::vector<std::uint32_t>>& order,
                          std::size_t items) {
-    run_in_chunks(items, stretches.size(), [&](std::size_t c, std::size_t begin, std::size_t end) {
+    in_stretches(items, [&](std::size_t c, std::size_t begin, std::size_t end) {
       for_each_kernel_of_stretch(profile, order, begin, end, c, [](Stretch& s, const Interval& iv) {
         if (!s.seen) {
           s.seen = true;

@@ -124,6 +124,17 @@ void run_in_chunks(std::size_t items, std::size_t chunks,
   run_parallel(chunks, [&](std::size_t c) { work(c, items * c / chunks, items * (c + 1) / chunks); });
 }
 
+void run_in_chunks_on(std::size_t items, std::size_t chunks, std::size_t threads,
+                      const std::function<void(std::size_t, std::size_t, std::size_t)>& work) {
+  if (chunks == 0) return;
+  std::atomic<std::size_t> next{0};
+  run_parallel(std::clamp<std::size_t>(threads, 1, chunks), [&](std::size_t) {
+    for (std::size_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;) {
+      work(c, items * c / chunks, items * (c + 1) / chunks);
+    }
+  });
+}
+
 void run_side_by_side(const std::function<void()>& first, const std::function<void()>& second) {
   if (default_threads() < 2) {
     first();

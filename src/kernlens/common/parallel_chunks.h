@@ -40,6 +40,12 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 // work(chunk, begin, end) for each, each on a thread of its own (run_parallel).
 void run_in_chunks(std::size_t items, std::size_t chunks,
                    const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
+// The same stretches on up to `threads` threads, each thread taking the next stretch not yet
+// taken: with a few stretches a thread, a thread whose stretches cost less, or whose CPU other
+// work shares, takes more of them, where one stretch a thread left CPUs idle while the last
+// ones ended.
+void run_in_chunks_on(std::size_t items, std::size_t chunks, std::size_t threads,
+                      const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
 
 // Whether `items` are sorted by `less` (std::is_sorted), checked in stretches on up to
 // `threads` threads, each with the first item of the next: a serial check of a trace's CUDA
