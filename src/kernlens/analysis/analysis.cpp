@@ -59,15 +59,20 @@ struct GroupedLaunches {
 // launches of a group go after those of chunks 0 .. c-1, so the lists are the ones a single
 // pass makes. A grouping's lists are one buffer, its pages faulted in on several threads
 // (resize_prefaulted): with a vector a group, each allocated and faulted in on one thread, an
-// nsys export's step took 10-15 ms at 16 threads, 7-10 ms now.
+// nsys export's step took 10-15 ms at 16 threads, 7-10 ms now. Up to four chunks a thread,
+// taken as threads come free (run_in_chunks_on): with one a thread, the 8 M export's step
+// ended on 4-5 CPUs of 16.
 std::vector<GroupedLaunches> launches_by_groups(const model::Profile& profile, const std::vector<NameGroups>& groupings) {
+  constexpr std::size_t kChunksPerThread = 4;
   const auto& launches = profile.launches;
   std::size_t groups = 0;
   for (const auto& g : groupings) groups += g.count;
   // A chunk is worth a thread for a few thousand launches; each keeps a count a group.
-  const std::size_t chunks = std::clamp<std::size_t>(
-      std::min<std::size_t>(launches.size() / 4096, launches.size() / std::max<std::size_t>(1, 4 * groups)), 1,
-      default_threads());
+  const unsigned threads = default_threads();
+  const std::size_t chunks = threads < 2 ? 1
+                                         : std::clamp<std::size_t>(std::min<std::size_t>(launches.size() / 4096,
+                                                                                         launches.size() / std::max<std::size_t>(1, 4 * groups)),
+                                                                   1, kChunksPerThread * threads);
   // Each chunk's counts, grouping after grouping.
   std::vector<std::vector<std::vector<std::size_t>>> next(chunks);
   for (auto& chunk : next) {
@@ -79,7 +84,7 @@ std::vector<GroupedLaunches> launches_by_groups(const model::Profile& profile, c
       if (const std::size_t g = groupings[k].of_name[l.name]; g != kNone) f(k, g);
     }
   };
-  run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+  run_in_chunks_on(launches.size(), chunks, threads, [&](std::size_t c, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) each_group(launches[i], [&](std::size_t k, std::size_t g) { ++next[c][k][g]; });
   });
   std::vector<GroupedLaunches> out(groupings.size());
@@ -92,9 +97,9 @@ std::vector<GroupedLaunches> launches_by_groups(const model::Profile& profile, c
       for (auto& chunk : next) total += std::exchange(chunk[k][g], total);  // a count becomes where the chunk starts
     }
     grouped.begin.back() = total;
-    resize_prefaulted(grouped.launches, total, static_cast<unsigned>(chunks));
+    resize_prefaulted(grouped.launches, total, static_cast<unsigned>(std::min<std::size_t>(chunks, threads)));
   }
-  run_in_chunks(launches.size(), chunks, [&](std::size_t c, std::size_t begin, std::size_t end) {
+  run_in_chunks_on(launches.size(), chunks, threads, [&](std::size_t c, std::size_t begin, std::size_t end) {
     for (std::size_t i = begin; i < end; ++i) {
       each_group(launches[i], [&](std::size_t k, std::size_t g) { out[k].launches[next[c][k][g]++] = static_cast<model::LaunchIndex>(i); });
     }
