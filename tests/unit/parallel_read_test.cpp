@@ -1096,6 +1096,59 @@ TEST(PrefaultInParallel, FaultsInEveryPageOfTheRange) {
   }
 }
 
+// PrefaultInOrder: once wait_until(n) returns, every whole page of the range's first n bytes is
+// resident, whatever is still being faulted beyond; after wait(), all of them, the bytes still
+// zero. Ranges under two huge pages (one stretch), of many, not page-aligned, and empty.
+TEST(PrefaultInOrder, TheFirstBytesAreFaultedInWhenWaitUntilReturns) {
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t offset = 100;
+  auto resident_pages = [&](char* map, std::size_t from, std::size_t to) {  // whole pages in [from, to)
+    const std::size_t first = (from + page - 1) / page, end = to / page;
+    std::vector<unsigned char> resident(end > first ? end - first : 1);
+    if (end <= first) return std::size_t{0};
+    EXPECT_EQ(mincore(map + first * page, (end - first) * page, resident.data()), 0);
+    std::size_t in = 0;
+    for (unsigned char r : resident) in += r & 1;
+    return in == end - first ? in : SIZE_MAX;
+  };
+  for (const std::size_t bytes : {std::size_t{3 << 20} + 12345, std::size_t{40 << 20} + 12345}) {
+    for (unsigned threads : {1u, 3u, 16u}) {
+      const std::size_t mapped = bytes + 2 * page;
+      char* map = static_cast<char*>(mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+      ASSERT_NE(map, MAP_FAILED);
+      {
+        PrefaultInOrder prefault(map + offset, bytes, threads);
+        for (std::size_t n : {std::size_t{0}, page, bytes / 3, bytes / 2}) {
+          prefault.wait_until(n);
+          EXPECT_NE(resident_pages(map, offset, offset + n), SIZE_MAX) << n << " of " << bytes << " on " << threads;
+        }
+        prefault.wait();
+        EXPECT_NE(resident_pages(map, offset, offset + bytes), SIZE_MAX) << bytes << " on " << threads;
+        prefault.wait_until(2 * bytes);  // beyond the range: at once
+      }
+      EXPECT_TRUE(std::all_of(map, map + mapped, [](char c) { return c == 0; }));
+      munmap(map, mapped);
+    }
+  }
+  std::vector<char> small(100, 'x');  // no whole page: nothing to fault, nothing written
+  PrefaultInOrder none(small.data() + 1, 50, 4);
+  none.wait_until(50);
+  none.wait();
+  EXPECT_TRUE(std::all_of(small.begin(), small.end(), [](char c) { return c == 'x'; }));
+}
+
+// Dropped without a wait, it waits: nothing writes into memory freed after it.
+TEST(PrefaultInOrder, TheDestructorWaitsForTheEnd) {
+  const std::size_t bytes = std::size_t{64} << 20;
+  char* map = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(map, MAP_FAILED);
+  { PrefaultInOrder prefault(map, bytes, 2); }
+  std::vector<unsigned char> resident(bytes / static_cast<std::size_t>(sysconf(_SC_PAGESIZE)));
+  ASSERT_EQ(mincore(map, bytes, resident.data()), 0);
+  EXPECT_TRUE(std::all_of(resident.begin(), resident.end(), [](unsigned char r) { return (r & 1) != 0; }));
+  munmap(map, bytes);
+}
+
 // resize_prefaulted faults in only the room for the new elements: the prefault writes a byte a
 // page, which would zero parts of the elements already there.
 TEST(ResizePrefaulted, KeepsTheElementsThereAndValueInitialisesTheRest) {

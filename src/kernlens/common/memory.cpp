@@ -4,8 +4,12 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <future>
+#include <mutex>
 #include <utility>
+#include <vector>
 
 #include "kernlens/common/parallel_chunks.h"
 
@@ -59,6 +63,61 @@ void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads) {
     };
     touch_pages(std::max(begin, cut(i)), cut(i + 1));
   });
+}
+
+// The range's whole pages in stretches: one huge page each, cut on huge-page boundaries (no
+// huge page faulted by two threads), where the range holds two or more; else one stretch.
+struct PrefaultInOrder::State {
+  std::uintptr_t origin = 0;       // the range's first byte
+  std::vector<std::uintptr_t> cuts;  // stretch k is [cuts[k], cuts[k + 1])
+  std::unique_ptr<std::atomic<bool>[]> faulted;  // by stretch
+  std::atomic<std::size_t> next{0};
+  std::mutex mutex;                  // advances done
+  std::atomic<std::size_t> done{0};  // stretches [0, done) faulted in
+
+  std::size_t stretches() const { return cuts.empty() ? 0 : cuts.size() - 1; }
+  void run(unsigned threads) {
+    run_parallel(std::clamp<std::size_t>(threads, 1, stretches()), [&](std::size_t) {
+      for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < stretches();) {
+        touch_pages(cuts[k], cuts[k + 1]);
+        faulted[k].store(true, std::memory_order_release);
+        std::lock_guard lock(mutex);
+        std::size_t d = done.load(std::memory_order_relaxed);
+        while (d < stretches() && faulted[d].load(std::memory_order_acquire)) ++d;
+        done.store(d, std::memory_order_release);
+        done.notify_all();
+      }
+    });
+  }
+};
+
+PrefaultInOrder::PrefaultInOrder(void* data, std::size_t bytes, unsigned threads) : state_(std::make_unique<State>()) {
+  const auto [begin, end] = whole_pages(data, bytes);
+  State& s = *state_;
+  s.origin = reinterpret_cast<std::uintptr_t>(data);
+  if (end <= begin) return;
+  s.cuts.push_back(begin);
+  if (end - begin >= 2 * kHuge) {
+    for (std::uintptr_t at = (begin + kHuge) & ~(kHuge - 1); at < end; at += kHuge) s.cuts.push_back(at);
+  }
+  s.cuts.push_back(end);
+  s.faulted = std::make_unique<std::atomic<bool>[]>(s.stretches());
+  ended_ = std::async(std::launch::async, [&s, threads] { s.run(threads); });
+}
+
+PrefaultInOrder::~PrefaultInOrder() { wait(); }
+
+void PrefaultInOrder::wait_until(std::size_t bytes) const {
+  const State& s = *state_;
+  // The stretches that begin before data + bytes.
+  const std::uintptr_t to = s.origin + bytes;
+  const auto needed = static_cast<std::size_t>(std::lower_bound(s.cuts.begin(), s.cuts.end(), to) - s.cuts.begin());
+  const std::size_t stretches = std::min(needed, s.stretches());
+  for (std::size_t d; (d = s.done.load(std::memory_order_acquire)) < stretches;) s.done.wait(d, std::memory_order_acquire);
+}
+
+void PrefaultInOrder::wait() const {
+  if (ended_.valid()) ended_.wait();
 }
 
 void return_large_blocks_when_freed() {

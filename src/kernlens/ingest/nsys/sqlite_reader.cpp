@@ -200,9 +200,13 @@ class NsysReader {
     calls_count_ = begin_api_calls_count(schema_, source_, threads);
     if (threads < 2 || launches.capacity() < first_launch_ + kernels) return;
     faulted_launches_ = kernels;
-    kernel_pages_faulted_ = std::async(std::launch::async, [data = launches.data() + first_launch_, kernels, threads] {
-      prefault_in_parallel(data, kernels * sizeof(model::Launch), threads);
-    });
+    kernel_pages_.emplace(launches.data() + first_launch_, kernels * sizeof(model::Launch), threads);
+  }
+
+  // reserve()'s prefault of the launches' pages done: before a launch is written beyond the
+  // slots read_kernel_ranges makes as it follows the prefault, or the buffer moves.
+  void wait_for_kernel_pages() const {
+    if (kernel_pages_) kernel_pages_->wait();
   }
 
   Error row_error(std::string_view table, std::uint64_t row, const std::string& what) const {
@@ -356,7 +360,6 @@ class NsysReader {
                                "demangledName, shortName, mangledName" +
                                schema_.version_note());
     }
-    if (kernel_pages_faulted_.valid()) kernel_pages_faulted_.get();  // before a launch is written
     std::vector<KernelPart> parts = std::move(kernel_parts_);
     if (parts.empty()) parts.emplace_back();  // one scan
     auto cols = op_columns(kKernelExtraColumns);
@@ -369,6 +372,7 @@ class NsysReader {
       if (step(name, [&] { return read_kernel_ranges(*sql, parts, first); })) return merge_kernel_parts(parts, first);
       parts.assign(1, KernelPart{});  // damage or a bad row: one scan, as one thread reads it
     }
+    wait_for_kernel_pages();
     auto stmt = schema_.select(kKernels, cols);
     if (!stmt) return stmt.error();
     step("kernel rows", [&] {
@@ -392,6 +396,7 @@ class NsysReader {
     const std::size_t faulted = first == first_launch_ ? std::min(faulted_launches_, span) : 0;
     if (launches.capacity() >= first + span && faulted < span)  // reserved (reserve()): the pages are new
       prefault_in_parallel(launches.data() + first + faulted, (span - faulted) * sizeof(model::Launch), threads);
+    if (launches.capacity() < first + span) wait_for_kernel_pages();  // the buffer moves
     launches.reserve(first + span);
     auto slot = [&](const KernelPart& part) { return first + static_cast<std::size_t>(part.first_rowid - base); };
     PartSlots slots{launches.data(), launches.size()};
@@ -399,12 +404,14 @@ class NsysReader {
     run_parallel(std::size_t{threads} + 1, [&](std::size_t t) {
       if (t < threads) return read_parts_on_own_connection(sql, parts, next_part, slot, slots);
       for (const KernelPart& part : parts) {  // a part's slots at a time, as resize makes them
+        if (kernel_pages_) kernel_pages_->wait_until((slot(part) + part.span() - first_launch_) * sizeof(model::Launch));
         launches.resize(slot(part) + part.span());
         slots.made.store(launches.size(), std::memory_order_release);
         slots.made.notify_all();
       }
     });
     free_threads_for_calls();
+    wait_for_kernel_pages();  // beyond the parts' slots, before anything else is written there
     std::optional<std::uint64_t> scanned;
     const std::int64_t waited_ns = wall_ns_of([&] { scanned = kernel_rows_count_.rows_if_begun(); });
     if (ctx_.step_times()) ctx_.step_times()->add("row count, waited for", waited_ns);
@@ -729,7 +736,7 @@ class NsysReader {
   Attribution memory_ops_;  // read_op's, for read_memory_ops to add
   std::size_t first_launch_ = 0;
   std::size_t faulted_launches_ = 0;        // reserve()'s: launches from first_launch_ on
-  std::future<void> kernel_pages_faulted_;  // their pages faulted in (prefault_in_parallel)
+  std::optional<PrefaultInOrder> kernel_pages_;  // their pages, faulted in in order
   std::vector<KernelPart> kernel_parts_;  // reserve()'s plan
   RowCount kernel_rows_count_;  // its count, with several parts
   RowCount calls_count_;        // the calls' (begin_api_calls_count)
