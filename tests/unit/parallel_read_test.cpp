@@ -326,6 +326,16 @@ TEST(RunInChunksOn, TheSameStretchesEachOnceOnAtMostThatManyThreads) {
   EXPECT_FALSE(ran);
 }
 
+// One stretch for every `least` items, up to four a thread; one on one thread, at least one.
+TEST(StretchesForThreads, OneForEveryLeastItemsUpToFourAThread) {
+  EXPECT_EQ(stretches_for_threads(100000, 4096, 1), 1u);
+  EXPECT_EQ(stretches_for_threads(100000, 4096, 2), 8u);
+  EXPECT_EQ(stretches_for_threads(100000, 4096, 16), 24u);
+  EXPECT_EQ(stretches_for_threads(10, 4096, 8), 1u);
+  EXPECT_EQ(stretches_for_threads(0, 4096, 8), 1u);
+  EXPECT_EQ(stretches_for_threads(50, 0, 8), 32u);  // no least: the items themselves
+}
+
 // Every task of a call runs at once with the others (the nsys reader's threads wait for the one
 // that makes their slots): here each waits at a latch that opens only when all have arrived, in
 // calls nested in the tasks of another and in two calls side by side.

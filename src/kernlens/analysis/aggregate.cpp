@@ -384,19 +384,13 @@ class alignas(kThreadStateAlign) RowsPart {
   double magnitude_ns_ = 0;
 };
 
-// Stretches for the rows' pass: four a thread, taken as threads come free (it runs beside the
-// timeline's sweep, which takes CPUs from it), of 4,096 launches at least, where the parts'
-// tables of names (4 bytes a name each) come to no more than 4 bytes a launch. One part on one
-// thread.
+// Stretches for the rows' pass, taken as threads come free (stretches_for_threads: it runs
+// beside the timeline's sweep, which takes CPUs from it), of 4,096 launches at least, where the
+// parts' tables of names (4 bytes a name each) come to no more than 4 bytes a launch.
 std::size_t row_parts(const model::Profile& profile) {
   constexpr std::size_t kLeastLaunchesPerPart = 4096;
-  constexpr std::size_t kPartsPerThread = 4;
-  const unsigned threads = default_threads();
-  if (threads < 2) return 1;
   const std::size_t launches = profile.launches.size();
-  std::size_t parts = std::min<std::size_t>(kPartsPerThread * threads, launches / kLeastLaunchesPerPart);
-  if (profile.names.size() > 0) parts = std::min(parts, launches / profile.names.size());
-  return std::max<std::size_t>(parts, 1);
+  return stretches_for_threads(launches, std::max(kLeastLaunchesPerPart, profile.names.size()), default_threads());
 }
 
 // The kernel and memory rows, families and stage rows: the aggregate but its timeline figures.

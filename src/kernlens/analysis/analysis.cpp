@@ -59,20 +59,16 @@ struct GroupedLaunches {
 // launches of a group go after those of chunks 0 .. c-1, so the lists are the ones a single
 // pass makes. A grouping's lists are one buffer, its pages faulted in on several threads
 // (resize_prefaulted): with a vector a group, each allocated and faulted in on one thread, an
-// nsys export's step took 10-15 ms at 16 threads, 7-10 ms now. Up to four chunks a thread,
-// taken as threads come free (run_in_chunks_on): with one a thread, the 8 M export's step
-// ended on 4-5 CPUs of 16.
+// nsys export's step took 10-15 ms at 16 threads, 7-10 ms now. The chunks are taken as threads
+// come free (stretches_for_threads): with one a thread, the 8 M export's step ended on 4-5
+// CPUs of 16.
 std::vector<GroupedLaunches> launches_by_groups(const model::Profile& profile, const std::vector<NameGroups>& groupings) {
-  constexpr std::size_t kChunksPerThread = 4;
   const auto& launches = profile.launches;
   std::size_t groups = 0;
   for (const auto& g : groupings) groups += g.count;
   // A chunk is worth a thread for a few thousand launches; each keeps a count a group.
   const unsigned threads = default_threads();
-  const std::size_t chunks = threads < 2 ? 1
-                                         : std::clamp<std::size_t>(std::min<std::size_t>(launches.size() / 4096,
-                                                                                         launches.size() / std::max<std::size_t>(1, 4 * groups)),
-                                                                   1, kChunksPerThread * threads);
+  const std::size_t chunks = stretches_for_threads(launches.size(), std::max<std::size_t>(4096, 4 * groups), threads);
   // Each chunk's counts, grouping after grouping.
   std::vector<std::vector<std::vector<std::size_t>>> next(chunks);
   for (auto& chunk : next) {

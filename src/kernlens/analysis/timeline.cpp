@@ -333,18 +333,14 @@ struct TimelineSweep::State {
     return it == coverages.end() ? nullptr : &it->second;
   }
 
-  // A stretch for every 4,096 kernels at least, four a thread, taken by the threads as they
-  // come free (run_in_chunks_on): the sweep runs beside the rows' pass, and with one stretch a
-  // thread its last stretches ended on a few CPUs after the rows' pass had ended. One thread
-  // sweeps in one stretch: it has no CPU to even out, and more stretches cost a pass more.
+  // A stretch for every 4,096 kernels at least, taken by the threads as they come free
+  // (stretches_for_threads): the sweep runs beside the rows' pass, and with one stretch a
+  // thread its last stretches ended on a few CPUs after the rows' pass had ended.
   static constexpr std::size_t kLeastKernelsPerStretch = 4096;
-  static constexpr std::size_t kStretchesPerThread = 4;
   static constexpr std::int64_t kExactSpanNs = std::int64_t{1} << 52;
 
   static std::size_t stretches_for(std::size_t items) {
-    const unsigned threads = default_threads();
-    if (threads < 2) return 1;
-    return std::clamp<std::size_t>(items / kLeastKernelsPerStretch, 1, kStretchesPerThread * threads);
+    return stretches_for_threads(items, kLeastKernelsPerStretch, default_threads());
   }
   template <class Work>
   void in_stretches(std::size_t items, const Work& work) {

@@ -135,6 +135,12 @@ void run_in_chunks_on(std::size_t items, std::size_t chunks, std::size_t threads
   });
 }
 
+std::size_t stretches_for_threads(std::size_t items, std::size_t least, unsigned threads) {
+  constexpr std::size_t kStretchesPerThread = 4;
+  if (threads < 2) return 1;
+  return std::clamp<std::size_t>(items / std::max<std::size_t>(1, least), 1, kStretchesPerThread * threads);
+}
+
 void run_side_by_side(const std::function<void()>& first, const std::function<void()>& second) {
   if (default_threads() < 2) {
     first();

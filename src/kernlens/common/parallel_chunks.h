@@ -46,6 +46,10 @@ void run_in_chunks(std::size_t items, std::size_t chunks,
 // ones ended.
 void run_in_chunks_on(std::size_t items, std::size_t chunks, std::size_t threads,
                       const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
+// How many stretches run_in_chunks_on cuts `items` into for `threads` threads: one for every
+// `least` items, up to four a thread (enough for a thread to take another where its CPU was
+// shared), and one on one thread (nothing to even out, and every stretch costs a merge).
+std::size_t stretches_for_threads(std::size_t items, std::size_t least, unsigned threads);
 
 // Whether `items` are sorted by `less` (std::is_sorted), checked in stretches on up to
 // `threads` threads, each with the first item of the next: a serial check of a trace's CUDA

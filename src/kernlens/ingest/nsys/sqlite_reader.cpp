@@ -548,15 +548,12 @@ class NsysReader {
   }
 
   // The stretches of a pass over `rows` launches: one for each ReadOptions::min_part_bytes of
-  // them (a megabyte: ~12,000 launches), up to four a thread of --threads, one on one thread.
-  // Threads take them as they come free (in_launch_chunks): with one a thread, the 8 M export's
-  // passes at 16 threads ended on 3 CPUs for 20 ms.
+  // them (a megabyte: ~12,000 launches), taken as threads come free (stretches_for_threads,
+  // in_launch_chunks): with one a thread, the 8 M export's passes at 16 threads ended on 3 CPUs
+  // for 20 ms.
   std::size_t launch_chunks(std::size_t rows) const {
-    constexpr std::size_t kChunksPerThread = 4;
-    const unsigned threads = reader_threads(ctx_, file_bytes_);
-    if (threads < 2) return 1;
     const std::size_t part_bytes = ctx_.options ? std::max<std::size_t>(1, ctx_.options->min_part_bytes) : ReadOptions().min_part_bytes;
-    return std::clamp<std::size_t>(rows * sizeof(model::Launch) / part_bytes, 1, kChunksPerThread * threads);
+    return stretches_for_threads(rows * sizeof(model::Launch), part_bytes, reader_threads(ctx_, file_bytes_));
   }
   void in_launch_chunks(std::size_t rows, std::size_t chunks,
                         const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work) const {
