@@ -4,8 +4,9 @@
 # up) and its busy-CPU timeline (busy_timeline.py: CPUs busy, threads and the hottest functions
 # per 2 ms) into OUT/timeline.txt. DWARF=1 also keeps each run's samples with their call
 # stacks (`perf record --call-graph dwarf`, 4 kHz) as OUT/LABEL.dwarf.txt.xz, to tell which
-# caller a serial stretch is in. build/devrun must be made with `PERF=1
-# scripts/device/make_devrun.sh` (the GPU machine has no perf of its own).
+# caller a serial stretch is in (scripts/device/stack_windows.py prints them by window).
+# build/devrun must be made with `PERF=1 scripts/device/make_devrun.sh` (the GPU machine has no
+# perf of its own).
 #   scripts/device/busy_timeline.sh OUT          (about a minute)
 # Env: T (default 16), BIN_MS (default 2), RAW_MB (default 1000), TRACE_MB (default 1000),
 #      NSYS_LAUNCHES (default 1000000); "" skips an input. KERNLENS: another binary in build/devrun.
