@@ -170,16 +170,22 @@ std::optional<std::uint32_t> EnclosingRanges::set_of(const ApiCall& call) {
   return t.current_id;
 }
 
-std::uint32_t EnclosingRanges::intern(const RangeSet& set) {
+std::uint32_t EnclosingRanges::intern(const RangeSet& set) { return intern_hashed(set, hash_of(set)); }
+
+std::uint32_t EnclosingRanges::intern(RangeSet&& set, std::size_t hash) { return intern_hashed(std::move(set), hash); }
+
+template <class Set>
+std::uint32_t EnclosingRanges::intern_hashed(Set&& set, std::size_t hash) {
   if ((sets_.size() + 1) * 2 > index_.size()) grow_index();  // at most half full with a new one
   const std::size_t mask = index_.size() - 1;
-  for (std::size_t i = slot_of(hash_of(set));; i = (i + 1) & mask) {
+  for (std::size_t i = slot_of(hash);; i = (i + 1) & mask) {
     if (index_[i] == 0) {
-      sets_.push_back(set);
+      sets_.push_back(std::forward<Set>(set));
+      hashes_.push_back(hash);
       index_[i] = static_cast<std::uint32_t>(sets_.size());
       return static_cast<std::uint32_t>(sets_.size() - 1);
     }
-    if (sets_[index_[i] - 1] == set) return index_[i] - 1;
+    if (hashes_[index_[i] - 1] == hash && sets_[index_[i] - 1] == set) return index_[i] - 1;
   }
 }
 
@@ -189,7 +195,7 @@ void EnclosingRanges::grow_index() {
   index_.assign(std::size_t{1} << index_bits_, 0);
   const std::size_t mask = index_.size() - 1;
   for (std::uint32_t id = 0; id < sets_.size(); ++id) {
-    std::size_t i = slot_of(hash_of(sets_[id]));
+    std::size_t i = slot_of(hashes_[id]);
     while (index_[i] != 0) i = (i + 1) & mask;
     index_[i] = id + 1;
   }

@@ -80,10 +80,16 @@ class EnclosingRanges {
   bool in_order(const ApiCall& first, const ApiCall& last);
   // The index of `set` among the sets, added when new.
   std::uint32_t intern(const RangeSet& set);
+  // The same for a set whose hash_of another thread worked out, moved in when new: the one
+  // thread that builds the calls read in ranges interns every range's sets, and copying and
+  // hashing them was a third of its work.
+  std::uint32_t intern(RangeSet&& set, std::size_t hash);
+  static std::size_t hash_of(const RangeSet& set);
   const std::vector<RangeSet>& sets() const { return sets_; }
   // The sets, after the last call.
   std::vector<RangeSet> take_sets() {
     index_ = {};
+    hashes_ = {};
     return std::move(sets_);
   }
 
@@ -118,10 +124,12 @@ class EnclosingRanges {
   // (0: a free slot), at most half full. A node a set (std::unordered_set) took 25,000
   // allocations in a million kernels' export, freed one by one at the end of the calls' read,
   // which the read waits for; and each lookup copied its set to compare it.
-  static std::size_t hash_of(const RangeSet& set);
   std::size_t slot_of(std::size_t hash) const { return hash >> (64 - index_bits_); }
   void grow_index();
+  template <class Set>
+  std::uint32_t intern_hashed(Set&& set, std::size_t hash);
   std::vector<RangeSet> sets_{RangeSet{}};
+  std::vector<std::size_t> hashes_{hash_of(RangeSet{})};  // by set: kept for grow_index
   std::vector<std::uint32_t> index_;
   unsigned index_bits_ = 0;
   RangeSet scratch_;
