@@ -182,7 +182,7 @@ class ApiCallsBuilder {
   // in ranges faulted in each page as it appended (8 M calls: 64 MB, 8% of its work).
   void prefault(unsigned threads) {
     for (auto* v : {&out_.correlations_, &out_.place_of_})
-      prefault_in_parallel(v->data() + v->size(), (v->capacity() - v->size()) * sizeof(std::uint32_t), threads);
+      prefault_in_parallel(v->data() + v->size(), (v->capacity() - v->size()) * sizeof(*v->data()), threads);
   }
   bool add_in_order(const ApiRow& r) {
     return add_in_order(r, [&](const ApiCall& call) { return enclosing_.set_of(call); });

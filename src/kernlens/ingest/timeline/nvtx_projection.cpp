@@ -64,12 +64,8 @@ std::vector<std::uint32_t> labels_of(const std::vector<RangeInstance>& ranges, u
       .of_item;
 }
 
-struct PathHash {
-  std::size_t operator()(const std::vector<std::uint32_t>& path) const {
-    std::size_t h = path.size();
-    for (std::uint32_t l : path) h = h * 1000003 + l;
-    return h;
-  }
+struct PathHash {  // a path of labels is a vector of numbers, as a set of ranges is
+  std::size_t operator()(const std::vector<std::uint32_t>& path) const { return EnclosingRanges::hash_of(path); }
 };
 
 }  // namespace
