@@ -22,6 +22,10 @@ for bin in "$devrun"/kernlens "$devrun"/*.so; do
     [[ $name =~ $keep ]] || cp -L "$path" "$devrun/lib/"
   done
 done
+# The threads-or-processes probe (scripts/device/threads_or_processes.sh), where it builds here.
+if command -v g++ > /dev/null && [[ -f /usr/include/sqlite3.h ]]; then
+  g++ -O2 -std=c++20 -pthread "$(dirname "$0")/threads_or_processes_probe.cpp" -lsqlite3 -o "$devrun/threads_or_processes_probe"
+fi
 if [[ ${PERF:-0} == 1 ]]; then
   perf=$(command -v perf) || { echo "make_devrun.sh: PERF=1 needs perf (Debian: linux-perf)" >&2; exit 2; }
   mkdir -p "$devrun/perf/lib"
