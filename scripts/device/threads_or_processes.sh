@@ -6,7 +6,7 @@
 # copy per reader, then all on one file), and the ALU work on CPU 0 with each other CPU, to tell
 # CPUs that share a core. Prints each copy's CPU time against one copy alone; the host's steal
 # (/proc/stat's eighth number) before and after.
-#   scripts/device/threads_or_processes.sh OUT      (about 90 s on the GPU machine)
+#   scripts/device/threads_or_processes.sh OUT      (45 s on 2 CPUs; about 2 minutes on 16)
 # Env: N (default: the CPUs).
 set -u
 out=${1:?usage: threads_or_processes.sh OUT}

@@ -3,7 +3,7 @@
 // processes that share nothing spent 4% more than one alone (BENCHMARKS.md, "The yardstick").
 // This probe runs one piece of work N times at once, started together, either on N threads of
 // this process or in N forked processes, and prints each copy's CPU time against one copy
-// alone. The work:
+// alone (medians of 3 interleaved rounds). The work:
 //   alu             integer hashing in a 256 KiB table (L2-resident): the cores themselves
 //   stream          fills a 256 MiB buffer of the copy's own, then sums it 8 times: page faults
 //                   and memory bandwidth
@@ -144,16 +144,28 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
+// One copy alone, N on threads, N in processes, interleaved `rounds` times: the medians.
 template <class Work>
-void compare(const char* name, int n, const Work& work) {
-  const double alone = run(false, 1, work).second[0];
-  for (bool processes : {false, true}) {
-    auto [wall, cpu] = run(processes, n, work);
-    std::printf("%s %s %d: wall %.3f s, a copy's CPU min %.3f median %.3f max %.3f s, alone %.3f s: median %+.0f%%\n", name,
-                processes ? "processes" : "threads", n, wall, *std::min_element(cpu.begin(), cpu.end()), median(cpu),
-                *std::max_element(cpu.begin(), cpu.end()), alone, (median(cpu) / alone - 1) * 100);
-    std::fflush(stdout);
+void compare(const char* name, int n, const Work& work, int rounds = 3) {
+  std::vector<double> alone, copies[2], walls[2], mins[2], maxes[2];
+  for (int r = 0; r < rounds; ++r) {
+    alone.push_back(run(false, 1, work).second[0]);
+    for (int processes : {0, 1}) {
+      auto [wall, cpu] = run(processes == 1, n, work);
+      walls[processes].push_back(wall);
+      copies[processes].push_back(median(cpu));
+      mins[processes].push_back(*std::min_element(cpu.begin(), cpu.end()));
+      maxes[processes].push_back(*std::max_element(cpu.begin(), cpu.end()));
+    }
   }
+  const double one = median(alone);
+  for (int processes : {0, 1}) {
+    std::printf("%s %s %d: wall %.3f s, a copy's CPU min %.3f median %.3f max %.3f s, alone %.3f s: median %+.0f%% "
+                "(medians of %d rounds)\n",
+                name, processes ? "processes" : "threads", n, median(walls[processes]), median(mins[processes]),
+                median(copies[processes]), median(maxes[processes]), one, (median(copies[processes]) / one - 1) * 100, rounds);
+  }
+  std::fflush(stdout);
 }
 
 }  // namespace
