@@ -121,7 +121,7 @@ void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
 
 void run_in_chunks(std::size_t items, std::size_t chunks,
                    const std::function<void(std::size_t, std::size_t, std::size_t)>& work) {
-  run_parallel(chunks, [&](std::size_t c) { work(c, items * c / chunks, items * (c + 1) / chunks); });
+  run_in_chunks_on(items, chunks, chunks, work);
 }
 
 void run_in_chunks_on(std::size_t items, std::size_t chunks, std::size_t threads,

@@ -37,7 +37,7 @@ void set_default_threads(unsigned threads);  // 0: back to usable_cpus()
 void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work);
 
 // Cuts [0, items) into `chunks` stretches of about equal size, in order, and runs
-// work(chunk, begin, end) for each, each on a thread of its own (run_parallel).
+// work(chunk, begin, end) for each, on as many threads as chunks (run_in_chunks_on).
 void run_in_chunks(std::size_t items, std::size_t chunks,
                    const std::function<void(std::size_t chunk, std::size_t begin, std::size_t end)>& work);
 // The same stretches on up to `threads` threads, each thread taking the next stretch not yet
