@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -28,6 +31,7 @@ TEST(StepTimes, StepsNestInTheOrderTheyStartAndEachIsTimedWhole) {
   const std::string text = times.text();
   EXPECT_NE(text.find("  outer "), std::string::npos) << text;
   EXPECT_NE(text.find("    inner "), std::string::npos) << text;
+  EXPECT_NE(text.find(" s  cpu "), std::string::npos) << text;
   EXPECT_NE(text.find(" s   peak "), std::string::npos) << text;
   EXPECT_NE(text.find(" MiB\n"), std::string::npos) << text;
 }
@@ -45,6 +49,41 @@ TEST(StepTimes, EachStepKeepsThePeakMemorySoFarWhichOnlyRises) {
   EXPECT_GE(steps[1].peak_rss_bytes, steps[0].peak_rss_bytes);
   EXPECT_GE(steps[1].peak_rss_bytes, std::int64_t{64} << 20);
   EXPECT_EQ(held[12345], 1);
+}
+
+// The process's CPU time while a step ran: all its threads, not the wall time.
+TEST(StepTimes, EachStepKeepsTheProcesssCpuTimeMeanwhile) {
+  StepTimes times;
+  const auto burn = [](std::int64_t cpu_ns) {  // until this thread has run that long: load-proof
+    const auto thread_cpu_ns = [] {
+      timespec ts{};
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+    };
+    const std::int64_t start = thread_cpu_ns();
+    volatile std::uint64_t x = 0;
+    while (thread_cpu_ns() - start < cpu_ns) x = x + 1;
+  };
+  times.time("asleep", [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });
+  times.time("two threads busy", [&] {
+    std::thread other([&] { burn(60'000'000); });
+    burn(60'000'000);
+    other.join();
+  });
+  times.add("beside", 1'000'000);
+  const auto& steps = times.steps();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_GE(steps[0].wall_ns, 50'000'000);
+  EXPECT_GE(steps[0].cpu_ns, 0);
+  EXPECT_LT(steps[0].cpu_ns, 25'000'000);  // a sleeping step costs (almost) no CPU
+  // Two threads each 60 ms on a CPU: the step counts both, whether or not they ran at once.
+  EXPECT_GE(steps[1].cpu_ns, 120'000'000);
+  EXPECT_EQ(steps[2].cpu_ns, -1);  // timed on another thread: no CPU time of its own
+  const std::string text = times.text();
+  const auto beside = text.find("  beside ");
+  ASSERT_NE(beside, std::string::npos) << text;
+  EXPECT_EQ(text.find(" cpu ", beside), std::string::npos) << text;  // nothing made up
+  EXPECT_NE(text.find(" MiB", beside), std::string::npos) << text;
 }
 
 TEST(StepTimes, WithoutTimesAStepOnlyRuns) {

@@ -104,7 +104,7 @@ int run_analyze(AnalyzeOptions& opt) {
   if (!loaded) return kExitBadInput;
   const std::string out = timed_step(steps, opt.format + " output", [&] { return format_analysis(opt, *loaded); });
   const int rc = timed_step(steps, "write", [&] { return write_output(opt.output, out); });
-  if (opt.verbose) std::fprintf(stderr, "kernlens: where the time went (wall clock):\n%s", times.text().c_str());
+  if (opt.verbose) std::fprintf(stderr, "kernlens: where the time went (wall clock, the process's CPU time meanwhile):\n%s", times.text().c_str());
   return rc;
 }
 

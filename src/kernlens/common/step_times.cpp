@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <ctime>
 
 namespace kernlens {
 namespace {
@@ -14,10 +15,16 @@ std::int64_t peak_rss_bytes() {
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux counts KiB
 }
 
+std::int64_t process_cpu_ns() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return -1;
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
 }  // namespace
 
 StepTimes::Scope::Scope(StepTimes& times, std::string name)
-    : times_(times), index_(times.steps_.size()), start_(Clock::now()) {
+    : times_(times), index_(times.steps_.size()), start_(Clock::now()), start_cpu_ns_(process_cpu_ns()) {
   times_.steps_.push_back(Step{std::move(name), 0, times_.depth_++});
 }
 
@@ -25,11 +32,12 @@ StepTimes::Scope::~Scope() {
   times_.steps_[index_].wall_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start_).count();
   times_.steps_[index_].peak_rss_bytes = peak_rss_bytes();
+  if (const std::int64_t cpu = process_cpu_ns(); cpu >= 0 && start_cpu_ns_ >= 0) times_.steps_[index_].cpu_ns = cpu - start_cpu_ns_;
   --times_.depth_;
 }
 
 void StepTimes::add(std::string name, std::int64_t wall_ns) {
-  steps_.push_back(Step{std::move(name), wall_ns, depth_, peak_rss_bytes()});
+  steps_.push_back(Step{std::move(name), wall_ns, depth_, -1, peak_rss_bytes()});
 }
 
 std::string StepTimes::text() const {
@@ -39,6 +47,7 @@ std::string StepTimes::text() const {
   for (const Step& s : steps_) {
     const std::string label = std::string(2 * static_cast<std::size_t>(s.depth), ' ') + s.name;
     out += fmt::format("  {:<{}}  {:8.3f} s", label, width, static_cast<double>(s.wall_ns) / 1e9);
+    out += s.cpu_ns >= 0 ? fmt::format("  cpu {:8.3f} s", static_cast<double>(s.cpu_ns) / 1e9) : std::string(16, ' ');
     if (s.peak_rss_bytes > 0) out += fmt::format("   peak {:7.1f} MiB", static_cast<double>(s.peak_rss_bytes) / (1 << 20));
     out += '\n';
   }

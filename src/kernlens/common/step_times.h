@@ -17,12 +17,16 @@ class StepTimes {
     std::string name;
     std::int64_t wall_ns = 0;
     int depth = 0;  // steps inside another are one deeper
+    // The CPU time of the whole process while the step ran (all its threads, the step's and any
+    // beside it), -1 for a step timed elsewhere (add): against the wall time, how many CPUs the
+    // step kept busy, and against a one-thread run, what its threads cost beyond the work.
+    std::int64_t cpu_ns = -1;
     // The process's peak resident memory so far when the step ended (getrusage), 0 where the
     // system does not say: where the peak rises is the step that holds the most.
     std::int64_t peak_rss_bytes = 0;
   };
 
-  // Runs f() as the step `name`; its wall time is from the call to f's return.
+  // Runs f() as the step `name`; its wall and CPU times are from the call to f's return.
   template <class F>
   decltype(auto) time(std::string name, F&& f) {
     const Scope scope(*this, std::move(name));
@@ -35,7 +39,7 @@ class StepTimes {
 
   const std::vector<Step>& steps() const { return steps_; }
   // One line a step, indented by depth, the times aligned, and the peak so far where it is
-  // known: "  read in.sqlite   0.812 s   peak 104.4 MiB".
+  // known: "  read in.sqlite   0.812 s  cpu   9.120 s   peak 104.4 MiB".
   std::string text() const;
 
  private:
@@ -51,6 +55,7 @@ class StepTimes {
     StepTimes& times_;
     std::size_t index_;
     Clock::time_point start_;
+    std::int64_t start_cpu_ns_;
   };
 
   std::vector<Step> steps_;
