@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The per-step CPU times of scripts/device/step_cpu.sh's runs as one table: for each step of
+`kernlens analyze --verbose`, the median CPU seconds at each --threads (n.rR.tT.txt) and, for
+the sixteenth parts, one process alone (alone.R.txt) and the median of the copies run together
+(together.R.I.txt), with the growth of each against its one-thread figure.
+
+    scripts/device/step_cpu_table.py OUT
+"""
+import collections
+import pathlib
+import re
+import statistics
+import sys
+
+LINE = re.compile(r"^(?P<indent> *)(?P<name>\S.*?)\s+(?P<wall>[\d.]+) s(?:  cpu\s+(?P<cpu>[\d.]+) s)?")
+
+
+def steps(path):
+    """{step name: cpu seconds} of one --verbose output; the parts' count dropped from names."""
+    out = {}
+    for line in path.read_text().splitlines()[1:]:
+        m = LINE.match(line)
+        if m and m["cpu"]:
+            name = re.sub(r"^read \S+$", "read", re.sub(r", \d+ parts$", "", m["name"]))
+            out["  " * (len(m["indent"]) // 2 - 1) + name] = float(m["cpu"])
+    return out
+
+
+def medians(paths):
+    by_step = collections.defaultdict(list)
+    order = []
+    for p in paths:
+        for name, cpu in steps(p).items():
+            if name not in by_step:
+                order.append(name)
+            by_step[name].append(cpu)
+    return order, {n: statistics.median(v) for n, v in by_step.items()}
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    out = pathlib.Path(sys.argv[1])
+    threads = sorted({int(m[1]) for p in out.glob("n.r*.t*.txt") if (m := re.search(r"\.t(\d+)\.txt$", p.name))})
+    columns = [(f"{t} thr", sorted(out.glob(f"n.r*.t{t}.txt"))) for t in threads]
+    columns += [("part alone", sorted(out.glob("alone.*.txt"))), ("part, 16 at once", sorted(out.glob("together.*.txt")))]
+    columns = [(label, paths) for label, paths in columns if paths]
+    if not columns:
+        sys.exit(f"step_cpu_table.py: no --verbose outputs in {out}")
+    tables = [(label, *medians(paths)) for label, paths in columns]
+    order = max((t[1] for t in tables), key=len)
+    print(f"{'step (CPU s, medians)':46s}" + "".join(f"{label:>18s}" for label, *_ in tables))
+    for name in order:
+        row = f"{name[:46]:46s}"
+        for i, (label, _, cpu) in enumerate(tables):
+            base = tables[0][2] if label.endswith("thr") else tables[-2][2]
+            value = cpu.get(name)
+            if value is None:
+                row += f"{'':>18s}"
+            elif base.get(name) and base is not cpu and base[name] > 0.005:
+                row += f"{value:10.3f} {value / base[name] - 1:+6.0%} "
+            else:
+                row += f"{value:10.3f}        "
+        print(row)
+
+
+if __name__ == "__main__":
+    main()
