@@ -350,6 +350,30 @@ TEST(NsysSqlite, TruncatedAndDamagedFiles) {
 // The call of each operation, whether the API rows come in key order and in time order on
 // each thread (kept as they come) or not (read whole and sorted): the same calls, the inner one
 // of a launch recorded twice, none for an operation without a row, the same ranges around each.
+// A range's rows: rising inside [first, end); the first rowid at or past the end ends them, as
+// SQL's `rowid < end` stops a scan there; one below the first, or not above the one before, is
+// damage (the table is read again in one scan).
+TEST(NsysRowidOrder, RowsRiseInsideTheRangeAndTheFirstPastItsEndEndsIt) {
+  using Row = ingest::nsys::RowidOrder::Row;
+  ingest::nsys::RowidOrder order(10, 20);
+  EXPECT_EQ(order.next(10), Row::kInOrder);
+  EXPECT_EQ(order.next(12), Row::kInOrder);  // gaps are allowed
+  EXPECT_EQ(order.next(19), Row::kInOrder);
+  EXPECT_EQ(order.next(20), Row::kPastTheEnd);
+  EXPECT_EQ(order.next(500), Row::kPastTheEnd);
+
+  ingest::nsys::RowidOrder falls(10, 20);
+  EXPECT_EQ(falls.next(15), Row::kInOrder);
+  EXPECT_EQ(falls.next(15), Row::kOutOfOrder);  // a rowid twice
+  ingest::nsys::RowidOrder back(10, 20);
+  EXPECT_EQ(back.next(15), Row::kInOrder);
+  EXPECT_EQ(back.next(11), Row::kOutOfOrder);
+  ingest::nsys::RowidOrder below(10, 20);
+  EXPECT_EQ(below.next(9), Row::kOutOfOrder);  // a seek lands at or after the first
+  ingest::nsys::RowidOrder past_first(10, 20);
+  EXPECT_EQ(past_first.next(25), Row::kPastTheEnd);  // an empty range
+}
+
 TEST(NsysApiCalls, RowsInOrderOrNotGiveTheSameCalls) {
   using ingest::nsys::ApiRow;
   const std::int64_t process = std::int64_t{4242} << 24, other = std::int64_t{77} << 24;

@@ -59,14 +59,19 @@ struct ApiRows {
 };
 
 // The rows of `stmt` with both ids, each to `emit` (false from emit stops). With `order`, the
-// rowid (column 4) of every row must be in it; false when one is not.
+// rowid (column 4) of every row must be in it (false when one is not), the first past its end
+// ending the rows.
 template <class Emit>
 bool read_api_rows(SqliteStatement& stmt, RowidOrder* order, std::uint64_t& rows, Emit emit) {
   std::array<std::int64_t, 5> v{};
   const int columns = order ? 5 : 4;
   for (; stmt.step(); ++rows) {
     const std::uint64_t nulls = stmt.int64_columns(columns, v.data());
-    if (order && !order->next(v[4])) return false;
+    if (order) {
+      const RowidOrder::Row at = order->next(v[4]);
+      if (at == RowidOrder::Row::kPastTheEnd) return true;
+      if (at == RowidOrder::Row::kOutOfOrder) return false;
+    }
     if (nulls & 0b11) continue;  // no globalTid or correlationId
     if (!emit(ApiRow{v[0], v[1], v[2], v[3]})) return false;
   }
@@ -351,7 +356,6 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
     auto stmt = db->prepare(sql);
     if (!stmt) return;
     stmt->bind(1, ranges[i].first);
-    stmt->bind(2, ranges[i].second);
     RowidOrder order(ranges[i].first, ranges[i].second);
     const auto slot = static_cast<std::size_t>(ranges[i].first - first);
     whole[i] = read_api_rows(*stmt, &order, rows[i], [&](const ApiRow& r) {
@@ -509,7 +513,6 @@ struct alignas(kThreadStateAlign) RangeRows {  // filled row by row, slots side 
     SqliteStatement& stmt = lent->stmt;
     stmt.reset();
     stmt.bind(1, range.first);
-    stmt.bind(2, range.second);
     RowidOrder order(range.first, range.second);
     whole = read_api_rows(stmt, &order, seen, [&](const ApiRow& r) {
               rows.push_back(r);

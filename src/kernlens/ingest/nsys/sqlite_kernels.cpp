@@ -139,9 +139,13 @@ void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, K
   const int columns = kKernelColumnCount + (ranged ? 1 : 0);
   while (stmt.step()) {
     values.read(stmt, columns);
-    if (ranged && !order.next(values[kKernelColumnCount])) {
-      part.out_of_order = true;
-      return;
+    if (ranged) {
+      const RowidOrder::Row at = order.next(values[kKernelColumnCount]);
+      if (at == RowidOrder::Row::kPastTheEnd) break;
+      if (at == RowidOrder::Row::kOutOfOrder) {
+        part.out_of_order = true;
+        return;
+      }
     }
     ++row;
     model::Launch l;

@@ -476,7 +476,6 @@ class NsysReader {
       }
       stmt->reset();
       stmt->bind(1, part.first_rowid);
-      stmt->bind(2, part.end_rowid);
       model::Launch* slots = made.wait_for(slot_of(part), part.span());
       std::size_t at = 0;
       read_kernel_part(*stmt, ctx_.input_index, true, part, [&](model::Launch&& l) { slots[at++] = std::move(l); });

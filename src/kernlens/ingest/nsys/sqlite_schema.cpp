@@ -64,7 +64,7 @@ Result<std::string> Schema::select_range_sql(std::string_view table,
   auto sql = select_sql(table, columns);
   if (!sql) return sql;
   sql->insert(sql->find(" FROM "), ", rowid");  // the columns are quoted: the first FROM is SQL's
-  *sql += " WHERE rowid >= ?1 AND rowid < ?2";
+  *sql += " WHERE rowid >= ?1";
   return sql;
 }
 
