@@ -10,11 +10,17 @@ each_big_input() {
   each_sized_input "$callback" trace json make_big_trace.py "$3"
   for launches in $4; do
     file=$work/nsys_${launches}.sqlite
-    python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
-      --launches "$launches" -o "$file" > /dev/null
+    make_nsys_export "$launches" "$file"
     "$callback" "nsys_$((launches / 1000))k" "$file"
     rm -f "$file"
   done
+}
+
+# make_nsys_export LAUNCHES FILE: an nsys export of LAUNCHES kernels, the real llama export's
+# repeated (scripts/fixtures/make_nsys_fixture.py bench).
+make_nsys_export() {
+  python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
+    --launches "$1" -o "$2" > /dev/null
 }
 
 # each_sized_input CALLBACK KIND EXT MAKER "MB...": KIND_<MB>MB.EXT made by scripts/bench/MAKER.

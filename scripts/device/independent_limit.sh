@@ -35,8 +35,7 @@ whole_and_together() {  # LABEL FILE: the whole input on 1 and $copies threads, 
   case $label in
     raw*) python3 "$root/scripts/bench/make_big_raw.py" -s "$(awk "BEGIN { print ${label//[!0-9]/} / $copies }")" -o "$part" > /dev/null ;;
     trace*) python3 "$root/scripts/bench/make_big_trace.py" -s "$(awk "BEGIN { print ${label//[!0-9]/} / $copies }")" -o "$part" > /dev/null ;;
-    nsys*) python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
-             --launches "$(( ${label//[!0-9]/} * 1000 / copies ))" -o "$part" > /dev/null ;;
+    nsys*) make_nsys_export "$(( ${label//[!0-9]/} * 1000 / copies ))" "$part" ;;
   esac
   local i own=$work/part.{i}.${2##*.}
   for ((i = 0; i < copies; i++)); do cp "$part" "${own/\{i\}/$i}"; done  # pages of its own, in the page cache

@@ -19,13 +19,9 @@ launches=${NSYS_LAUNCHES:-8000000} copies=$(( $(nproc) < 16 ? $(nproc) : 16 ))
 alone=$(( $(nproc) > 2 ? 2 : 0 ))
 work=${TMPDIR:-/tmp}/kernlens-step-cpu
 mkdir -p "$out" "$work"
-make_export() {  # LAUNCHES FILE
-  python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
-    --launches "$1" -o "$2" > /dev/null
-}
 {
   echo "== $(date +%T) $(nproc) CPUs; stat: $(head -1 /proc/stat)"
-  make_export $((launches / copies)) "$work/part.sqlite"
+  make_nsys_export $((launches / copies)) "$work/part.sqlite"
   for ((i = 0; i < copies; i++)); do cp "$work/part.sqlite" "$work/part.$i.sqlite"; done
   cat "$work"/part.*.sqlite > /dev/null
   for ((r = 1; r <= ${ROUNDS:-2}; r++)); do
@@ -35,7 +31,7 @@ make_export() {  # LAUNCHES FILE
       "$kernlens analyze $work/part.{i}.sqlite --format json -o /dev/null --threads 1 --verbose 2> $out/together.$r.{i}.txt"
   done
   rm -f "$work"/part*.sqlite
-  make_export "$launches" "$work/n.sqlite"
+  make_nsys_export "$launches" "$work/n.sqlite"
   cat "$work/n.sqlite" > /dev/null
   for ((r = 1; r <= ${ROUNDS:-2}; r++)); do
     for t in ${THREADS:-1 2 16}; do

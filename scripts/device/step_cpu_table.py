@@ -48,21 +48,24 @@ def main():
     if not columns:
         sys.exit(f"step_cpu_table.py: no --verbose outputs in {out}")
     tables = [(label, *medians(paths)) for label, paths in columns]
+    cpu_of = {label: cpu for label, _, cpu in tables}
+    # Each column against its one-thread figure: the threads' against `--threads 1`, the
+    # processes' together against one alone.
+    base_of = {label: cpu_of.get("part alone") if label.startswith("part") else cpu_of.get(tables[0][0])
+               for label, *_ in tables}
     order = max((t[1] for t in tables), key=len)
     print(f"{'step (CPU s, medians)':46s}" + "".join(f"{label:>18s}" for label, *_ in tables))
     for name in order:
         row = f"{name[:46]:46s}"
-        for i, (label, _, cpu) in enumerate(tables):
-            base = tables[0][2] if label.endswith("thr") else tables[-2][2]
-            value = cpu.get(name)
+        for label, _, cpu in tables:
+            base, value = base_of[label], cpu.get(name)
             if value is None:
                 row += f"{'':>18s}"
-            elif base.get(name) and base is not cpu and base[name] > 0.005:
+            elif base and base is not cpu and base.get(name, 0) > 0.005:
                 row += f"{value:10.3f} {value / base[name] - 1:+6.0%} "
             else:
                 row += f"{value:10.3f}        "
         print(row)
-
 
 if __name__ == "__main__":
     main()

@@ -21,8 +21,7 @@ work=${TMPDIR:-/tmp}/kernlens-threads-or-processes
 mkdir -p "$out" "$work"
 {
   echo "== $(date +%T)"; lscpu | grep -E "^CPU\(s\)|Model name|Thread|Core|Socket|NUMA node\(s\)"
-  python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
-    --launches 1000000 -o "$work/n0.sqlite" > /dev/null
+  make_nsys_export 1000000 "$work/n0.sqlite"
   files=("$work/n0.sqlite")
   for ((i = 1; i < n; ++i)); do cp "$work/n0.sqlite" "$work/n$i.sqlite"; files+=("$work/n$i.sqlite"); done
   cat "${files[@]}" > /dev/null  # in the page cache

@@ -347,9 +347,6 @@ TEST(NsysSqlite, TruncatedAndDamagedFiles) {
   }
 }
 
-// The call of each operation, whether the API rows come in key order and in time order on
-// each thread (kept as they come) or not (read whole and sorted): the same calls, the inner one
-// of a launch recorded twice, none for an operation without a row, the same ranges around each.
 // A range's rows: rising inside [first, end); the first rowid at or past the end ends them, as
 // SQL's `rowid < end` stops a scan there; one below the first, or not above the one before, is
 // damage (the table is read again in one scan).
@@ -374,6 +371,9 @@ TEST(NsysRowidOrder, RowsRiseInsideTheRangeAndTheFirstPastItsEndEndsIt) {
   EXPECT_EQ(past_first.next(25), Row::kPastTheEnd);  // an empty range
 }
 
+// The call of each operation, whether the API rows come in key order and in time order on
+// each thread (kept as they come) or not (read whole and sorted): the same calls, the inner one
+// of a launch recorded twice, none for an operation without a row, the same ranges around each.
 TEST(NsysApiCalls, RowsInOrderOrNotGiveTheSameCalls) {
   using ingest::nsys::ApiRow;
   const std::int64_t process = std::int64_t{4242} << 24, other = std::int64_t{77} << 24;
