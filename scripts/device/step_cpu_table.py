@@ -21,7 +21,7 @@ def steps(path):
     for line in path.read_text().splitlines()[1:]:
         m = LINE.match(line)
         if m and m["cpu"]:
-            name = re.sub(r"^read \S+$", "read", re.sub(r", \d+ parts$", "", m["name"]))
+            name = re.sub(r"^read \S+$", "read", re.sub(r", (\d+ parts|on \d+ threads)$", "", m["name"]))
             out["  " * (len(m["indent"]) // 2 - 1) + name] = float(m["cpu"])
     return out
 

@@ -32,6 +32,7 @@
 #include "kernlens/common/file.h"
 #include "kernlens/common/memory.h"
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/common/step_times.h"
 #include "kernlens/ingest/json/trace_tokenizer.h"
 #include "kernlens/ingest/ncu/raw.h"
 #include "kernlens/ingest/pytorch/trace.h"
@@ -1077,6 +1078,52 @@ TEST(ParallelRead, NsysRowidRangesOnlyWhereTheRowidsAreDense) {
       changed_export("DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN 2 AND 5591");
   EXPECT_TRUE(ranges_of(far_apart, 192).empty());
   EXPECT_EQ(ranges_of(far_apart, 1).size(), 4u);  // slots of a byte: cheaper than counting rows
+}
+
+// --verbose on an export read in parts on 3 threads: the kernel rows' step lists the work
+// beside the parts with the CPU its own threads spent (CpuTally), and the read is the same as
+// one without the tallies. On one thread nothing is beside and nothing of that is listed.
+TEST(ParallelRead, NsysVerboseListsTheWorkBesideTheKernelRowsWithItsThreadsCpu) {
+  if (usable_cpus() < 2) GTEST_SKIP() << "one CPU: the NVTX ranges and calls are read after the rows, not beside";
+  const std::string path = test::fixture("nsys/llama_stages.sqlite");
+  auto read = [&](unsigned threads, StepTimes* times) {
+    model::Profile profile;
+    ReadOptions options;
+    options.threads = threads;
+    options.min_part_bytes = 1;
+    options.step_times = times;
+    Status s = read_input(path, profile, options);
+    return describe(profile, s);
+  };
+  StepTimes times;
+  const std::string timed = read(3, &times);
+  EXPECT_EQ(timed, read(3, nullptr));
+  ASSERT_TRUE(timed.starts_with("status ok")) << timed.substr(0, 200);
+  std::map<std::string, StepTimes::Step> by_name;
+  for (const StepTimes::Step& s : times.steps()) by_name[s.name] = s;
+  const auto rows = std::find_if(times.steps().begin(), times.steps().end(),
+                                 [](const StepTimes::Step& s) { return s.name.starts_with("kernel rows, "); });
+  ASSERT_NE(rows, times.steps().end()) << times.text();
+  for (const char* name : {"the parts, on 3 threads", "launch slots made (beside)", "launch pages faulted in (beside)",
+                           "kernel rows counted (beside)"}) {
+    ASSERT_TRUE(by_name.count(name)) << name << "\n" << times.text();
+    EXPECT_EQ(by_name[name].depth, rows->depth + 1) << name;  // inside the kernel rows' step
+    EXPECT_GE(by_name[name].cpu_ns, 0) << name;
+    EXPECT_GT(by_name[name].wall_ns, 0) << name;
+  }
+  for (const char* name : {"NVTX ranges (beside)", "CUDA API calls (beside)", "CUDA API calls counted (beside)"}) {
+    ASSERT_TRUE(by_name.count(name)) << name << "\n" << times.text();
+    EXPECT_EQ(by_name[name].depth, rows->depth) << name;  // beside the rows, in the read
+    EXPECT_GE(by_name[name].cpu_ns, 0) << name;
+  }
+  // The parts' threads spent CPU on 5,592 rows, all of it inside the kernel rows' step, whose
+  // process CPU holds theirs.
+  EXPECT_GT(by_name["the parts, on 3 threads"].cpu_ns, 0);
+  EXPECT_LE(by_name["the parts, on 3 threads"].cpu_ns, rows->cpu_ns);
+  StepTimes one;
+  EXPECT_EQ(read(1, &one), timed);
+  EXPECT_EQ(one.text().find("beside"), std::string::npos) << one.text();
+  EXPECT_EQ(one.text().find("the parts"), std::string::npos) << one.text();
 }
 
 // Every page within the range is resident after prefault_in_parallel, on any number of

@@ -52,18 +52,21 @@ TEST(StepTimes, EachStepKeepsThePeakMemorySoFarWhichOnlyRises) {
 }
 
 // The process's CPU time while a step ran: all its threads, not the wall time.
+// Runs until this thread has had that much CPU: load-proof, unlike a wall-clock loop. Reads the
+// thread clock itself, not through thread_cpu_ns, which the tally tests check.
+void burn(std::int64_t cpu_ns) {
+  const auto own_cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  };
+  const std::int64_t start = own_cpu_ns();
+  volatile std::uint64_t x = 0;
+  while (own_cpu_ns() - start < cpu_ns) x = x + 1;
+}
+
 TEST(StepTimes, EachStepKeepsTheProcesssCpuTimeMeanwhile) {
   StepTimes times;
-  const auto burn = [](std::int64_t cpu_ns) {  // until this thread has run that long: load-proof
-    const auto thread_cpu_ns = [] {
-      timespec ts{};
-      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-      return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-    };
-    const std::int64_t start = thread_cpu_ns();
-    volatile std::uint64_t x = 0;
-    while (thread_cpu_ns() - start < cpu_ns) x = x + 1;
-  };
   times.time("asleep", [] { std::this_thread::sleep_for(std::chrono::milliseconds(50)); });
   times.time("two threads busy", [&] {
     std::thread other([&] { burn(60'000'000); });
@@ -84,6 +87,67 @@ TEST(StepTimes, EachStepKeepsTheProcesssCpuTimeMeanwhile) {
   ASSERT_NE(beside, std::string::npos) << text;
   EXPECT_EQ(text.find(" cpu ", beside), std::string::npos) << text;  // nothing made up
   EXPECT_NE(text.find(" MiB", beside), std::string::npos) << text;
+}
+
+// Two threads charge one tally 40 ms each, one of them 30 ms more to a second tally inside
+// its first charge, and a third thread sleeps inside a charge: the first tally holds the 80 ms
+// of the first and none of the nested 30 ms, the second those 30, and a sleep costs nothing.
+TEST(CpuTally, EachThreadChargesItsOwnCpuToTheInnermostTallyOpen) {
+  CpuTally outer, inner, asleep;
+  std::thread other([&] {
+    CpuTally::Charge charge(&outer);
+    burn(40'000'000);
+  });
+  std::thread sleeper([&] {
+    CpuTally::Charge charge(&asleep);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  });
+  {
+    CpuTally::Charge charge(&outer);
+    burn(20'000'000);
+    {
+      CpuTally::Charge nested(&inner);
+      burn(30'000'000);
+      CpuTally::Charge nothing(nullptr);  // charges nothing: the time stays with `inner`
+      burn(5'000'000);
+    }
+    burn(20'000'000);
+  }
+  other.join();
+  sleeper.join();
+  // A thread's clock runs on between the tallies' two readings: a few ms of slack each way.
+  EXPECT_GE(outer.cpu_ns(), 80'000'000);
+  EXPECT_LT(outer.cpu_ns(), 95'000'000);
+  EXPECT_GE(inner.cpu_ns(), 35'000'000);
+  EXPECT_LT(inner.cpu_ns(), 45'000'000);
+  EXPECT_LT(asleep.cpu_ns(), 10'000'000);
+  EXPECT_GE(asleep.wall_ns(), 50'000'000);  // from its first charge's start to its last's end
+  EXPECT_GE(outer.wall_ns(), 75'000'000);   // at least the 75 ms one thread charged in a row
+  EXPECT_TRUE(outer.charged());
+}
+
+TEST(CpuTally, StepTimesRecordsATallysWallAndCpuAndNothingForOneNeverCharged) {
+  CpuTally busy, never;
+  {
+    CpuTally::Charge charge(&busy);
+    burn(10'000'000);
+  }
+  StepTimes times;
+  times.time("step", [&] {
+    times.add("busy (beside)", busy);
+    times.add("never (beside)", never);
+  });
+  const auto& steps = times.steps();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[1].name, "busy (beside)");
+  EXPECT_EQ(steps[1].depth, 1);
+  EXPECT_EQ(steps[1].cpu_ns, busy.cpu_ns());
+  EXPECT_EQ(steps[1].wall_ns, busy.wall_ns());
+  EXPECT_GE(steps[1].cpu_ns, 10'000'000);
+  const std::string text = times.text();
+  EXPECT_NE(text.find("busy (beside)"), std::string::npos) << text;
+  EXPECT_NE(text.find(" cpu ", text.find("busy (beside)")), std::string::npos) << text;
+  EXPECT_EQ(text.find("never"), std::string::npos) << text;
 }
 
 TEST(StepTimes, WithoutTimesAStepOnlyRuns) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/common/step_times.h"
 
 namespace kernlens {
 
@@ -74,10 +75,12 @@ struct PrefaultInOrder::State {
   std::atomic<std::size_t> next{0};
   std::mutex mutex;                  // advances done
   std::atomic<std::size_t> done{0};  // stretches [0, done) faulted in
+  CpuTally* cpu = nullptr;
 
   std::size_t stretches() const { return cuts.empty() ? 0 : cuts.size() - 1; }
   void run(unsigned threads) {
     run_parallel(std::clamp<std::size_t>(threads, 1, stretches()), [&](std::size_t) {
+      const CpuTally::Charge charge(cpu);
       for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < stretches();) {
         touch_pages(cuts[k], cuts[k + 1]);
         faulted[k].store(true, std::memory_order_release);
@@ -91,9 +94,10 @@ struct PrefaultInOrder::State {
   }
 };
 
-PrefaultInOrder::PrefaultInOrder(void* data, std::size_t bytes, unsigned threads) : state_(std::make_unique<State>()) {
+PrefaultInOrder::PrefaultInOrder(void* data, std::size_t bytes, unsigned threads, CpuTally* cpu) : state_(std::make_unique<State>()) {
   const auto [begin, end] = whole_pages(data, bytes);
   State& s = *state_;
+  s.cpu = cpu;
   s.origin = reinterpret_cast<std::uintptr_t>(data);
   if (end <= begin) return;
   s.cuts.push_back(begin);

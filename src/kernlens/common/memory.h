@@ -11,6 +11,8 @@
 
 namespace kernlens {
 
+class CpuTally;
+
 // Asks the kernel to back [data, data + bytes) with transparent huge pages where it can:
 // 2 MiB pages fault in 512 times less often than 4 KiB ones. A hint; failure is harmless.
 void advise_huge_pages(void* data, std::size_t bytes);
@@ -28,7 +30,8 @@ void prefault_in_parallel(void* data, std::size_t bytes, unsigned threads);
 // began, with the kernel rows' threads waiting on it in turn. The destructor waits for the end.
 class PrefaultInOrder {
  public:
-  PrefaultInOrder(void* data, std::size_t bytes, unsigned threads);
+  // `cpu`, where set (it must outlive this), is charged with the prefault's CPU (--verbose).
+  PrefaultInOrder(void* data, std::size_t bytes, unsigned threads, CpuTally* cpu = nullptr);
   ~PrefaultInOrder();
   PrefaultInOrder(const PrefaultInOrder&) = delete;
   PrefaultInOrder& operator=(const PrefaultInOrder&) = delete;

@@ -21,7 +21,54 @@ std::int64_t process_cpu_ns() {
   return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+std::int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// The open Charge of this thread, innermost: the one its CPU time goes to.
+thread_local CpuTally::Charge* t_open_charge = nullptr;
+
 }  // namespace
+
+std::int64_t thread_cpu_ns() {
+  timespec ts{};
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+CpuTally::Charge::Charge(CpuTally* tally) : tally_(tally) {
+  if (!tally_) return;
+  outer_ = t_open_charge;
+  since_ns_ = thread_cpu_ns();
+  if (outer_) outer_->settle(since_ns_);
+  t_open_charge = this;
+  const std::int64_t now = steady_ns();
+  for (std::int64_t first = tally_->first_ns_.load(std::memory_order_relaxed);
+       now < first && !tally_->first_ns_.compare_exchange_weak(first, now, std::memory_order_relaxed);) {
+  }
+}
+
+CpuTally::Charge::~Charge() {
+  if (!tally_) return;
+  const std::int64_t cpu = thread_cpu_ns();
+  settle(cpu);
+  t_open_charge = outer_;
+  if (outer_) outer_->since_ns_ = cpu;
+  const std::int64_t now = steady_ns();
+  for (std::int64_t last = tally_->last_ns_.load(std::memory_order_relaxed);
+       now > last && !tally_->last_ns_.compare_exchange_weak(last, now, std::memory_order_relaxed);) {
+  }
+}
+
+void CpuTally::Charge::settle(std::int64_t now_ns) {
+  if (now_ns >= 0 && since_ns_ >= 0) tally_->cpu_ns_.fetch_add(now_ns - since_ns_, std::memory_order_relaxed);
+  since_ns_ = now_ns;
+}
+
+std::int64_t CpuTally::wall_ns() const {
+  const std::int64_t first = first_ns_.load(std::memory_order_relaxed), last = last_ns_.load(std::memory_order_relaxed);
+  return first == kNever || last < first ? 0 : last - first;
+}
 
 StepTimes::Scope::Scope(StepTimes& times, std::string name)
     : times_(times), index_(times.steps_.size()), start_(Clock::now()), start_cpu_ns_(process_cpu_ns()) {
@@ -38,6 +85,10 @@ StepTimes::Scope::~Scope() {
 
 void StepTimes::add(std::string name, std::int64_t wall_ns) {
   steps_.push_back(Step{std::move(name), wall_ns, depth_, -1, peak_rss_bytes()});
+}
+
+void StepTimes::add(std::string name, const CpuTally& tally) {
+  if (tally.charged()) steps_.push_back(Step{std::move(name), tally.wall_ns(), depth_, tally.cpu_ns(), peak_rss_bytes()});
 }
 
 std::string StepTimes::text() const {

@@ -1,8 +1,9 @@
 // Where a command's time went, step by step (`analyze --verbose`): each step's name, wall
 // time, nesting depth and the process's peak memory when it ended, in the order the steps
-// started.
+// started; and what work done beside a step cost on the threads that did it (CpuTally).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -11,6 +12,45 @@
 
 namespace kernlens {
 
+// The CPU time of the calling thread so far (CLOCK_THREAD_CPUTIME_ID), ns; -1 where the system
+// does not say.
+std::int64_t thread_cpu_ns();
+
+// What one kind of work done beside a step (on threads of its own, or in turns on threads it
+// shares) cost on the threads that did it: their CPU time while they did it, and the wall time
+// from its first charge's start to its last one's end. The process's CPU in the step it ran
+// beside holds it with everything else; this tells it apart (how a run on many threads spent
+// its CPU, work by work). A thread charges its work with a Charge, a few times a task, never a
+// row; a Charge inside another on the same thread takes its time from the outer one, so that
+// nested work is counted once, to the innermost.
+class CpuTally {
+ public:
+  class Charge {
+   public:
+    explicit Charge(CpuTally* tally);  // none (null): charges nothing
+    ~Charge();
+    Charge(const Charge&) = delete;
+    Charge& operator=(const Charge&) = delete;
+
+   private:
+    void settle(std::int64_t now_ns);  // the time since since_ns_ to the tally
+
+    CpuTally* tally_;
+    Charge* outer_ = nullptr;  // the Charge open on this thread before this one, or null
+    std::int64_t since_ns_ = 0;
+  };
+
+  std::int64_t cpu_ns() const { return cpu_ns_.load(std::memory_order_relaxed); }
+  // 0 when nothing was charged.
+  std::int64_t wall_ns() const;
+  bool charged() const { return first_ns_.load(std::memory_order_relaxed) != kNever; }
+
+ private:
+  static constexpr std::int64_t kNever = INT64_MAX;
+  std::atomic<std::int64_t> cpu_ns_{0};
+  std::atomic<std::int64_t> first_ns_{kNever}, last_ns_{0};  // steady clock
+};
+
 class StepTimes {
  public:
   struct Step {
@@ -18,8 +58,9 @@ class StepTimes {
     std::int64_t wall_ns = 0;
     int depth = 0;  // steps inside another are one deeper
     // The CPU time of the whole process while the step ran (all its threads, the step's and any
-    // beside it), -1 for a step timed elsewhere (add): against the wall time, how many CPUs the
-    // step kept busy, and against a one-thread run, what its threads cost beyond the work.
+    // beside it): against the wall time, how many CPUs the step kept busy, and against a
+    // one-thread run, what its threads cost beyond the work. For a step timed elsewhere (add),
+    // its own threads' CPU where a CpuTally counted it, else -1.
     std::int64_t cpu_ns = -1;
     // The process's peak resident memory so far when the step ended (getrusage), 0 where the
     // system does not say: where the peak rises is the step that holds the most.
@@ -36,6 +77,9 @@ class StepTimes {
   // Records a step timed elsewhere (work done on another thread, beside the step now open),
   // inside the step now open.
   void add(std::string name, std::int64_t wall_ns);
+  // The same with the work's own wall and CPU times (a tally of nothing records nothing): its
+  // cpu_ns is the CPU of the threads that did it, not the process's.
+  void add(std::string name, const CpuTally& tally);
 
   const std::vector<Step>& steps() const { return steps_; }
   // One line a step, indented by depth, the times aligned, and the peak so far where it is

@@ -135,14 +135,18 @@ class ApiCalls {
 // and reads the table again in one scan.
 // `freed`: hands over the read's other threads as each is free (its kernel rows read); a read
 // in ranges, on half the threads before, takes each then (where set).
+// `cpu`: charged with the read's CPU on every thread it runs on (where set; --verbose).
 std::future<ApiCalls> start_reading_api_calls(Schema& schema, const DbSource& source,
                                               std::uint64_t file_bytes, unsigned threads,
                                               const std::vector<RangeInstance>& ranges, RowCount count,
-                                              std::shared_ptr<const ThreadHandover> freed = {});
+                                              std::shared_ptr<const ThreadHandover> freed = {},
+                                              CpuTally* cpu = nullptr);
 
 // The count of the runtime table's rows that start_reading_api_calls with `threads` checks a
-// read in rowid ranges against, begun now; none where it reads in one scan.
-RowCount begin_api_calls_count(const Schema& schema, const DbSource& source, unsigned threads);
+// read in rowid ranges against, begun now; none where it reads in one scan. Its CPU goes to
+// `cpu` where set.
+RowCount begin_api_calls_count(const Schema& schema, const DbSource& source, unsigned threads,
+                               CpuTally* cpu = nullptr);
 
 // The calls of `rows`, a runtime table's rows in rowid order, as start_reading_api_calls keeps
 // them (the rows with both ids; for tests).

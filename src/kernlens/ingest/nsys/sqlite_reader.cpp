@@ -126,9 +126,12 @@ class NsysReader {
     nvtx_.emplace(*schema, *strings, file_bytes_);
     std::shared_ptr<const ThreadHandover> freed = threads_freed_.handover;
     api_calls_ = std::async(side_ ? std::launch::async : std::launch::deferred, [this, schema, threads, freed] {
-      nvtx_ns_ = wall_ns_of([&] { nvtx_status_ = nvtx_->read(); });
+      {
+        const CpuTally::Charge charge(tally(cpu_.nvtx));
+        nvtx_status_ = nvtx_->read();
+      }
       if (!nvtx_status_) return ApiCalls{};
-      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_count_, freed).get();
+      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_count_, freed, tally(cpu_.calls)).get();
     });
   }
 
@@ -196,11 +199,11 @@ class NsysReader {
     reserve_huge(launches, launches.size() + ops);
     const unsigned threads = reader_threads(ctx_, file_bytes_);
     kernel_parts_ = plan_kernel_parts();
-    if (kernel_parts_.size() > 1) kernel_rows_count_ = RowCount(source_, std::string(kKernels));
-    calls_count_ = begin_api_calls_count(schema_, source_, threads);
+    if (kernel_parts_.size() > 1) kernel_rows_count_ = RowCount(source_, std::string(kKernels), tally(cpu_.kernel_rows_count));
+    calls_count_ = begin_api_calls_count(schema_, source_, threads, tally(cpu_.calls_count));
     if (threads < 2 || launches.capacity() < first_launch_ + kernels) return;
     faulted_launches_ = kernels;
-    kernel_pages_.emplace(launches.data() + first_launch_, kernels * sizeof(model::Launch), threads);
+    kernel_pages_.emplace(launches.data() + first_launch_, kernels * sizeof(model::Launch), threads, tally(cpu_.kernel_pages));
   }
 
   // reserve()'s prefault of the launches' pages done: before a launch is written beyond the
@@ -403,6 +406,7 @@ class NsysReader {
     std::atomic<std::size_t> next_part{0};
     run_parallel(std::size_t{threads} + 1, [&](std::size_t t) {
       if (t < threads) return read_parts_on_own_connection(sql, parts, next_part, slot, slots);
+      const CpuTally::Charge charge(tally(cpu_.launch_slots));
       for (const KernelPart& part : parts) {  // a part's slots at a time, as resize makes them
         if (kernel_pages_) kernel_pages_->wait_until((slot(part) + part.span() - first_launch_) * sizeof(model::Launch));
         launches.resize(slot(part) + part.span());
@@ -414,7 +418,13 @@ class NsysReader {
     wait_for_kernel_pages();  // beyond the parts' slots, before anything else is written there
     std::optional<std::uint64_t> scanned;
     const std::int64_t waited_ns = wall_ns_of([&] { scanned = kernel_rows_count_.rows_if_begun(); });
-    if (ctx_.step_times()) ctx_.step_times()->add("row count, waited for", waited_ns);
+    if (StepTimes* times = ctx_.step_times()) {
+      times->add("row count, waited for", waited_ns);
+      times->add("the parts, on " + std::to_string(threads) + " threads", cpu_.kernel_parts);
+      times->add("launch slots made (beside)", cpu_.launch_slots);
+      times->add("launch pages faulted in (beside)", cpu_.kernel_pages);
+      times->add("kernel rows counted (beside)", cpu_.kernel_rows_count);
+    }
     std::uint64_t rows = 0;
     bool whole = scanned.has_value();  // every part read to its end, in order
     for (const KernelPart& part : parts) {
@@ -466,6 +476,7 @@ class NsysReader {
   template <class SlotOf>
   void read_parts_on_own_connection(const std::string& sql, std::vector<KernelPart>& parts,
                                     std::atomic<std::size_t>& next, const SlotOf& slot_of, PartSlots& made) {
+    const CpuTally::Charge charge(tally(cpu_.kernel_parts));
     auto db = source_.open_for_a_scan();
     auto stmt = db ? db->prepare(sql) : Result<SqliteStatement>(db.error());
     for (std::size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < parts.size();) {
@@ -487,7 +498,11 @@ class NsysReader {
   // kernels merged.
   Status merge_kernel_parts(std::vector<KernelPart>& parts, std::size_t first) {
     step("NVTX ranges and CUDA API calls, the rest", [&] { calls(); });
-    if (ctx_.step_times() && side_) ctx_.step_times()->add("NVTX ranges (beside)", nvtx_ns_);
+    if (StepTimes* times = ctx_.step_times(); times && side_) {
+      times->add("NVTX ranges (beside)", cpu_.nvtx);
+      times->add("CUDA API calls (beside)", cpu_.calls);
+      times->add("CUDA API calls counted (beside)", cpu_.calls_count);
+    }
     if (!nvtx_status_) return nvtx_error_first(nvtx_status_);
     trace_end_ = std::max(trace_end_, nvtx_->latest_ns());
     return step("kernels merged in rowid order", [&] { return merge_kernel_parts_in_order(parts, first); });
@@ -705,6 +720,12 @@ class NsysReader {
   ReadContext& ctx_;
   Schema schema_;
   Strings strings_;
+  // What the work beside the kernel rows cost on its threads (--verbose), charged where
+  // tally() gives them: before the members whose threads charge them.
+  struct {
+    CpuTally kernel_parts, launch_slots, kernel_pages, kernel_rows_count, nvtx, calls, calls_count;
+  } cpu_;
+  CpuTally* tally(CpuTally& t) { return ctx_.step_times() ? &t : nullptr; }
   // A connection for the NVTX ranges and the calls' SQL on the thread that reads them.
   struct SideConnection {
     SideConnection(SqliteDb connection, ReadContext& ctx) : db(std::move(connection)), schema(db, ctx) {}
@@ -715,7 +736,6 @@ class NsysReader {
   std::unique_ptr<SideConnection> side_;
   std::optional<NvtxRanges> nvtx_;
   Status nvtx_status_ = ok_status();  // set by api_calls_'s task: read once it is waited for
-  std::int64_t nvtx_ns_ = 0;
   std::future<ApiCalls> api_calls_;  // after source_, side_ and nvtx_, which its task uses
   // The kernel rows' threads, handed to the calls' read as each is free and all once the rows
   // are read (free_threads_for_calls); destroyed before api_calls_, whose task may wait for

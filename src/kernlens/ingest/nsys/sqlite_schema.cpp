@@ -1,6 +1,7 @@
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 
 #include "kernlens/common/parallel_chunks.h"
+#include "kernlens/common/step_times.h"
 
 namespace kernlens::ingest::nsys {
 
@@ -76,9 +77,10 @@ std::optional<std::uint64_t> rows_of_one_scan(const SqliteDb& db, std::string_vi
   return rows;
 }
 
-RowCount::RowCount(DbSource source, std::string table)
+RowCount::RowCount(DbSource source, std::string table, CpuTally* cpu)
     : rows_(std::async(std::launch::async,
-                       [source = std::move(source), table = std::move(table)]() -> std::optional<std::uint64_t> {
+                       [source = std::move(source), table = std::move(table), cpu]() -> std::optional<std::uint64_t> {
+                         const CpuTally::Charge charge(cpu);
                          if (auto db = source.open_for_a_scan()) return rows_of_one_scan(*db, table);
                          return std::nullopt;
                        })) {}

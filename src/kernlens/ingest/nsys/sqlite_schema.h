@@ -188,8 +188,9 @@ std::optional<std::uint64_t> rows_of_one_scan(const SqliteDb& db, std::string_vi
 class RowCount {
  public:
   RowCount() = default;  // none
-  // Begins the count of `table` now.
-  RowCount(DbSource source, std::string table);
+  // Begins the count of `table` now; its CPU is charged to `cpu` where set (--verbose), which
+  // must outlive the count.
+  RowCount(DbSource source, std::string table, CpuTally* cpu = nullptr);
 
   bool begun() const { return rows_.valid(); }
   // The count (nullopt where the export cannot be opened, or none was begun: a read checked
