@@ -2,7 +2,9 @@
 """The per-step CPU times of scripts/device/step_cpu.sh's runs as one table: for each step of
 `kernlens analyze --verbose`, the median CPU seconds at each --threads (n.rR.tT.txt) and, for
 the sixteenth parts, one process alone (alone.R.txt) and the median of the copies run together
-(together.R.I.txt), with the growth of each against its one-thread figure.
+(together.R.I.txt), with the growth of each against its one-thread figure. Then, from
+step_cpu.txt, the whole job's wall clock each way: one process on N threads against 16 (at most
+the CPUs) one-thread processes on its sixteenths at once, both over one thread on the whole.
 
     scripts/device/step_cpu_table.py OUT
 """
@@ -66,6 +68,29 @@ def main():
             else:
                 row += f"{value:10.3f}        "
         print(row)
+    speed_ups(out / "step_cpu.txt")
+
+
+def speed_ups(log):
+    """The median wall of each --threads run and of the processes' batches (run_together.py's
+    "batch wall median"), each as a speed-up over one thread on the whole export."""
+    if not log.exists():
+        return
+    walls, batches = collections.defaultdict(list), collections.defaultdict(list)
+    for line in log.read_text().splitlines():
+        if m := re.match(r"round \d+, --threads (\d+): ([\d.]+) s wall", line):
+            walls[int(m[1])].append(float(m[2]))
+        elif m := re.match(r"\s*(\d+) copies on CPUs \S+\s+batch wall median ([\d.]+) s", line):
+            batches[int(m[1])].append(float(m[2]))
+    one = statistics.median(walls[1]) if walls.get(1) else None
+    print("\nthe whole job, wall (medians)")
+    for t in sorted(walls):
+        wall = statistics.median(walls[t])
+        print(f"  one process, --threads {t:<3d}         {wall:8.3f} s" + (f"  {one / wall:5.1f}x" if one else ""))
+    for copies in sorted(c for c in batches if c > 1):
+        wall = statistics.median(batches[copies])
+        print(f"  {copies} processes on its {copies}ths at once  {wall:8.3f} s" + (f"  {one / wall:5.1f}x" if one else ""))
+
 
 if __name__ == "__main__":
     main()
