@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "kernlens/ingest/nsys/sqlite_calls.h"
+#include "kernlens/ingest/nsys/sqlite_kernels.h"
 #include "kernlens/ingest/nsys/sqlite_schema.h"
 #include "test_util.h"
 
@@ -345,6 +346,21 @@ TEST(NsysSqlite, TruncatedAndDamagedFiles) {
   if (!r.status.ok()) {
     EXPECT_NE(r.status.error().message.find("damaged"), std::string::npos);
   }
+}
+
+// The kernel table's parts: four a thread, and more where those would be longer than
+// kMostRowsAPart rows, so that the last ones end close together.
+TEST(NsysKernelParts, FourAThreadAndNoneLongerThanTheMostRows) {
+  using ingest::nsys::kernel_part_count;
+  using ingest::nsys::kMostRowsAPart;
+  EXPECT_EQ(kernel_part_count(2, 5592), 8u);            // the llama fixture
+  EXPECT_EQ(kernel_part_count(16, 1'000'000), 64u);     // 15,625 rows a part
+  EXPECT_EQ(kernel_part_count(16, 64 * kMostRowsAPart), 64u);
+  EXPECT_EQ(kernel_part_count(16, 64 * kMostRowsAPart + 1), 65u);
+  EXPECT_EQ(kernel_part_count(16, 8'000'000), 245u);    // 32,653 rows a part
+  EXPECT_EQ(kernel_part_count(2, 8'000'000), 245u);
+  for (std::uint64_t rows : {1'000'000ull, 8'000'000ull, 123'456'789ull})
+    EXPECT_LE((rows + kernel_part_count(16, rows) - 1) / kernel_part_count(16, rows), kMostRowsAPart) << rows;
 }
 
 // A range's rows: rising inside [first, end); the first rowid at or past the end ends them, as

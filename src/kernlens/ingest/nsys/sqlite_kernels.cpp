@@ -117,6 +117,11 @@ std::optional<std::string> read_op_row(const SqliteStatement& stmt, const IntRow
   return std::nullopt;
 }
 
+std::uint64_t kernel_part_count(unsigned threads, std::uint64_t rows) {
+  constexpr std::uint64_t kPartsPerThread = 4;
+  return std::max(std::uint64_t{threads} * kPartsPerThread, (rows + kMostRowsAPart - 1) / kMostRowsAPart);
+}
+
 void read_kernel_part(SqliteStatement& stmt, std::uint32_t input, bool ranged, KernelPart& part,
                       const std::function<void(model::Launch&&)>& emit) {
   FirstMet<NameIds, NameIdsHash> names;

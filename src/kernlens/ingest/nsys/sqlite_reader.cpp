@@ -54,9 +54,6 @@ constexpr std::array<std::string_view, kKernelColumnCount - int{kExtra}> kKernel
     "staticSharedMemory",
     "dynamicSharedMemory"};
 
-// The kernel table is cut into this many rowid ranges a thread, which the threads take as they
-// come free.
-constexpr std::uint64_t kPartsPerThread = 4;
 
 std::vector<Column> op_columns(std::span<const std::string_view> extra) {
   std::vector<Column> cols(kOpColumns.begin(), kOpColumns.end());
@@ -386,7 +383,7 @@ class NsysReader {
   }
 
   // Each part fills the slots of its rowids (nsys numbers rows densely), then the rows close
-  // up. The threads take the parts (kPartsPerThread a thread) as they come free, each with a
+  // up. The threads take the parts (kernel_part_count) as they come free, each with a
   // connection and statement of its own: the calls' reader and reserve()'s counts share the
   // cores, so equal parts do not end together. False, with the launches as they were, unless
   // the parts read every row of that one scan of the table in its order without a bad one
@@ -448,7 +445,8 @@ class NsysReader {
     std::vector<KernelPart> parts(1);
     const unsigned threads = reader_threads(ctx_, file_bytes_);
     if (threads < 2) return parts;  // one scan
-    auto ranges = schema_.rowid_ranges(kKernels, std::uint64_t{threads} * kPartsPerThread, file_bytes_, sizeof(model::Launch));
+    const std::uint64_t count = kernel_part_count(threads, schema_.row_estimate(kKernels, file_bytes_));
+    auto ranges = schema_.rowid_ranges(kKernels, count, file_bytes_, sizeof(model::Launch));
     if (ranges.empty()) return parts;
     parts.assign(ranges.size(), KernelPart{});
     for (std::size_t i = 0; i < ranges.size(); ++i) {
