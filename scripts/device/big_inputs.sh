@@ -17,10 +17,18 @@ each_big_input() {
 }
 
 # make_nsys_export LAUNCHES FILE: an nsys export of LAUNCHES kernels, the real llama export's
-# repeated (scripts/fixtures/make_nsys_fixture.py bench).
+# repeated (scripts/fixtures/make_nsys_fixture.py bench). With EXPORT_CACHE set (a folder on the
+# same file system), each size is made once there and linked to FILE after: scripts run one
+# after the other in a call share it (the 8 M export takes ~70 s to make).
 make_nsys_export() {
+  local cached=${EXPORT_CACHE:+$EXPORT_CACHE/nsys_$1.sqlite}
+  if [[ -n $cached && -f $cached ]]; then
+    ln -f "$cached" "$2" 2> /dev/null || cp "$cached" "$2"
+    return
+  fi
   python3 "$root/scripts/fixtures/make_nsys_fixture.py" bench --template "$root/tests/fixtures/nsys/llama_stages.sqlite" \
     --launches "$1" -o "$2" > /dev/null
+  if [[ -n $cached ]]; then mkdir -p "$EXPORT_CACHE" && { ln -f "$2" "$cached" 2> /dev/null || cp "$2" "$cached"; }; fi
 }
 
 # each_sized_input CALLBACK KIND EXT MAKER "MB...": KIND_<MB>MB.EXT made by scripts/bench/MAKER.

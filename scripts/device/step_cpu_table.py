@@ -89,7 +89,7 @@ def speed_ups(log):
         print(f"  one process, --threads {t:<3d}         {wall:8.3f} s" + (f"  {one / wall:5.1f}x" if one else ""))
     for copies in sorted(c for c in batches if c > 1):
         wall = statistics.median(batches[copies])
-        print(f"  {copies} processes on its {copies}ths at once  {wall:8.3f} s" + (f"  {one / wall:5.1f}x" if one else ""))
+        print(f"  {copies} processes, 1/{copies} each, at once  {wall:8.3f} s" + (f"  {one / wall:5.1f}x" if one else ""))
 
 
 if __name__ == "__main__":
