@@ -131,6 +131,27 @@ TEST(ParallelAnalysis, RowsSummedInPartsOnlyWhereTheSumsAreExact) {
   }
 }
 
+// MFU per stage and the ranks run beside the insights: their lines carry the CPU of the threads
+// that worked them out (CpuTally), and the insights' step holds it in its own.
+TEST(ParallelAnalysis, TheStepsBesideTheInsightsShowTheirOwnThreadsCpu) {
+  const model::Profile whole = repeated({"nsys/llama_stages.sqlite"}, 4 * 4096);
+  StepTimes times;
+  analysis::AnalysisOptions options;
+  options.step_times = &times;
+  set_default_threads(4);
+  ASSERT_TRUE(analysis::analyze(whole, test::builtin_classifier(), options).ok());
+  set_default_threads(0);
+  std::int64_t side_by_side = -1, mfu = -1, ranks = -1;
+  for (const StepTimes::Step& s : times.steps()) {
+    if (s.name == "insights, MFU and ranks, side by side") side_by_side = s.cpu_ns;
+    if (s.name == "MFU per stage (beside)") mfu = s.cpu_ns;
+    if (s.name == "ranks (beside)") ranks = s.cpu_ns;
+  }
+  EXPECT_GT(mfu, 0) << times.text();  // the stages' MFU over 65,536 launches takes some
+  EXPECT_GE(ranks, 0) << times.text();
+  EXPECT_LE(mfu + ranks, side_by_side) << times.text();
+}
+
 // Every timeline figure of an aggregate, in order: each lane's and each stage row's busy,
 // wall and gap figures, the stage rows' instances.
 std::vector<double> timeline_figures(const model::Profile& p, unsigned threads) {

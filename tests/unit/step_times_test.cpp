@@ -8,6 +8,8 @@
 #include <thread>
 #include <vector>
 
+#include "kernlens/common/parallel_chunks.h"
+
 namespace kernlens {
 namespace {
 
@@ -124,6 +126,24 @@ TEST(CpuTally, EachThreadChargesItsOwnCpuToTheInnermostTallyOpen) {
   EXPECT_GE(asleep.wall_ns(), 50'000'000);  // from its first charge's start to its last's end
   EXPECT_GE(outer.wall_ns(), 75'000'000);   // at least the 75 ms one thread charged in a row
   EXPECT_TRUE(outer.charged());
+}
+
+// Work handed to run_parallel by a charged thread is charged to the same tally on every thread
+// that takes it: three tasks of 20 ms on three threads are 60 ms; without a charge open, the
+// threads charge nothing.
+TEST(CpuTally, RunParallelChargesTheThreadsItHandsWorkToWhereTheCallersCpuGoes) {
+  CpuTally tally;
+  {
+    CpuTally::Charge charge(&tally);
+    EXPECT_EQ(CpuTally::open_on_this_thread(), &tally);
+    run_parallel(3, [](std::size_t) { burn(20'000'000); });
+  }
+  EXPECT_EQ(CpuTally::open_on_this_thread(), nullptr);
+  EXPECT_GE(tally.cpu_ns(), 60'000'000);
+  EXPECT_LT(tally.cpu_ns(), 75'000'000);
+  const std::int64_t before = tally.cpu_ns();
+  run_parallel(3, [](std::size_t) { burn(10'000'000); });
+  EXPECT_EQ(tally.cpu_ns(), before);
 }
 
 TEST(CpuTally, StepTimesRecordsATallysWallAndCpuAndNothingForOneNeverCharged) {

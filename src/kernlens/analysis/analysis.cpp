@@ -282,16 +282,15 @@ Status analyze_kernels(const model::Profile& profile, const AnalysisOptions& opt
   // MFU reads the FLOPs and the stage rows, not the insights: worked out beside them, with a
   // resolver of its own (a resolver is not thread-safe).
   std::optional<Result<ProfileWork>> work;
-  std::int64_t mfu_ns = 0;
+  CpuTally mfu_cpu;  // its wall and its threads' CPU (--verbose)
   run_side_by_side([&] { add_insights(profile, ctx, flops, options, a); },
                    [&] {
-                     mfu_ns = wall_ns_of([&] {
-                       const MetricResolver own(profile);
-                       const MfuInput mfu{profile, own, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
-                       work = profile_work(mfu, a.agg.stages, options.work);
-                     });
+                     const CpuTally::Charge charge(times ? &mfu_cpu : nullptr);
+                     const MetricResolver own(profile);
+                     const MfuInput mfu{profile, own, flops, a.peaks ? &*a.peaks : nullptr, a.no_peaks_reason};
+                     work = profile_work(mfu, a.agg.stages, options.work);
                    });
-  if (times) times->add("MFU per stage (beside)", mfu_ns);
+  if (times) times->add("MFU per stage (beside)", mfu_cpu);
   if (!*work) return work->error();
   a.stages = std::move((*work)->stages);
   a.whole = std::move((*work)->whole);
@@ -313,10 +312,13 @@ Result<Analysis> analyze(const model::Profile& profile, const names::KernelClass
   // The ranks read only the aggregate: worked out beside the rest (untimed, off this thread).
   Status kernels = ok_status();
   timed_step(times, "insights, MFU and ranks, side by side", [&] {
-    std::int64_t ranks_ns = 0;
+    CpuTally ranks_cpu;
     run_side_by_side([&] { kernels = analyze_kernels(profile, options, a); },
-                     [&] { ranks_ns = wall_ns_of([&] { a.ranks = analyze_ranks(profile, a.agg, &lanes); }); });
-    if (times) times->add("ranks (beside)", ranks_ns);
+                     [&] {
+                       const CpuTally::Charge charge(times ? &ranks_cpu : nullptr);
+                       a.ranks = analyze_ranks(profile, a.agg, &lanes);
+                     });
+    if (times) times->add("ranks (beside)", ranks_cpu);
   });
   if (!kernels) return kernels.error();
   return a;

@@ -80,7 +80,6 @@ struct PrefaultInOrder::State {
   std::size_t stretches() const { return cuts.empty() ? 0 : cuts.size() - 1; }
   void run(unsigned threads) {
     run_parallel(std::clamp<std::size_t>(threads, 1, stretches()), [&](std::size_t) {
-      const CpuTally::Charge charge(cpu);
       for (std::size_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < stretches();) {
         touch_pages(cuts[k], cuts[k + 1]);
         faulted[k].store(true, std::memory_order_release);
@@ -106,7 +105,10 @@ PrefaultInOrder::PrefaultInOrder(void* data, std::size_t bytes, unsigned threads
   }
   s.cuts.push_back(end);
   s.faulted = std::make_unique<std::atomic<bool>[]>(s.stretches());
-  ended_ = std::async(std::launch::async, [&s, threads] { s.run(threads); });
+  ended_ = std::async(std::launch::async, [&s, threads] {
+    const CpuTally::Charge charge(s.cpu);  // run_parallel's threads with it
+    s.run(threads);
+  });
 }
 
 PrefaultInOrder::~PrefaultInOrder() { wait(); }

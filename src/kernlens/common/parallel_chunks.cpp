@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernlens/common/bits.h"
+#include "kernlens/common/step_times.h"
 
 namespace kernlens {
 namespace {
@@ -109,9 +110,15 @@ void set_default_threads(unsigned threads) { g_default_threads.store(threads, st
 void run_parallel(std::size_t n, const std::function<void(std::size_t)>& work) {
   if (n == 0) return;
   std::latch done(static_cast<std::ptrdiff_t>(n - 1));
+  // The other threads' CPU goes where this thread's goes (--verbose's tallies): work done
+  // beside a step counts whole, however many threads it spreads over.
+  CpuTally* const tally = CpuTally::open_on_this_thread();
   for (std::size_t i = 1; i < n; ++i) {
-    ParkedThreads::get().run([&work, &done, i] {
-      work(i);
+    ParkedThreads::get().run([&work, &done, i, tally] {
+      {
+        const CpuTally::Charge charge(tally);
+        work(i);
+      }  // charged before the caller can read the tally
       done.count_down();
     });
   }

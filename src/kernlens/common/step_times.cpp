@@ -65,6 +65,8 @@ void CpuTally::Charge::settle(std::int64_t now_ns) {
   since_ns_ = now_ns;
 }
 
+CpuTally* CpuTally::open_on_this_thread() { return t_open_charge ? t_open_charge->tally_ : nullptr; }
+
 std::int64_t CpuTally::wall_ns() const {
   const std::int64_t first = first_ns_.load(std::memory_order_relaxed), last = last_ns_.load(std::memory_order_relaxed);
   return first == kNever || last < first ? 0 : last - first;

@@ -22,7 +22,8 @@ std::int64_t thread_cpu_ns();
 // beside holds it with everything else; this tells it apart (how a run on many threads spent
 // its CPU, work by work). A thread charges its work with a Charge, a few times a task, never a
 // row; a Charge inside another on the same thread takes its time from the outer one, so that
-// nested work is counted once, to the innermost.
+// nested work is counted once, to the innermost. Work a charged thread hands to run_parallel
+// (run_side_by_side, run_in_chunks...) is charged to the same tally on the threads that take it.
 class CpuTally {
  public:
   class Charge {
@@ -33,12 +34,17 @@ class CpuTally {
     Charge& operator=(const Charge&) = delete;
 
    private:
+    friend class CpuTally;
     void settle(std::int64_t now_ns);  // the time since since_ns_ to the tally
 
     CpuTally* tally_;
     Charge* outer_ = nullptr;  // the Charge open on this thread before this one, or null
     std::int64_t since_ns_ = 0;
   };
+
+  // The tally the calling thread's CPU goes to now (its innermost open Charge's), or null:
+  // run_parallel charges the threads it hands work to there too.
+  static CpuTally* open_on_this_thread();
 
   std::int64_t cpu_ns() const { return cpu_ns_.load(std::memory_order_relaxed); }
   // 0 when nothing was charged.

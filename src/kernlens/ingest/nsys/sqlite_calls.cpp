@@ -339,9 +339,8 @@ using Ranges = std::vector<std::pair<std::int64_t, std::int64_t>>;
 // The table in rowid ranges, each on a connection and thread of its own, into the slots of its
 // rowids; the rows then close up. nullopt unless the ranges read every row of one scan in its
 // order without an error (rows_of_one_scan): then one scan must tell what one thread sees.
-// Their CPU goes to `cpu` where set.
 std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string& sql,
-                                      const Ranges& ranges, const RowCount& count, CpuTally* cpu) {
+                                      const Ranges& ranges, const RowCount& count) {
   ApiRows read;
   const std::int64_t first = ranges.front().first;
   const auto span = static_cast<std::size_t>(ranges.back().second - first);
@@ -353,7 +352,6 @@ std::optional<ApiRows> read_in_ranges(const DbSource& source, const std::string&
   std::vector<std::uint64_t> rows(ranges.size(), 0);
   std::vector<char> whole(ranges.size(), 0);
   run_parallel(ranges.size(), [&](std::size_t i) {
-    const CpuTally::Charge charge(cpu);
     auto db = source.open_for_a_scan();
     if (!db) return;
     auto stmt = db->prepare(sql);
@@ -403,7 +401,7 @@ struct ApiCallsPlan {
   // The read's other threads, which read ranges too as `freed` hands each over (where set).
   unsigned later_parts;
   std::shared_ptr<const ThreadHandover> freed;
-  CpuTally* cpu;  // charged on each thread the read runs on, where set
+  CpuTally* cpu;  // charged with the read's CPU, where set (run_parallel's threads with it)
 };
 
 // A call row is about a third of a kernel row's work, but the calls begin after the NVTX
@@ -454,10 +452,7 @@ class RangeStatements {
   // schema it parsed (every table's columns), and closing 16 one after the other was ~2 ms on
   // one thread at the end of the calls' read, which the read waits for. None may be lent.
   ~RangeStatements() {
-    run_parallel(free_.size(), [&](std::size_t i) {
-      const CpuTally::Charge charge(plan_.cpu);
-      free_[i].reset();
-    });
+    run_parallel(free_.size(), [&](std::size_t i) { free_[i].reset(); });
   }
 
  private:
@@ -563,12 +558,8 @@ std::optional<ApiCalls> read_in_order_in_ranges(const ApiCallsPlan& plan, const 
   };
   const std::size_t merged = run_ordered_parts(
       threads + later, slots.size(), [&](std::size_t i, std::size_t) { return i < ranges.size(); },
-      [&](std::size_t i, std::size_t slot) {
-        const CpuTally::Charge charge(plan.cpu);
-        slots[slot].read(statements, ranges[i], builder.enclosing());
-      },
+      [&](std::size_t i, std::size_t slot) { slots[slot].read(statements, ranges[i], builder.enclosing()); },
       [&](std::size_t, std::size_t slot) {
-        const CpuTally::Charge charge(plan.cpu);
         rows += slots[slot].seen;
         return whole = add_range(builder, slots[slot]);
       },
@@ -609,7 +600,7 @@ ApiCalls read_api_calls(const ApiCallsPlan& plan, const std::vector<RangeInstanc
   std::optional<ApiRows> rows;
   if (plan.parts > 1) {
     const Ranges ranges = plan_ranges(plan, plan.parts, sizeof(ApiRow));
-    if (!ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, ranges, plan.count, plan.cpu);
+    if (!ranges.empty()) rows = read_in_ranges(plan.source, plan.range_sql, ranges, plan.count);
   }
   return ApiCallsBuilder(nvtx).from_rows(rows ? std::move(*rows) : read_whole_table(plan.source, plan.sql, plan.rows));
 }
