@@ -75,7 +75,6 @@ struct PrefaultInOrder::State {
   std::atomic<std::size_t> next{0};
   std::mutex mutex;                  // advances done
   std::atomic<std::size_t> done{0};  // stretches [0, done) faulted in
-  CpuTally* cpu = nullptr;
 
   std::size_t stretches() const { return cuts.empty() ? 0 : cuts.size() - 1; }
   void run(unsigned threads) {
@@ -96,7 +95,6 @@ struct PrefaultInOrder::State {
 PrefaultInOrder::PrefaultInOrder(void* data, std::size_t bytes, unsigned threads, CpuTally* cpu) : state_(std::make_unique<State>()) {
   const auto [begin, end] = whole_pages(data, bytes);
   State& s = *state_;
-  s.cpu = cpu;
   s.origin = reinterpret_cast<std::uintptr_t>(data);
   if (end <= begin) return;
   s.cuts.push_back(begin);
@@ -105,8 +103,8 @@ PrefaultInOrder::PrefaultInOrder(void* data, std::size_t bytes, unsigned threads
   }
   s.cuts.push_back(end);
   s.faulted = std::make_unique<std::atomic<bool>[]>(s.stretches());
-  ended_ = std::async(std::launch::async, [&s, threads] {
-    const CpuTally::Charge charge(s.cpu);  // run_parallel's threads with it
+  ended_ = std::async(std::launch::async, [&s, threads, cpu] {
+    const CpuTally::Charge charge(cpu);  // run_parallel's threads with it
     s.run(threads);
   });
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <ctime>
+#include <functional>
 
 namespace kernlens {
 namespace {
@@ -15,14 +16,26 @@ std::int64_t peak_rss_bytes() {
   return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux counts KiB
 }
 
-std::int64_t process_cpu_ns() {
+// CLOCK_PROCESS_CPUTIME_ID or CLOCK_THREAD_CPUTIME_ID in ns; -1 where the system does not say.
+std::int64_t cpu_clock_ns(clockid_t clock) {
   timespec ts{};
-  if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) != 0) return -1;
+  if (clock_gettime(clock, &ts) != 0) return -1;
   return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
+std::int64_t process_cpu_ns() { return cpu_clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
+
 std::int64_t steady_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// `at` made `value` where `value` comes before it (`before`: std::less for the earliest,
+// std::greater for the latest), whatever other threads store meanwhile.
+template <class Before>
+void keep_first(std::atomic<std::int64_t>& at, std::int64_t value, Before before) {
+  for (std::int64_t now = at.load(std::memory_order_relaxed);
+       before(value, now) && !at.compare_exchange_weak(now, value, std::memory_order_relaxed);) {
+  }
 }
 
 // The open Charge of this thread, innermost: the one its CPU time goes to.
@@ -30,11 +43,7 @@ thread_local CpuTally::Charge* t_open_charge = nullptr;
 
 }  // namespace
 
-std::int64_t thread_cpu_ns() {
-  timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return -1;
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
-}
+std::int64_t thread_cpu_ns() { return cpu_clock_ns(CLOCK_THREAD_CPUTIME_ID); }
 
 CpuTally::Charge::Charge(CpuTally* tally) : tally_(tally) {
   if (!tally_) return;
@@ -42,10 +51,7 @@ CpuTally::Charge::Charge(CpuTally* tally) : tally_(tally) {
   since_ns_ = thread_cpu_ns();
   if (outer_) outer_->settle(since_ns_);
   t_open_charge = this;
-  const std::int64_t now = steady_ns();
-  for (std::int64_t first = tally_->first_ns_.load(std::memory_order_relaxed);
-       now < first && !tally_->first_ns_.compare_exchange_weak(first, now, std::memory_order_relaxed);) {
-  }
+  keep_first(tally_->first_ns_, steady_ns(), std::less<>());
 }
 
 CpuTally::Charge::~Charge() {
@@ -54,10 +60,7 @@ CpuTally::Charge::~Charge() {
   settle(cpu);
   t_open_charge = outer_;
   if (outer_) outer_->since_ns_ = cpu;
-  const std::int64_t now = steady_ns();
-  for (std::int64_t last = tally_->last_ns_.load(std::memory_order_relaxed);
-       now > last && !tally_->last_ns_.compare_exchange_weak(last, now, std::memory_order_relaxed);) {
-  }
+  keep_first(tally_->last_ns_, steady_ns(), std::greater<>());
 }
 
 void CpuTally::Charge::settle(std::int64_t now_ns) {
