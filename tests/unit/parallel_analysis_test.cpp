@@ -141,15 +141,22 @@ TEST(ParallelAnalysis, TheStepsBesideTheInsightsShowTheirOwnThreadsCpu) {
   set_default_threads(4);
   ASSERT_TRUE(analysis::analyze(whole, test::builtin_classifier(), options).ok());
   set_default_threads(0);
-  std::int64_t side_by_side = -1, mfu = -1, ranks = -1;
+  std::int64_t side_by_side = -1, mfu = -1, ranks = -1, aggregate = -1, rows = -1, timeline = -1;
   for (const StepTimes::Step& s : times.steps()) {
     if (s.name == "insights, MFU and ranks, side by side") side_by_side = s.cpu_ns;
     if (s.name == "MFU per stage (beside)") mfu = s.cpu_ns;
     if (s.name == "ranks (beside)") ranks = s.cpu_ns;
+    if (s.name == "kernels, families, stages, timeline") aggregate = s.cpu_ns;
+    if (s.name.starts_with("kernel and stage rows, ")) rows = s.cpu_ns;
+    if (s.name.starts_with("timeline, ")) timeline = s.cpu_ns;
   }
   EXPECT_GT(mfu, 0) << times.text();  // the stages' MFU over 65,536 launches takes some
   EXPECT_GE(ranks, 0) << times.text();
   EXPECT_LE(mfu + ranks, side_by_side) << times.text();
+  // The aggregate's two passes side by side, each on its own threads (in parts at 4 threads).
+  EXPECT_GT(rows, 0) << times.text();
+  EXPECT_GT(timeline, 0) << times.text();
+  EXPECT_LE(rows + timeline, aggregate) << times.text();
 }
 
 // Every timeline figure of an aggregate, in order: each lane's and each stage row's busy,

@@ -432,12 +432,19 @@ Aggregate aggregate(const model::Profile& profile, const names::KernelClassifier
   Aggregate out;
   std::optional<TimelineSweep> timeline;
   std::size_t rows_cut_in = 1;
-  std::int64_t rows_ns = 0, timeline_ns = 0;
-  run_side_by_side([&] { rows_ns = wall_ns_of([&] { rows_cut_in = add_rows(profile, classifier, out); }); },
-                   [&] { timeline_ns = wall_ns_of([&] { timeline.emplace(profile, lanes); }); });
+  CpuTally rows_cpu, timeline_cpu;  // each side's wall and its threads' CPU (--verbose)
+  run_side_by_side(
+      [&] {
+        const CpuTally::Charge charge(times ? &rows_cpu : nullptr);
+        rows_cut_in = add_rows(profile, classifier, out);
+      },
+      [&] {
+        const CpuTally::Charge charge(times ? &timeline_cpu : nullptr);
+        timeline.emplace(profile, lanes);
+      });
   if (times) {
-    times->add(in_parts("kernel and stage rows", rows_cut_in), rows_ns);
-    times->add(in_parts("timeline", timeline->parts()), timeline_ns);
+    times->add(in_parts("kernel and stage rows", rows_cut_in), rows_cpu);
+    times->add(in_parts("timeline", timeline->parts()), timeline_cpu);
   }
   timeline->add_figures(out);
   return out;
