@@ -55,8 +55,11 @@ CoverageSweep::CoverageSweep(const std::vector<Interval>* extents, std::int64_t 
   if (!extents_) return;
   // add() closes every extent that ends by the interval's end and leaves the cursor at that
   // end, or at the next extent's begin when it lies after it.
+  // The extents are merged (sorted, apart), so their ends rise: a binary search, not a walk
+  // from the first (a stretch a thread at 16 threads walked 7 M extents in all, 8 M kernels).
   const std::vector<Interval>& e = *extents_;
-  while (k_ < e.size() && e[k_].end_ns <= last_end) ++k_;
+  k_ = static_cast<std::size_t>(
+      std::partition_point(e.begin(), e.end(), [&](const Interval& x) { return x.end_ns <= last_end; }) - e.begin());
   if (k_ < e.size()) cursor_ = std::max(last_end, e[k_].begin_ns);
 }
 
