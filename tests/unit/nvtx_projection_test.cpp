@@ -276,7 +276,9 @@ TEST(StageProjection, StagesInTheOrderOfFirstCallsThenFirstKernels) {
 
 // The paths are looked up in stretches on threads: the same stages, in the same order, with the
 // same extents on any number, for enough sets and range instances (12,000 and 16,000) that every
-// thread has a stretch, and a path first met late (the first "tick" at the second step).
+// thread has a stretch, and a path first met late (the first "tick" at the second step); and the
+// same where the ranges were labelled early (label_ranges, as the nsys reader does beside the
+// kernel rows), on another number of threads than finish's.
 TEST(StageProjection, TheSameStagesOnAnyNumberOfThreads) {
   std::vector<RangeInstance> ranges;
   std::vector<ApiCall> calls;
@@ -284,11 +286,12 @@ TEST(StageProjection, TheSameStagesOnAnyNumberOfThreads) {
   add_steps(4000, [](std::int64_t step) { return step % 7 == 0 ? "mark" : "tick"; }, ranges, calls, kernels);
   using Stages = std::tuple<std::vector<model::StageId>, std::vector<std::string>,
                             std::vector<std::tuple<std::string, std::int64_t, std::int64_t>>>;
-  auto project = [&](unsigned threads) {
+  auto project = [&](unsigned threads, unsigned label_early_on = 0) {
     EnclosingRanges sweep(ranges);
     std::vector<std::uint32_t> set_of_call;
     for (const ApiCall& c : calls) set_of_call.push_back(*sweep.set_of(c));
     StageProjection projection(ranges, sweep.take_sets());
+    if (label_early_on) projection.label_ranges(label_early_on);
     for (std::size_t k = 0; k < calls.size(); ++k) {
       projection.add_call(set_of_call[k], 1, k);
       projection.add_kernel(set_of_call[kernels[k].call], k, kernels[k].start_ns, kernels[k].end_ns);
@@ -306,6 +309,8 @@ TEST(StageProjection, TheSameStagesOnAnyNumberOfThreads) {
   ASSERT_EQ(std::get<2>(one).size(), ranges.size());
   EXPECT_EQ(std::get<2>(one)[1], std::make_tuple(std::string("step/layer"), std::int64_t{25}, std::int64_t{26}));
   for (unsigned threads : {2u, 3u, 8u}) EXPECT_EQ(project(threads), one) << threads << " threads";
+  EXPECT_EQ(project(1, 4), one) << "labelled early on 4 threads";
+  EXPECT_EQ(project(8, 1), one) << "labelled early on 1 thread";
 }
 
 // Each stage is interned once, looked up by its ranges' labels (domain, name and kind): every

@@ -128,8 +128,15 @@ class NsysReader {
         const CpuTally::Charge charge(tally(cpu_.nvtx));
         nvtx_status_ = nvtx_->read();
       }
-      if (!nvtx_status_) return ApiCalls{};
-      return start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_count_, freed, tally(cpu_.calls)).get();
+      if (!nvtx_status_) return CallsRead{};
+      CallsRead read{start_reading_api_calls(*schema, source_, file_bytes_, threads, nvtx_->ranges(), calls_count_, freed, tally(cpu_.calls)).get(), {}};
+      // Made and its ranges labelled here, on the calls' thread beside the kernel rows' last
+      // parts, not after them (at 8 M launches 6-8 ms on one thread, its tables being fresh
+      // pages, and 4-7 ms on every thread).
+      const CpuTally::Charge charge(tally(cpu_.calls));
+      read.projection.emplace(nvtx_->ranges(), read.calls.take_sets());
+      read.projection->label_ranges(threads);
+      return read;
     });
   }
 
@@ -342,7 +349,9 @@ class NsysReader {
   ApiCalls& calls() {
     if (!calls_) {
       free_threads_for_calls();  // whatever was read before
-      calls_ = api_calls_.get();
+      CallsRead read = api_calls_.get();
+      calls_ = std::move(read.calls);
+      if (read.projection) projection_.emplace(std::move(*read.projection));
     }
     return *calls_;
   }
@@ -352,8 +361,10 @@ class NsysReader {
   // Each kernel-row thread is handed over as it runs out of parts (read_parts_on_own_connection).
   void free_threads_for_calls() { threads_freed_.handover->release_all(); }
 
+  // Made with the calls where they were read (an error of the NVTX ranges reads none).
   StageProjection& projection() {
-    if (!projection_) projection_.emplace(nvtx_->ranges(), calls().take_sets());
+    calls();
+    if (!projection_) projection_.emplace(nvtx_->ranges(), calls_->take_sets());
     return *projection_;
   }
 
@@ -753,7 +764,12 @@ class NsysReader {
   std::unique_ptr<SideConnection> side_;
   std::optional<NvtxRanges> nvtx_;
   Status nvtx_status_ = ok_status();  // set by api_calls_'s task: read once it is waited for
-  std::future<ApiCalls> api_calls_;  // after source_, side_ and nvtx_, which its task uses
+  // The calls and the stage projection made of their sets of ranges.
+  struct CallsRead {
+    ApiCalls calls;
+    std::optional<StageProjection> projection;
+  };
+  std::future<CallsRead> api_calls_;  // after source_, side_ and nvtx_, which its task uses
   // The kernel rows' threads, handed to the calls' read as each is free and all once the rows
   // are read (free_threads_for_calls); destroyed before api_calls_, whose task may wait for
   // them: a read that ends early hands them all over, which ends the wait.

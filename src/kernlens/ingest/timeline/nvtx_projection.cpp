@@ -245,13 +245,16 @@ std::vector<std::uint32_t> StageProjection::ranges_by_first_kernel() const {
   return hit;
 }
 
+void StageProjection::label_ranges(unsigned threads) { labels_ = labels_of(ranges_, threads); }
+
 std::vector<model::StageId> StageProjection::finish(model::Profile& profile, unsigned threads) {
   std::vector<model::StageId> stage_of_set(sets_.size(), 0);
   stage_of_set[0] = profile.intern_stage(model::StageKey{});
   const std::vector<std::uint32_t> used = sets_by_first_use(), hit = ranges_by_first_kernel();
   // The used sets' whole paths, then the range instances' own (key_of, instance_key), as labels:
   // a stage for each distinct path, interned in the order the paths first come.
-  const std::vector<std::uint32_t> label = labels_of(ranges_, threads);
+  if (!labels_) label_ranges(threads);
+  const std::vector<std::uint32_t>& label = *labels_;
   auto instance = [&](std::size_t j) { return std::pair<const RangeSet&, std::uint32_t>{sets_[extents_[hit[j]].first_set], extents_[hit[j]].first_at}; };
   const FirstComeIds paths = number_first_come_in_parallel<std::vector<std::uint32_t>, PathHash>(
       used.size() + hit.size(), threads, [&](std::size_t i, std::vector<std::uint32_t>& path) {

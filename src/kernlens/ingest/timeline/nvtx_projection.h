@@ -149,6 +149,10 @@ class StageProjection {
   // A kernel launched by a call in set `set` widens the extent of each range of the set;
   // `order` orders the kernels (the first kernel of an instance names its stage first).
   void add_kernel(std::uint32_t set, std::uint64_t order, std::int64_t start_ns, std::int64_t end_ns);
+  // Labels the range instances (their names and kinds, numbered as they first come) on up to
+  // `threads` threads: finish needs them, and they depend on the ranges only, so a reader can
+  // label them early, beside other work. finish labels them where this was not called.
+  void label_ranges(unsigned threads);
   // Interns the stages and appends a StageRange per range instance that launched a kernel;
   // the stage of each set. The paths are looked up on up to `threads` threads; the stages are
   // the same on any number.
@@ -171,6 +175,7 @@ class StageProjection {
   std::vector<RangeSet> sets_;
   std::vector<FirstUse> first_use_;  // per set
   std::vector<Extent> extents_;      // per range instance
+  std::optional<std::vector<std::uint32_t>> labels_;  // per range instance (label_ranges)
 };
 
 // The whole projection over lists: the stage of each call (keyed by the instance's own path:
