@@ -3,7 +3,8 @@
 # one) the machine's, or one process's? Runs threads_or_processes_probe (built by
 # scripts/device/make_devrun.sh) on N threads of one process and in N processes: integer work in
 # L2, memory streams, SQLite scans of the export's kernel table (a 1 M export made here, one
-# copy per reader, then all on one file), and the ALU work on CPU 0 with each other CPU, to tell
+# copy per reader, then all on one file, then each copy a rowid range of the one file, as
+# kernlens's threads read it), and the ALU work on CPU 0 with each other CPU, to tell
 # CPUs that share a core. Prints each copy's CPU time against one copy alone; the host's steal
 # (/proc/stat's eighth number) before and after.
 #   scripts/device/threads_or_processes.sh OUT      (45 s on 2 CPUs; about 2 minutes on 16)
@@ -30,6 +31,7 @@ mkdir -p "$out" "$work"
   "$probe" stream "$n"
   "$probe" scan "$n" "${files[@]}"
   "$probe" scan "$n" "$work/n0.sqlite"
+  "$probe" ranges "$n" "$work/n0.sqlite"
   "$probe" alu $((n / 2))
   "$probe" scan $((n / 2)) "${files[@]}"
   echo "stat after:  $(head -1 /proc/stat)"

@@ -10,6 +10,10 @@
 //   scan FILE...    SQLite steps the export's kernel table 4 times, five int64 columns a row, on a
 //                   connection of the copy's own (copy i reads FILE[i % count]): kernlens's
 //                   reader without kernlens
+//   ranges FILE     copy i of N steps the i-th of N rowid ranges of the export's kernel table
+//                   once, on a connection of its own, all on one file: the pattern of kernlens's
+//                   own parts (each thread a range of one export), without kernlens; "alone" is
+//                   the mean of each range read alone
 //   pairs           alu on CPU 0 and CPU k together, for each k: CPUs that share a core
 // Built by scripts/device/make_devrun.sh (the GPU machine has no compiler): g++ -O2 -std=c++20 -pthread
 //   scripts/device/threads_or_processes_probe.cpp -lsqlite3 -o build/devrun/threads_or_processes_probe
@@ -85,6 +89,34 @@ std::uint64_t scan_work(const char* path) {
   return sum;
 }
 
+// Copy i's part of `n`: the i-th of n equal rowid ranges of the kernel table, read once.
+std::uint64_t scan_range_work(const char* path, int i, int n) {
+  sqlite3* db = nullptr;
+  std::string uri = std::string("file:") + path + "?immutable=1";
+  if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "cannot open %s\n", path);
+    std::exit(2);
+  }
+  sqlite3_exec(db, "PRAGMA cache_size = -128", nullptr, nullptr, nullptr);
+  sqlite3_stmt* stmt = nullptr;
+  sqlite3_prepare_v2(db, "SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &stmt, nullptr);
+  const std::int64_t rows = stmt && sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
+  sqlite3_finalize(stmt);
+  if (sqlite3_prepare_v2(db, "SELECT start, end, deviceId, correlationId, gridX FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN ?1 AND ?2",
+                         -1, &stmt, nullptr) != SQLITE_OK) {
+    std::fprintf(stderr, "%s: %s\n", path, sqlite3_errmsg(db));
+    std::exit(2);
+  }
+  sqlite3_bind_int64(stmt, 1, rows * i / n + 1);
+  sqlite3_bind_int64(stmt, 2, rows * (i + 1) / n);
+  std::uint64_t sum = 0;
+  while (sqlite3_step(stmt) == SQLITE_ROW)
+    for (int c = 0; c < 5; ++c) sum += static_cast<std::uint64_t>(sqlite3_column_int64(stmt, c));
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return sum;
+}
+
 struct Shared {  // in memory shared with the forked copies
   std::atomic<int> ready{0};
   std::atomic<bool> go{false};
@@ -145,11 +177,15 @@ double median(std::vector<double> v) {
 }
 
 // One copy alone, N on threads, N in processes, interleaved `rounds` times: the medians.
+// `each_alone`: the copies' work differs (ranges), so "alone" is the mean of every copy's work
+// run alone, one after the other.
 template <class Work>
-void compare(const char* name, int n, const Work& work, int rounds = 3) {
+void compare(const char* name, int n, const Work& work, int rounds = 3, bool each_alone = false) {
   std::vector<double> alone, copies[2], walls[2], mins[2], maxes[2];
   for (int r = 0; r < rounds; ++r) {
-    alone.push_back(run(false, 1, work).second[0]);
+    double sum = 0;
+    for (int i = 0; i < (each_alone ? n : 1); ++i) sum += run(false, 1, [&](int) { return work(i); }).second[0];
+    alone.push_back(sum / (each_alone ? n : 1));
     for (int processes : {0, 1}) {
       auto [wall, cpu] = run(processes == 1, n, work);
       walls[processes].push_back(wall);
@@ -172,7 +208,7 @@ void compare(const char* name, int n, const Work& work, int rounds = 3) {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: %s alu|stream|pairs|scan N [FILE...]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s alu|stream|pairs|scan|ranges N [FILE...]\n", argv[0]);
     return 2;
   }
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
@@ -184,6 +220,11 @@ int main(int argc, char** argv) {
     std::vector<const char*> files(argv + 3, argv + argc);
     if (files.empty()) return 2;
     compare("scan", n, [&](int i) { return scan_work(files[std::size_t(i) % files.size()]); });
+  }
+  if (work == "ranges") {
+    if (argc < 4) return 2;
+    const char* file = argv[3];
+    compare("ranges", n, [&](int i) { return scan_range_work(file, i, n); }, 3, true);
   }
   if (work == "pairs") {
     const double alone = run(false, 1, [](int) { return alu_work(); }, {0}).second[0];
