@@ -66,7 +66,8 @@ std::uint64_t stream_work() {
   return sum;
 }
 
-std::uint64_t scan_work(const char* path) {
+// A connection of the copy's own to the export, with the reader's small page cache.
+sqlite3* open_export(const char* path) {
   sqlite3* db = nullptr;
   std::string uri = std::string("file:") + path + "?immutable=1";
   if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
@@ -74,16 +75,32 @@ std::uint64_t scan_work(const char* path) {
     std::exit(2);
   }
   sqlite3_exec(db, "PRAGMA cache_size = -128", nullptr, nullptr, nullptr);
+  return db;
+}
+
+// The kernel table's five int64 columns, `where` added to the SELECT.
+sqlite3_stmt* prepare_kernel_scan(sqlite3* db, const char* path, const std::string& where) {
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db, "SELECT start, end, deviceId, correlationId, gridX FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &stmt,
-                         nullptr) != SQLITE_OK) {
+  const std::string sql = "SELECT start, end, deviceId, correlationId, gridX FROM CUPTI_ACTIVITY_KIND_KERNEL" + where;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK) {
     std::fprintf(stderr, "%s: %s\n", path, sqlite3_errmsg(db));
     std::exit(2);
   }
+  return stmt;
+}
+
+std::uint64_t sum_rows(sqlite3_stmt* stmt) {
   std::uint64_t sum = 0;
-  for (int pass = 0; pass < 4; ++pass, sqlite3_reset(stmt))
-    while (sqlite3_step(stmt) == SQLITE_ROW)
-      for (int c = 0; c < 5; ++c) sum += static_cast<std::uint64_t>(sqlite3_column_int64(stmt, c));
+  while (sqlite3_step(stmt) == SQLITE_ROW)
+    for (int c = 0; c < 5; ++c) sum += static_cast<std::uint64_t>(sqlite3_column_int64(stmt, c));
+  return sum;
+}
+
+std::uint64_t scan_work(const char* path) {
+  sqlite3* db = open_export(path);
+  sqlite3_stmt* stmt = prepare_kernel_scan(db, path, "");
+  std::uint64_t sum = 0;
+  for (int pass = 0; pass < 4; ++pass, sqlite3_reset(stmt)) sum += sum_rows(stmt);
   sqlite3_finalize(stmt);
   sqlite3_close(db);
   return sum;
@@ -91,27 +108,15 @@ std::uint64_t scan_work(const char* path) {
 
 // Copy i's part of `n`: the i-th of n equal rowid ranges of the kernel table, read once.
 std::uint64_t scan_range_work(const char* path, int i, int n) {
-  sqlite3* db = nullptr;
-  std::string uri = std::string("file:") + path + "?immutable=1";
-  if (sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
-    std::fprintf(stderr, "cannot open %s\n", path);
-    std::exit(2);
-  }
-  sqlite3_exec(db, "PRAGMA cache_size = -128", nullptr, nullptr, nullptr);
+  sqlite3* db = open_export(path);
   sqlite3_stmt* stmt = nullptr;
   sqlite3_prepare_v2(db, "SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL", -1, &stmt, nullptr);
   const std::int64_t rows = stmt && sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
   sqlite3_finalize(stmt);
-  if (sqlite3_prepare_v2(db, "SELECT start, end, deviceId, correlationId, gridX FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid BETWEEN ?1 AND ?2",
-                         -1, &stmt, nullptr) != SQLITE_OK) {
-    std::fprintf(stderr, "%s: %s\n", path, sqlite3_errmsg(db));
-    std::exit(2);
-  }
+  stmt = prepare_kernel_scan(db, path, " WHERE rowid BETWEEN ?1 AND ?2");
   sqlite3_bind_int64(stmt, 1, rows * i / n + 1);
   sqlite3_bind_int64(stmt, 2, rows * (i + 1) / n);
-  std::uint64_t sum = 0;
-  while (sqlite3_step(stmt) == SQLITE_ROW)
-    for (int c = 0; c < 5; ++c) sum += static_cast<std::uint64_t>(sqlite3_column_int64(stmt, c));
+  const std::uint64_t sum = sum_rows(stmt);
   sqlite3_finalize(stmt);
   sqlite3_close(db);
   return sum;
