@@ -717,8 +717,8 @@ class NsysReader {
   // then done with: they are freed beside that pass, not in the reader's end (their sets and
   // ranges, a few hundred thousand small blocks at 8 M launches, took 8-12 ms of one thread).
   void attribute_to_stages() {
-    if (!projection_) projection();  // names the stage outside every range, as always
-    const std::vector<model::StageId> stage_of_set = projection_->finish(ctx_.profile, reader_threads(ctx_, file_bytes_));
+    // Made where no launch was attributed too: it names the stage outside every range, as always.
+    const std::vector<model::StageId> stage_of_set = projection().finish(ctx_.profile, reader_threads(ctx_, file_bytes_));
     warn_about_ranges(unmatched_kernels_);
     const auto& places = calls().places();
     auto& launches = ctx_.profile.launches;
